@@ -1,0 +1,20 @@
+namespace jemalloc;
+
+/// <summary>Which high-level type made an allocation recorded in the <see cref="AllocationLedger"/>.</summary>
+public enum AllocationKind
+{
+    /// <summary>Made through the ledger directly.</summary>
+    Raw = 0,
+
+    /// <summary>A <c>FixedBuffer&lt;T&gt;</c>.</summary>
+    FixedBuffer,
+
+    /// <summary>A <c>FixedUtf8String</c>.</summary>
+    Utf8String,
+
+    /// <summary>A <c>SafeBuffer&lt;T&gt;</c> such as <c>SafeArray&lt;T&gt;</c>.</summary>
+    SafeBuffer,
+
+    /// <summary>A <c>HugeBuffer&lt;T&gt;</c> such as <c>HugeArray&lt;T&gt;</c>.</summary>
+    HugeBuffer,
+}

@@ -1,0 +1,424 @@
+using System.Diagnostics;
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+using jemalloc.Interop;
+using jemalloc.Internal;
+
+namespace jemalloc;
+
+/// <summary>
+/// The thread-safe record of every live allocation made by the high-level types, with its size,
+/// owner and reference count. Every access through a <c>FixedBuffer&lt;T&gt;</c>,
+/// <c>SafeArray&lt;T&gt;</c>, <c>HugeArray&lt;T&gt;</c> or <c>FixedUtf8String</c> first checks
+/// its <see cref="AllocationHandle"/> here.
+/// </summary>
+/// <remarks>
+/// <para>
+/// Each allocation occupies a slot. A slot's state is one 64-bit word in pinned memory: the high
+/// half is a generation (odd while the slot is live), the low half the number of outstanding
+/// <c>Acquire()</c> calls. Checking a handle is a single load and compare, with no lock and no
+/// allocation; freeing, acquiring and releasing are single compare-and-swaps on that word, so a
+/// free can never slip past an acquire on another thread. Free slots are kept on a lock-free stack.
+/// </para>
+/// <para>
+/// A slot's generation is 32 bits wide: a handle kept after its allocation was freed could only be
+/// mistaken for a new one after the same slot has been reused two billion times.
+/// </para>
+/// </remarks>
+public static unsafe class AllocationLedger
+{
+    private const int ChunkShift = 12;
+    private const int ChunkSize = 1 << ChunkShift;
+    private const int ChunkMask = ChunkSize - 1;
+    private const uint NoArena = uint.MaxValue;
+    // The acquire count of a live slot whose arena is being reset: no acquire or free may start.
+    private const long ResettingCount = 0x80000000L;
+
+    private struct Entry
+    {
+        public nint Address;
+        public nuint Size;
+        public int Flags;
+        public uint Arena;
+        public AllocationKind Kind;
+        public int NextFree;
+        public Type? ElementType;
+        public StackTrace? AllocatedAt;
+    }
+
+    // Chunks are never moved or freed, so a state pointer stays valid for the life of the process;
+    // growing only replaces these outer arrays with longer copies.
+    private static long[][] s_states = [];
+    private static Entry[][] s_entries = [];
+    private static int s_slotsHandedOut;
+    // Free-slot stack: low 32 bits = slot + 1 (0 = empty), high 32 bits = a tag against ABA.
+    private static long s_freeHead;
+    private static readonly Lock GrowLock = new();
+
+    /// <summary>
+    /// When <see langword="true"/>, each new allocation records the stack trace that made it, shown by
+    /// <see cref="Snapshot"/>. Off by default: it costs far more than the allocation itself.
+    /// </summary>
+    public static bool CaptureStackTraces { get; set; }
+
+    /// <summary>The number of live allocations.</summary>
+    public static long LiveCount
+    {
+        get
+        {
+            long count = 0;
+            ForEachLive((ref readonly Entry _, long _) => count++);
+            return count;
+        }
+    }
+
+    /// <summary>The total requested bytes of the live allocations.</summary>
+    public static long LiveBytes
+    {
+        get
+        {
+            long bytes = 0;
+            ForEachLive((ref readonly Entry e, long _) => bytes += (long)e.Size);
+            return bytes;
+        }
+    }
+
+    /// <summary>Lists the live allocations, e.g. to find a leak. A moment's picture: allocations come and go while it is taken.</summary>
+    public static IReadOnlyList<AllocationInfo> Snapshot()
+    {
+        var list = new List<AllocationInfo>();
+        ForEachLive((ref readonly Entry e, long state) => list.Add(new AllocationInfo(
+            e.Address, e.Size, e.Kind, e.ElementType, e.Arena == NoArena ? null : e.Arena, Math.Max((int)state, 0), e.AllocatedAt?.ToString())));
+        return list;
+    }
+
+    /// <summary>
+    /// Allocates <paramref name="size"/> bytes with jemalloc and records them.
+    /// </summary>
+    /// <param name="size">Bytes to allocate; must be greater than zero.</param>
+    /// <param name="mallocxFlags">Flags for <c>mallocx</c> (alignment, zero, tcache, arena), kept to free the memory with the same ones.</param>
+    /// <param name="kind">The owning structure's type.</param>
+    /// <param name="elementType">The owning structure's element type.</param>
+    /// <param name="handle">The new allocation's handle.</param>
+    /// <returns>The native memory.</returns>
+    /// <exception cref="OutOfMemoryException">jemalloc could not allocate the memory.</exception>
+    internal static void* Allocate(nuint size, int mallocxFlags, AllocationKind kind, Type? elementType, out AllocationHandle handle)
+    {
+        Debug.Assert(size > 0);
+        void* memory = mallocxFlags == 0 ? JemNative.Malloc(size) : JemNative.Mallocx(size, mallocxFlags);
+        if (memory == null)
+        {
+            ThrowHelper.ThrowOutOfMemory(size);
+        }
+
+        handle = Register(memory, size, mallocxFlags, kind, elementType);
+        return memory;
+    }
+
+    /// <summary>
+    /// Frees an allocation made by <see cref="Allocate"/>: invalidates every copy of its handle, then
+    /// returns the memory to jemalloc with the flags it was allocated with.
+    /// </summary>
+    /// <exception cref="ObjectDisposedException">It was already freed.</exception>
+    /// <exception cref="InvalidOperationException">It is still acquired.</exception>
+    internal static void Free(in AllocationHandle handle, string ownerName)
+    {
+        Invalidate(handle, ownerName);
+        ref Entry entry = ref EntryOf(handle.Slot);
+        void* address = (void*)entry.Address;
+        nuint size = entry.Size;
+        int flags = entry.Flags;
+        ReleaseSlot(handle.Slot, ref entry);
+        JemNative.Sdallocx(address, size, flags);
+    }
+
+    /// <summary>Checks a handle, throwing <see cref="ObjectDisposedException"/> if its allocation is gone.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal static void ThrowIfInvalid(in AllocationHandle handle, string ownerName)
+    {
+        if (!handle.IsValid)
+        {
+            ThrowHelper.ThrowObjectDisposed(ownerName);
+        }
+    }
+
+    /// <summary>Adds one to the allocation's reference count; it cannot be freed until released.</summary>
+    /// <exception cref="ObjectDisposedException">It was freed.</exception>
+    internal static void Acquire(in AllocationHandle handle, string ownerName)
+    {
+        if (handle.State == null)
+        {
+            ThrowHelper.ThrowObjectDisposed(ownerName);
+        }
+
+        while (true)
+        {
+            long state = Volatile.Read(ref *handle.State);
+            if (Generation(state) != handle.Generation || (int)state < 0)
+            {
+                ThrowHelper.ThrowObjectDisposed(ownerName);
+            }
+
+            if ((int)state == int.MaxValue)
+            {
+                ThrowHelper.ThrowInvalidOperation($"This {ownerName} has been acquired {int.MaxValue} times without release.");
+            }
+
+            if (Interlocked.CompareExchange(ref *handle.State, state + 1, state) == state)
+            {
+                return;
+            }
+        }
+    }
+
+    /// <summary>Takes one from the allocation's reference count.</summary>
+    /// <exception cref="ObjectDisposedException">It was freed.</exception>
+    /// <exception cref="InvalidOperationException">It was released more times than acquired.</exception>
+    internal static void Release(in AllocationHandle handle, string ownerName)
+    {
+        if (handle.State == null)
+        {
+            ThrowHelper.ThrowObjectDisposed(ownerName);
+        }
+
+        while (true)
+        {
+            long state = Volatile.Read(ref *handle.State);
+            if (Generation(state) != handle.Generation || (int)state < 0)
+            {
+                ThrowHelper.ThrowObjectDisposed(ownerName);
+            }
+
+            if ((int)state == 0)
+            {
+                ThrowHelper.ThrowInvalidOperation($"This {ownerName} was released more times than it was acquired.");
+            }
+
+            if (Interlocked.CompareExchange(ref *handle.State, state - 1, state) == state)
+            {
+                return;
+            }
+        }
+    }
+
+    /// <summary>The address and size recorded for a live handle.</summary>
+    internal static (nint Address, nuint Size) Describe(in AllocationHandle handle)
+    {
+        ref Entry entry = ref EntryOf(handle.Slot);
+        return (entry.Address, entry.Size);
+    }
+
+    /// <summary>
+    /// Invalidates every live allocation recorded in <paramref name="arena"/> without freeing its memory
+    /// (the arena's reset or destruction frees it all at once). Fails, invalidating nothing, if any of
+    /// them is acquired.
+    /// </summary>
+    /// <returns>The number of allocations invalidated.</returns>
+    /// <exception cref="InvalidOperationException">An allocation in the arena is acquired.</exception>
+    internal static int InvalidateArena(uint arena)
+    {
+        // First pass: lock each live slot of the arena against acquisition and freeing by setting its
+        // count to a negative sentinel; if one is acquired, undo and fail.
+        var locked = new List<(int Slot, long State)>();
+        int slots = Volatile.Read(ref s_slotsHandedOut);
+        for (int slot = 0; slot < slots; slot++)
+        {
+            long* statePtr = StateOf(slot);
+            while (true)
+            {
+                long state = Volatile.Read(ref *statePtr);
+                ref Entry entry = ref EntryOf(slot);
+                if ((Generation(state) & 1) == 0 || entry.Arena != arena)
+                {
+                    break;
+                }
+
+                if ((int)state != 0)
+                {
+                    foreach (var (lockedSlot, lockedState) in locked)
+                    {
+                        Volatile.Write(ref *StateOf(lockedSlot), lockedState);
+                    }
+
+                    ThrowHelper.ThrowInvalidOperation(
+                        $"An allocation of {entry.Size} bytes ({entry.Kind}) in arena {arena} is still acquired; release it before resetting or destroying the arena.");
+                }
+
+                if (Interlocked.CompareExchange(ref *statePtr, state | ResettingCount, state) == state)
+                {
+                    locked.Add((slot, state));
+                    break;
+                }
+            }
+        }
+
+        foreach (var (slot, state) in locked)
+        {
+            Volatile.Write(ref *StateOf(slot), (long)((ulong)(Generation(state) + 1) << 32));
+            ReleaseSlot(slot, ref EntryOf(slot));
+        }
+
+        return locked.Count;
+    }
+
+    private static AllocationHandle Register(void* memory, nuint size, int flags, AllocationKind kind, Type? elementType)
+    {
+        int slot = TakeSlot();
+        ref Entry entry = ref EntryOf(slot);
+        entry.Address = (nint)memory;
+        entry.Size = size;
+        entry.Flags = flags;
+        // MALLOCX_ARENA(a) is (a + 1) << 20: an allocation made in an explicit arena remembers it.
+        entry.Arena = (flags >>> 20) is var arenaPlusOne and not 0 ? (uint)arenaPlusOne - 1 : NoArena;
+        entry.Kind = kind;
+        entry.ElementType = elementType;
+        entry.AllocatedAt = CaptureStackTraces ? new StackTrace(2, fNeedFileInfo: true) : null;
+
+        long* state = StateOf(slot);
+        uint generation = Generation(*state) + 1; // even (free) -> odd (live)
+        Volatile.Write(ref *state, (long)((ulong)generation << 32));
+        return new AllocationHandle(state, slot, generation);
+    }
+
+    private static void Invalidate(in AllocationHandle handle, string ownerName)
+    {
+        if (handle.State == null)
+        {
+            ThrowHelper.ThrowObjectDisposed(ownerName);
+        }
+
+        long state = Volatile.Read(ref *handle.State);
+        while (true)
+        {
+            if (Generation(state) != handle.Generation || (int)state < 0)
+            {
+                ThrowHelper.ThrowObjectDisposed(ownerName);
+            }
+
+            if ((int)state != 0)
+            {
+                ThrowHelper.ThrowInvalidOperation(
+                    $"This {ownerName} cannot be freed: it is still acquired {(int)state} time(s). Call Release() for each Acquire() first.");
+            }
+
+            long freed = (long)((ulong)(handle.Generation + 1) << 32);
+            long seen = Interlocked.CompareExchange(ref *handle.State, freed, state);
+            if (seen == state)
+            {
+                return;
+            }
+
+            state = seen;
+        }
+    }
+
+    private static void ReleaseSlot(int slot, ref Entry entry)
+    {
+        entry.ElementType = null;
+        entry.AllocatedAt = null;
+        entry.Address = 0;
+        entry.Size = 0;
+        entry.Arena = NoArena;
+        while (true)
+        {
+            long head = Volatile.Read(ref s_freeHead);
+            entry.NextFree = (int)head;
+            long newHead = ((head >>> 32) + 1) << 32 | (uint)(slot + 1);
+            if (Interlocked.CompareExchange(ref s_freeHead, newHead, head) == head)
+            {
+                return;
+            }
+        }
+    }
+
+    private static int TakeSlot()
+    {
+        while (true)
+        {
+            long head = Volatile.Read(ref s_freeHead);
+            int top = (int)head;
+            if (top == 0)
+            {
+                break;
+            }
+
+            int next = EntryOf(top - 1).NextFree;
+            long newHead = ((head >>> 32) + 1) << 32 | (uint)next;
+            if (Interlocked.CompareExchange(ref s_freeHead, newHead, head) == head)
+            {
+                return top - 1;
+            }
+        }
+
+        int slot = Interlocked.Increment(ref s_slotsHandedOut) - 1;
+        if (slot < 0)
+        {
+            ThrowHelper.ThrowInvalidOperation("The allocation ledger is full (2^31 live allocations).");
+        }
+
+        if ((slot >> ChunkShift) >= Volatile.Read(ref s_states).Length)
+        {
+            Grow(slot >> ChunkShift);
+        }
+
+        return slot;
+    }
+
+    private static void Grow(int chunkIndex)
+    {
+        lock (GrowLock)
+        {
+            long[][] states = s_states;
+            if (chunkIndex < states.Length)
+            {
+                return;
+            }
+
+            int newLength = Math.Max(chunkIndex + 1, states.Length * 2);
+            var newStates = new long[newLength][];
+            var newEntries = new Entry[newLength][];
+            Array.Copy(states, newStates, states.Length);
+            Array.Copy(s_entries, newEntries, states.Length);
+            for (int i = states.Length; i < newLength; i++)
+            {
+                newStates[i] = GC.AllocateArray<long>(ChunkSize, pinned: true);
+                newEntries[i] = new Entry[ChunkSize];
+            }
+
+            // Entries first: a reader that sees the new states array must also see the new entries.
+            Volatile.Write(ref s_entries, newEntries);
+            Volatile.Write(ref s_states, newStates);
+        }
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static uint Generation(long state) => (uint)((ulong)state >> 32);
+
+    private static long* StateOf(int slot) =>
+        (long*)Unsafe.AsPointer(ref Volatile.Read(ref s_states)[slot >> ChunkShift][slot & ChunkMask]);
+
+    private static ref Entry EntryOf(int slot) => ref Volatile.Read(ref s_entries)[slot >> ChunkShift][slot & ChunkMask];
+
+    private delegate void LiveEntryVisitor(ref readonly Entry entry, long state);
+
+    private static void ForEachLive(LiveEntryVisitor visit)
+    {
+        int slots = Volatile.Read(ref s_slotsHandedOut);
+        long[][] states = Volatile.Read(ref s_states);
+        for (int slot = 0; slot < slots && (slot >> ChunkShift) < states.Length; slot++)
+        {
+            long state = Volatile.Read(ref states[slot >> ChunkShift][slot & ChunkMask]);
+            if ((Generation(state) & 1) == 0)
+            {
+                continue;
+            }
+
+            Entry copy = EntryOf(slot);
+            // Count it only if the slot did not change hands while the entry was read.
+            if (Generation(Volatile.Read(ref states[slot >> ChunkShift][slot & ChunkMask])) == Generation(state))
+            {
+                visit(in copy, state);
+            }
+        }
+    }
+}
