@@ -5,7 +5,7 @@ public unsafe class SmokeTests
     [Fact]
     public void Ledger_allocation_is_valid_until_freed()
     {
-        void* p = AllocationLedger.Allocate(64, 0, AllocationKind.Raw, null, out AllocationHandle handle);
+        void* p = AllocationLedger.Allocate(64, AllocationOptions.Default, AllocationKind.Raw, null, out AllocationHandle handle);
         Assert.True(p != null);
         Assert.True(handle.IsValid);
         AllocationLedger.Acquire(handle, "test");

@@ -92,26 +92,43 @@ public static unsafe class AllocationLedger
         return list;
     }
 
+    /// <summary>The size and alignment of a transparent huge page on x64 Linux.</summary>
+    internal const int HugePageShift = 21;
+
     /// <summary>
     /// Allocates <paramref name="size"/> bytes with jemalloc and records them.
     /// </summary>
     /// <param name="size">Bytes to allocate; must be greater than zero.</param>
-    /// <param name="mallocxFlags">Flags for <c>mallocx</c> (alignment, zero, tcache, arena), kept to free the memory with the same ones.</param>
+    /// <param name="options">Flags for <c>mallocx</c> (alignment, zero, tcache, arena), kept to free the memory with the same ones, and the huge-page request.</param>
     /// <param name="kind">The owning structure's type.</param>
     /// <param name="elementType">The owning structure's element type.</param>
     /// <param name="handle">The new allocation's handle.</param>
     /// <returns>The native memory.</returns>
     /// <exception cref="OutOfMemoryException">jemalloc could not allocate the memory.</exception>
-    internal static void* Allocate(nuint size, int mallocxFlags, AllocationKind kind, Type? elementType, out AllocationHandle handle)
+    internal static void* Allocate(nuint size, AllocationOptions options, AllocationKind kind, Type? elementType, out AllocationHandle handle)
     {
         Debug.Assert(size > 0);
-        void* memory = mallocxFlags == 0 ? JemNative.Malloc(size) : JemNative.Mallocx(size, mallocxFlags);
+        int flags = options.Flags.Value;
+        bool hugePages = options.HugePages && size >= (1u << HugePageShift);
+        if (hugePages && (flags & 0x3F) < HugePageShift)
+        {
+            flags = (flags & ~0x3F) | HugePageShift;
+        }
+
+        void* memory = flags == 0 ? JemNative.Malloc(size) : JemNative.Mallocx(size, flags);
         if (memory == null)
         {
             ThrowHelper.ThrowOutOfMemory(size);
         }
 
-        handle = Register(memory, size, mallocxFlags, kind, elementType);
+        if (hugePages && OperatingSystem.IsLinux())
+        {
+            // Advice only: a kernel with THP off or unavailable refuses it and the memory is used as it is.
+            nuint advised = size & ~(((nuint)1 << HugePageShift) - 1);
+            _ = Libc.Madvise((nint)memory, advised, Libc.MadvHugePage);
+        }
+
+        handle = Register(memory, size, flags, kind, elementType);
         return memory;
     }
 
