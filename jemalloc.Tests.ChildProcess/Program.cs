@@ -16,8 +16,10 @@ internal static class Program
                 return Configure(args[1]);
             case "messages":
                 return Messages();
+            case "report":
+                return Report();
             default:
-                Console.Error.WriteLine("usage: load | conf <malloc_conf> | messages");
+                Console.Error.WriteLine("usage: load | conf <malloc_conf> | report | messages");
                 return 2;
         }
     }
@@ -57,6 +59,19 @@ internal static class Program
         catch (InvalidOperationException exception)
         {
             Console.WriteLine($"INIT_AFTER_LOAD {exception.GetType().Name} {exception.Message}");
+        }
+
+        return 0;
+    }
+
+    /// <summary>Reports the options jemalloc was started with, without calling Init.</summary>
+    private static int Report()
+    {
+        JemallocConfigurationReport report = Jem.GetConfigurationReport();
+        Console.WriteLine($"REQUESTED {report.Configuration}");
+        foreach (JemallocOptionCheck option in report.Options)
+        {
+            Console.WriteLine($"OPTION {option.Key}|{option.Status}|{option.EffectiveValue}");
         }
 
         return 0;
