@@ -12,6 +12,9 @@ internal static class Program
         {
             case "load":
                 return Load();
+            case "load-from" when args.Length == 2:
+                Jem.SetNativeLibraryPath(args[1]);
+                return Load();
             case "conf" when args.Length == 2:
                 return Configure(args[1]);
             case "messages":
@@ -19,7 +22,7 @@ internal static class Program
             case "report":
                 return Report();
             default:
-                Console.Error.WriteLine("usage: load | conf <malloc_conf> | report | messages");
+                Console.Error.WriteLine("usage: load | load-from <path> | conf <malloc_conf> | report | messages");
                 return 2;
         }
     }
