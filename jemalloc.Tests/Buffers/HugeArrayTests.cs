@@ -184,6 +184,22 @@ public sealed class HugeArrayTests : LeakCheckedTest
     private static AllocationHandle LeakAnArray() => new HugeArray<int>(1 << 20).Handle;
 
     [Fact]
+    public void Arena_invalidation_makes_the_indexer_throw_and_dispose_does_not_free_again()
+    {
+        uint arena = TestArena.Create();
+        var array = new HugeArray<long>(1000, new AllocationOptions(MallocxFlags.Arena(arena) | MallocxFlags.NoThreadCache));
+        array[999] = 1;
+
+        Assert.Equal(1, AllocationLedger.InvalidateArena(arena));
+        TestArena.Destroy(arena);
+
+        Assert.False(array.IsValid);
+        Assert.Throws<ObjectDisposedException>(() => array[999]);
+        Assert.Throws<ObjectDisposedException>(() => array.Fill(1));
+        array.Dispose();
+    }
+
+    [Fact]
     public void Huge_page_option_aligns_the_array_to_2_MiB()
     {
         using var array = new HugeArray<byte>(4 << 20, AllocationOptions.WithHugePages);
