@@ -103,7 +103,7 @@ public static class Program
             h.AdditionalNewLineAfterOption = false;
             h.AddDashesToOption = true;
             h.Copyright = "Benchmarks jemalloc.NET's native data structures against managed arrays (BenchmarkDotNet).";
-            return h;
+            return HelpText.DefaultParsingErrorsHandler(result, h);
         }, e => e, verbsIndex: true);
         if (askedForHelp)
         {

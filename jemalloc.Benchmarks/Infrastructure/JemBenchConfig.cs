@@ -74,6 +74,7 @@ public static class JemBenchConfig
             .AddDiagnoser(MemoryDiagnoser.Default, ResourceDiagnoser.Instance)
             .AddValidator(DefaultConfig.Instance.GetValidators().ToArray())
             .AddAnalyser(DefaultConfig.Instance.GetAnalysers().ToArray())
+            .AddLogicalGroupRules(BenchmarkLogicalGroupRule.ByCategory, BenchmarkLogicalGroupRule.ByParams)
             .WithOrderer(new DefaultOrderer(SummaryOrderPolicy.Declared, MethodOrderPolicy.Declared))
             .WithSummaryStyle(SummaryStyle.Default.WithMaxParameterColumnWidth(20))
             .WithOption(ConfigOptions.DisableLogFile, settings.Quick);

@@ -12,6 +12,7 @@ namespace jemalloc.Benchmarks.Suites;
 /// against the scalar one.
 /// </summary>
 /// <typeparam name="T"><see cref="float"/> or <see cref="double"/>.</typeparam>
+[SuppressMessage("Design", "CA1001:Types that own disposable fields should be disposable", Justification = "BenchmarkDotNet frees benchmark state in [GlobalCleanup], which disposes it.")]
 public class MandelbrotBenchmarks<T> where T : unmanaged, IFloatingPointIeee754<T>
 {
     /// <summary>The iteration limit of every pixel.</summary>
@@ -119,7 +120,7 @@ public class MandelbrotBenchmarks<T> where T : unmanaged, IFloatingPointIeee754<
         }
     }
 
-    private T Scale(int pixel, int pixels, T from, T to) =>
+    private static T Scale(int pixel, int pixels, T from, T to) =>
         from + ((to - from) * T.CreateTruncating(pixel) / T.CreateTruncating(pixels));
 
     private void ScalarRow(Span<int> row, int y)

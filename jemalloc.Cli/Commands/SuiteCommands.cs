@@ -3,6 +3,7 @@ using BenchmarkDotNet.Configs;
 using BenchmarkDotNet.Jobs;
 using jemalloc.Benchmarks.Infrastructure;
 using jemalloc.Benchmarks.Suites;
+using jemalloc.Benchmarks.Suites.Structures;
 using jemalloc.Cli.Options;
 
 namespace jemalloc.Cli.Commands;
@@ -25,6 +26,11 @@ public static class SuiteCommands
         string[] categories = Operations("malloc", "--create, --fill or --fragment",
             (options.Create, Categories.Create), (options.Fill, Categories.Fill), (options.Fragment, Categories.Fragment));
         bool elementCounts = options.Create || options.Fill;
+        if (elementCounts && options.Fragment)
+        {
+            throw new CommandLineException("malloc: --fragment takes rounds of its pattern as sizes, --create and --fill take element counts: run --fragment on its own.");
+        }
+
         long[] sizes = Sizes(options.Sizes, settings,
             quick: elementCounts ? 100_000 : 2,
             normal: elementCounts ? 10_000_000 : 100);
@@ -37,13 +43,57 @@ public static class SuiteCommands
             }
             else
             {
-                RequireRange("malloc", "element count", size, Array.MaxLength);
+                RequireRange("malloc", "element count", size, System.Array.MaxLength);
             }
         }
 
         long largest = elementCounts ? sizes.Max() * elementSize : 0;
         MemoryCheck.EnsureFits("malloc", new MemoryNeed(largest, largest, $"{type.Name}[{sizes.Max():N0}]"));
         return RunInProcess(settings, categories, sizes, output, typeof(MallocBenchmarks<>).MakeGenericType(type));
+    }
+
+    /// <summary>Runs <c>jembench array</c>: <see cref="SafeArray{T}"/> against managed arrays.</summary>
+    /// <exception cref="CommandLineException">The arguments are wrong.</exception>
+    /// <exception cref="InsufficientMemoryException">The run would not fit in memory.</exception>
+    public static int Array(ArrayOptions options, TextWriter output) =>
+        Structure("array", "SafeArray", options, output, typeof(SafeArrayBenchmarks<>), typeof(SafeArrayMathBenchmarks<>), huge: false);
+
+    /// <summary>Runs <c>jembench buffer</c>: <see cref="FixedBuffer{T}"/> against managed arrays.</summary>
+    /// <exception cref="CommandLineException">The arguments are wrong.</exception>
+    /// <exception cref="InsufficientMemoryException">The run would not fit in memory.</exception>
+    public static int Buffer(BufferOptions options, TextWriter output) =>
+        Structure("buffer", "FixedBuffer", options, output, typeof(FixedBufferBenchmarks<>), typeof(FixedBufferMathBenchmarks<>), huge: false);
+
+    /// <summary>Runs <c>jembench hugearray</c>: <see cref="HugeArray{T}"/> against the largest managed array.</summary>
+    /// <exception cref="CommandLineException">The arguments are wrong.</exception>
+    /// <exception cref="InsufficientMemoryException">The run would not fit in memory.</exception>
+    public static int HugeArray(HugeArrayOptions options, TextWriter output) =>
+        Structure("hugearray", "HugeArray", options, output, typeof(HugeArrayBenchmarks<>), typeof(HugeArrayMathBenchmarks<>), huge: true);
+
+    /// <summary>Runs <c>jembench vector</c>: the Mandelbrot kernel.</summary>
+    /// <exception cref="CommandLineException">The arguments are wrong.</exception>
+    /// <exception cref="InsufficientMemoryException">The run would not fit in memory.</exception>
+    public static int Vector(VectorOptions options, TextWriter output)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        RunSettings settings = options.ToRunSettings();
+        if (options.SinglePrecision == options.DoublePrecision)
+        {
+            throw new CommandLineException(options.SinglePrecision
+                ? "vector: choose exactly one of -f and -d; both were given."
+                : "vector: choose the precision: -f (float) or -d (double).");
+        }
+
+        Type type = options.SinglePrecision ? typeof(float) : typeof(double);
+        long[] sizes = Sizes(options.Sizes, settings, quick: 64, normal: 1536);
+        foreach (long size in sizes)
+        {
+            RequireRange("vector", "width", size, AbsurdWidth);
+        }
+
+        long pixels = sizes.Max() * Math.Max(1, sizes.Max() * 2 / 3);
+        MemoryCheck.EnsureFits("vector", new MemoryNeed(pixels * sizeof(int), 2 * pixels * sizeof(int), $"a {sizes.Max():N0}-pixel-wide plot"));
+        return RunInProcess(settings, [Categories.Mandelbrot], sizes, output, typeof(MandelbrotBenchmarks<>).MakeGenericType(type));
     }
 
     /// <summary>Runs <c>jembench alloc</c>.</summary>
@@ -76,6 +126,42 @@ public static class SuiteCommands
         OutOfProcess.EnterSourceTree(output);
         SuiteParameters.Sizes = sizes;
         return Report(SuiteRunner.Run(JemBenchConfig.Create(settings, [], jobs), typeof(AllocBenchmarks)), output);
+    }
+
+    private static int Structure(string verb, string structure, StructureOptions options, TextWriter output, Type fillSuite, Type mathSuite, bool huge)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        RunSettings settings = options.ToRunSettings();
+        Type type = options.ResolveElementType(verb);
+        string[] categories = Operations(verb, "--create, --fill or --math",
+            (options.Create, Categories.Create), (options.Fill, Categories.Fill), (options.Math, Categories.Math));
+        if (options.Math && type == typeof(Employee))
+        {
+            throw new CommandLineException($"{verb}: --math needs a numeric element type (-b, -h, -i, -l, -f or -d), not --udt.");
+        }
+
+        int elementSize = SizeOf(type);
+        long[] sizes = Sizes(options.Sizes, settings, quick: 100_000, normal: huge ? System.Array.MaxLength + 1L : 10_000_000);
+        foreach (long size in sizes)
+        {
+            RequireRange(verb, "element count", size, huge ? long.MaxValue / elementSize : System.Array.MaxLength);
+        }
+
+        long largest = sizes.Max();
+        long managedElements = Math.Min(largest, System.Array.MaxLength);
+        MemoryCheck.EnsureFits(verb, new MemoryNeed(largest * elementSize, managedElements * elementSize, $"a {structure}<{type.Name}> of {largest:N0} elements ({elementSize} bytes each)"));
+        var suites = new List<Type>();
+        if (options.Create || options.Fill)
+        {
+            suites.Add(fillSuite.MakeGenericType(type));
+        }
+
+        if (options.Math)
+        {
+            suites.Add(mathSuite.MakeGenericType(type));
+        }
+
+        return RunInProcess(settings, categories, sizes, output, [.. suites]);
     }
 
     /// <summary>The verb's operations as benchmark categories; at least one is required.</summary>

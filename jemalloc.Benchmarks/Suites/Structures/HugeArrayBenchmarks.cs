@@ -1,3 +1,4 @@
+using System.Diagnostics.CodeAnalysis;
 using BenchmarkDotNet.Attributes;
 using jemalloc.Benchmarks.Infrastructure;
 
@@ -9,6 +10,7 @@ namespace jemalloc.Benchmarks.Suites.Structures;
 /// the same length when that is smaller.
 /// </summary>
 /// <typeparam name="T">The element type.</typeparam>
+[SuppressMessage("Design", "CA1001:Types that own disposable fields should be disposable", Justification = "BenchmarkDotNet frees benchmark state in [GlobalCleanup], which disposes it.")]
 public unsafe class HugeArrayBenchmarks<T> : StructureBenchmarks<T> where T : unmanaged, IEquatable<T>
 {
     private HugeArray<T>? _array;

@@ -1,3 +1,4 @@
+using System.Diagnostics.CodeAnalysis;
 using System.Numerics;
 using System.Numerics.Tensors;
 using BenchmarkDotNet.Attributes;
@@ -10,6 +11,7 @@ namespace jemalloc.Benchmarks.Suites.Structures;
 /// single- and multi-threaded, against the largest managed array .NET allows.
 /// </summary>
 /// <typeparam name="T">A numeric element type.</typeparam>
+[SuppressMessage("Design", "CA1001:Types that own disposable fields should be disposable", Justification = "BenchmarkDotNet frees benchmark state in [GlobalCleanup], which disposes it.")]
 public class HugeArrayMathBenchmarks<T> : StructureMathBenchmarks<T> where T : unmanaged, INumber<T>
 {
     private HugeArray<T>? _array;

@@ -1,3 +1,4 @@
+using System.Diagnostics.CodeAnalysis;
 using BenchmarkDotNet.Attributes;
 using jemalloc.Benchmarks.Infrastructure;
 
@@ -5,6 +6,7 @@ namespace jemalloc.Benchmarks.Suites.Structures;
 
 /// <summary>The <c>array</c> suite's fill and create benchmarks: <see cref="SafeArray{T}"/> against managed arrays.</summary>
 /// <typeparam name="T">The element type.</typeparam>
+[SuppressMessage("Design", "CA1001:Types that own disposable fields should be disposable", Justification = "BenchmarkDotNet frees benchmark state in [GlobalCleanup], which disposes it.")]
 public unsafe class SafeArrayBenchmarks<T> : StructureBenchmarks<T> where T : unmanaged, IEquatable<T>
 {
     private SafeArray<T>? _array;

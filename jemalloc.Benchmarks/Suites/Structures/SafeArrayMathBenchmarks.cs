@@ -1,3 +1,4 @@
+using System.Diagnostics.CodeAnalysis;
 using System.Numerics;
 using BenchmarkDotNet.Attributes;
 using jemalloc.Benchmarks.Infrastructure;
@@ -6,6 +7,7 @@ namespace jemalloc.Benchmarks.Suites.Structures;
 
 /// <summary>The <c>array</c> suite's math benchmarks: SIMD operations on <see cref="SafeArray{T}"/> against managed arrays.</summary>
 /// <typeparam name="T">A numeric element type.</typeparam>
+[SuppressMessage("Design", "CA1001:Types that own disposable fields should be disposable", Justification = "BenchmarkDotNet frees benchmark state in [GlobalCleanup], which disposes it.")]
 public class SafeArrayMathBenchmarks<T> : StructureMathBenchmarks<T> where T : unmanaged, INumber<T>
 {
     private SafeArray<T>? _array;
