@@ -1,4 +1,5 @@
 using BenchmarkDotNet.Columns;
+using Perfolizer.Metrology;
 using BenchmarkDotNet.Configs;
 using BenchmarkDotNet.Diagnosers;
 using BenchmarkDotNet.Engines;
@@ -76,7 +77,7 @@ public static class JemBenchConfig
             .AddAnalyser(DefaultConfig.Instance.GetAnalysers().ToArray())
             .AddLogicalGroupRules(BenchmarkLogicalGroupRule.ByCategory, BenchmarkLogicalGroupRule.ByParams)
             .WithOrderer(new DefaultOrderer(SummaryOrderPolicy.Declared, MethodOrderPolicy.Declared))
-            .WithSummaryStyle(SummaryStyle.Default.WithMaxParameterColumnWidth(20))
+            .WithSummaryStyle(SummaryStyle.Default.WithMaxParameterColumnWidth(20).WithSizeUnit(SizeUnit.KB))
             .WithOption(ConfigOptions.DisableLogFile, settings.Quick);
         if (categories.Count > 0)
         {

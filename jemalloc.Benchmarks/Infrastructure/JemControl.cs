@@ -75,10 +75,6 @@ public static unsafe class JemControl
         return ReadSize("stats.allocated");
     }
 
-    /// <summary>Bytes ever allocated by jemalloc on the calling thread (<c>thread.allocated</c>).</summary>
-    /// <exception cref="InvalidOperationException">jemalloc refused the read.</exception>
-    public static ulong ThreadAllocatedBytes() => ReadUInt64("thread.allocated");
-
     /// <summary>
     /// The full statistics report of <c>malloc_stats_print</c>: human-readable text, or JSON when
     /// <paramref name="json"/> is set.
