@@ -59,7 +59,7 @@ public abstract unsafe class StructureBenchmarks<T> where T : unmanaged, IEquata
     [GlobalCleanup(Target = nameof(FillManaged))]
     public void CleanupManagedFill()
     {
-        ResultChecks.Check($"{GetType().Name} fill managed [{ManagedLength}]", !_managed.AsSpan().ContainsAnyExcept(Value), "every element of the managed array holds the fill value");
+        ResultChecks.Check($"{StructureName} fill: managed array [{ManagedLength}]", !_managed.AsSpan().ContainsAnyExcept(Value), "every element of the managed array holds the fill value");
         _managed = null;
         Collect();
     }
@@ -86,7 +86,7 @@ public abstract unsafe class StructureBenchmarks<T> where T : unmanaged, IEquata
     {
         try
         {
-            ResultChecks.Check($"{GetType().Name} fill {StructureName} [{Parameter}]", NativeAllEqual(Value), $"every element of the {StructureName} holds the fill value");
+            ResultChecks.Check($"{StructureName} fill: {StructureName} [{Parameter}]", NativeAllEqual(Value), $"every element of the {StructureName} holds the fill value");
         }
         finally
         {
@@ -122,7 +122,7 @@ public abstract unsafe class StructureBenchmarks<T> where T : unmanaged, IEquata
     [GlobalCleanup(Targets = [nameof(CreateManaged), nameof(CreateNative), nameof(CreateNativeHugePages)])]
     public void CleanupCreate()
     {
-        string name = $"{GetType().Name} create [{Parameter}]";
+        string name = $"{StructureName} create [{Parameter}]";
         ResultChecks.Check(name, _lengthSeen == ManagedLength || _lengthSeen == Parameter, $"the last structure created has {_lengthSeen} elements");
         ResultChecks.Check(name, _firstSeen.Equals(Value) && _lastSeen.Equals(Value), "its first and last elements hold the fill value");
         Collect();
