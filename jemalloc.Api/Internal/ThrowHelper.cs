@@ -14,7 +14,9 @@ internal static class ThrowHelper
         throw new ObjectDisposedException(typeName, $"This {typeName} has been freed (through this or another copy, or by an arena reset); its memory can no longer be used.");
 
     // Indexers throw what arrays and Span<T> throw for the same mistake (CA2201 reserves the type for the runtime).
-    [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
+    // Not NoInlining: a throw-only method is recognised by the JIT as never returning, which keeps
+    // indexers' failure paths out of loops.
+    [DoesNotReturn]
     [SuppressMessage("Usage", "CA2201:Do not raise reserved exception types", Justification = "Same exception as T[] and Span<T> indexers.")]
     internal static void ThrowIndexOutOfRange(long index, long length) =>
         throw new IndexOutOfRangeException($"Index {index} is outside the bounds of the buffer (length {length}).");
@@ -46,17 +48,53 @@ internal static class ThrowHelper
         throw new NotSupportedException(message);
 
     /// <summary>
-    /// The slow path of an indexer whose bounds check failed: a freed structure reports that it was
-    /// freed (its length may no longer mean anything), a live one that the index is out of range.
+    /// The failure of an indexer's bounds check. Unlike the helpers above it is not marked
+    /// NoInlining: a method whose body is only a <see langword="throw"/> is recognised by the JIT as
+    /// never returning, so the call is moved out of the loop and the loop's loads can be hoisted.
+    /// A freed structure reports that it was freed (its length no longer means anything), a live one
+    /// that the index is out of range.
     /// </summary>
-    [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
-    internal static void ThrowIndexOutOfRangeOrDisposed(long index, long length, in AllocationHandle handle, string typeName)
-    {
-        if (!handle.IsValid && length > 0)
-        {
-            ThrowObjectDisposed(typeName);
-        }
+    [DoesNotReturn]
+    internal static void ThrowIndexFailure(long index, long length, AllocationHandle handle, string typeName) =>
+        throw IndexFailure(index, length, handle, typeName);
 
-        ThrowIndexOutOfRange(index, length);
-    }
+    /// <summary>The failure of an indexer's validity check; a throw-only body, as <see cref="ThrowIndexFailure(long, long, AllocationHandle, string)"/>.</summary>
+    [DoesNotReturn]
+    internal static void ThrowFreed(string typeName) => throw Freed(typeName);
+
+    /// <summary>The failure of an indexer's validity check in a class: the name is taken only here, off the hot path.</summary>
+    [DoesNotReturn]
+    internal static void ThrowFreed(object owner) => throw Freed(owner.GetType().Name);
+
+    /// <summary>
+    /// The failure of an indexer's validity check, which comes before its bounds check: a default
+    /// structure (length 0, owns nothing) reports the index as out of range, a freed one that it was
+    /// freed. A throw-only body, as <see cref="ThrowIndexFailure(long, long, AllocationHandle, string)"/>.
+    /// </summary>
+    [DoesNotReturn]
+    [SuppressMessage("Usage", "CA2201:Do not raise reserved exception types", Justification = "Same exception as T[] and Span<T> indexers.")]
+    internal static void ThrowFreedOrIndexFailure(long index, long length, string typeName) =>
+        throw (length == 0 ? new IndexOutOfRangeException($"Index {index} is outside the bounds of the buffer (length 0).") : Freed(typeName));
+
+    /// <summary>As <see cref="ThrowFreedOrIndexFailure(long, long, string)"/> for a class.</summary>
+    [DoesNotReturn]
+    [SuppressMessage("Usage", "CA2201:Do not raise reserved exception types", Justification = "Same exception as T[] and Span<T> indexers.")]
+    internal static void ThrowFreedOrIndexFailure(long index, long length, object owner) =>
+        throw (length == 0 ? new IndexOutOfRangeException($"Index {index} is outside the bounds of the buffer (length 0).") : Freed(owner.GetType().Name));
+
+    /// <summary>As <see cref="ThrowIndexFailure(long, long, AllocationHandle, string)"/> for a class.</summary>
+    [DoesNotReturn]
+    internal static void ThrowIndexFailure(long index, long length, AllocationHandle handle, object owner) =>
+        throw IndexFailure(index, length, handle, owner.GetType().Name);
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static ObjectDisposedException Freed(string typeName) =>
+        new(typeName, $"This {typeName} has been freed (through this or another copy, or by an arena reset); its memory can no longer be used.");
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    [SuppressMessage("Usage", "CA2201:Do not raise reserved exception types", Justification = "Same exception as T[] and Span<T> indexers.")]
+    private static Exception IndexFailure(long index, long length, AllocationHandle handle, string typeName) =>
+        !handle.IsValid && length > 0
+            ? Freed(typeName)
+            : new IndexOutOfRangeException($"Index {index} is outside the bounds of the buffer (length {length}).");
 }
