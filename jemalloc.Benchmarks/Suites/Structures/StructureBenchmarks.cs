@@ -8,7 +8,9 @@ namespace jemalloc.Benchmarks.Suites.Structures;
 /// <summary>
 /// Fill and create-and-fill of a native structure of <typeparamref name="T"/> against the best
 /// managed code, plus the machine's limit (<c>memset</c> of memory that is already paged in). The
-/// derived class supplies the native structure's benchmarks.
+/// derived class supplies the native structure's benchmarks. As in the 2018 jembench, <c>--fill</c>
+/// runs both fill and create-and-fill (the create-and-fill benchmarks are in both categories, and
+/// form their own group with their own baseline); <c>--create</c> runs create-and-fill only.
 /// </summary>
 /// <typeparam name="T">The element type.</typeparam>
 /// <remarks>
@@ -99,7 +101,7 @@ public abstract unsafe class StructureBenchmarks<T> where T : unmanaged, IEquata
 
     /// <summary>Allocates a managed array and fills it.</summary>
     [Benchmark(Baseline = true, Description = "Managed array: new T[] + Span<T>.Fill")]
-    [BenchmarkCategory(Categories.Create)]
+    [BenchmarkCategory(Categories.Create, Categories.Fill)]
     public T[] CreateManaged()
     {
         var array = new T[ManagedLength];
