@@ -51,17 +51,26 @@ public sealed class ResourceDiagnoser : IDiagnoser
     public void Handle(HostSignal signal, DiagnoserActionParameters parameters)
     {
         ArgumentNullException.ThrowIfNull(parameters);
-        bool inProcess = parameters.BenchmarkCase.Job.Infrastructure.Toolchain is InProcessEmitToolchain;
-        int processId = inProcess ? Environment.ProcessId : parameters.Process.Id;
-        switch (signal)
+        if (signal is not (HostSignal.BeforeActualRun or HostSignal.AfterActualRun))
         {
-            case HostSignal.BeforeActualRun:
-                ProcessMemory.ResetPeakResident(processId);
-                _before[parameters.BenchmarkCase] = Sample.Take(processId, inProcess);
-                break;
-            case HostSignal.AfterActualRun:
-                _after[parameters.BenchmarkCase] = Sample.Take(processId, inProcess);
-                break;
+            return;
+        }
+
+        bool inProcess = parameters.BenchmarkCase.Job.Infrastructure.Toolchain is InProcessEmitToolchain;
+        int? processId = inProcess ? Environment.ProcessId : parameters.Process?.Id;
+        if (processId is not int pid)
+        {
+            return;
+        }
+
+        if (signal == HostSignal.BeforeActualRun)
+        {
+            ProcessMemory.ResetPeakResident(pid);
+            _before[parameters.BenchmarkCase] = Sample.Take(pid, inProcess);
+        }
+        else
+        {
+            _after[parameters.BenchmarkCase] = Sample.Take(pid, inProcess);
         }
     }
 

@@ -98,12 +98,20 @@ public unsafe class MallocBenchmarks<T> where T : unmanaged
 
     // ---------------------------------------------------------------- fill
 
-    /// <summary>Allocates and pages in the memory the fill benchmarks write.</summary>
-    [GlobalSetup(Targets = [nameof(FillManaged), nameof(FillJem), nameof(FillMachineLimit)])]
-    public void SetupFill()
+    /// <summary>Allocates and pages in the managed array (only it, so the two sides are never alive together).</summary>
+    [GlobalSetup(Target = nameof(FillManaged))]
+    public void SetupFillManaged()
     {
         _running = "fill";
         _managed = new T[Length];
+        _managed.AsSpan().Clear();
+    }
+
+    /// <summary>Allocates and pages in the jemalloc memory.</summary>
+    [GlobalSetup(Targets = [nameof(FillJem), nameof(FillMachineLimit)])]
+    public void SetupFillNative()
+    {
+        _running = "fill";
         _native = (T*)Jem.Malloc(Bytes);
         if (_native == null)
         {
@@ -111,7 +119,6 @@ public unsafe class MallocBenchmarks<T> where T : unmanaged
         }
 
         // Page everything in first: the fill benchmarks measure writing, not page faults.
-        _managed.AsSpan().Clear();
         NativeMemory.Clear(_native, Bytes);
     }
 
@@ -130,26 +137,35 @@ public unsafe class MallocBenchmarks<T> where T : unmanaged
     [BenchmarkCategory(Categories.Fill)]
     public void FillMachineLimit() => NativeMemory.Fill(_native, Bytes, FillValue.Pattern);
 
-    /// <summary>Checks the filled memory and frees it.</summary>
-    [GlobalCleanup(Targets = [nameof(FillManaged), nameof(FillJem), nameof(FillMachineLimit)])]
-    public void CleanupFill()
+    /// <summary>Checks the filled managed array and drops it.</summary>
+    [GlobalCleanup(Target = nameof(FillManaged))]
+    public void CleanupFillManaged()
+    {
+        ResultChecks.Check($"malloc fill {typeof(T).Name}[{Parameter}]", !MemoryMarshal.AsBytes(_managed.AsSpan()).ContainsAnyExcept(FillValue.Pattern),
+            "the managed array holds the fill value everywhere");
+        _managed = null;
+        Collect();
+    }
+
+    /// <summary>Checks the filled jemalloc memory and frees it.</summary>
+    [GlobalCleanup(Targets = [nameof(FillJem), nameof(FillMachineLimit)])]
+    public void CleanupFillNative()
     {
         try
         {
-            ResultChecks.Check($"malloc fill {typeof(T).Name}[{Parameter}]",
-                AllBytesAre(MemoryMarshal.AsBytes(_managed.AsSpan()), 0) || AllBytesAre(MemoryMarshal.AsBytes(_managed.AsSpan()), FillValue.Pattern),
-                "the managed array holds the fill value everywhere (or was not the one filled)");
-            var native = new ReadOnlySpan<byte>(_native, checked((int)Math.Min(Bytes, int.MaxValue)));
-            ResultChecks.Check($"malloc fill {typeof(T).Name}[{Parameter}]",
-                AllBytesAre(native, 0) || AllBytesAre(native, FillValue.Pattern),
-                "the jemalloc memory holds the fill value everywhere (or was not the one filled)");
+            bool filled = true;
+            for (nuint offset = 0; offset < Bytes && filled; offset += int.MaxValue)
+            {
+                var part = new ReadOnlySpan<byte>((byte*)_native + offset, (int)Math.Min(Bytes - offset, int.MaxValue));
+                filled = !part.ContainsAnyExcept(FillValue.Pattern);
+            }
+
+            ResultChecks.Check($"malloc fill {typeof(T).Name}[{Parameter}]", filled, "the jemalloc memory holds the fill value everywhere");
         }
         finally
         {
             Jem.Free(_native);
             _native = null;
-            _managed = null;
-            Collect();
         }
     }
 
@@ -373,8 +389,6 @@ public unsafe class MallocBenchmarks<T> where T : unmanaged
     private static int ElementsFor(int bytes) => bytes / sizeof(T);
 
     private static nuint BytesFor(int bytes) => (nuint)ElementsFor(bytes) * (nuint)sizeof(T);
-
-    private static bool AllBytesAre(ReadOnlySpan<byte> bytes, byte value) => !bytes.ContainsAnyExcept(value);
 
     internal static void Collect()
     {
