@@ -1,6 +1,7 @@
 using System.Diagnostics;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
+using jemalloc.Arenas;
 using jemalloc.Interop;
 using jemalloc.Internal;
 
@@ -115,21 +116,32 @@ public static unsafe class AllocationLedger
             flags = (flags & ~0x3F) | HugePageShift;
         }
 
-        void* memory = flags == 0 ? JemNative.Malloc(size) : JemNative.Mallocx(size, flags);
-        if (memory == null)
+        // A JemArena's arena: counted against its budget, kept out of thread caches, never racing its reset.
+        ArenaAccount? account = ArenaAccounts.BeginAllocation(size, ref flags);
+        bool allocated = false;
+        try
         {
-            ThrowHelper.ThrowOutOfMemory(size);
-        }
+            void* memory = flags == 0 ? JemNative.Malloc(size) : JemNative.Mallocx(size, flags);
+            if (memory == null)
+            {
+                ThrowHelper.ThrowOutOfMemory(size);
+            }
 
-        if (hugePages && OperatingSystem.IsLinux())
+            if (hugePages && OperatingSystem.IsLinux())
+            {
+                // Advice only: a kernel with THP off or unavailable refuses it and the memory is used as it is.
+                nuint advised = size & ~(((nuint)1 << HugePageShift) - 1);
+                _ = Libc.Madvise((nint)memory, advised, Libc.MadvHugePage);
+            }
+
+            handle = Register(memory, size, flags, kind, elementType);
+            allocated = true;
+            return memory;
+        }
+        finally
         {
-            // Advice only: a kernel with THP off or unavailable refuses it and the memory is used as it is.
-            nuint advised = size & ~(((nuint)1 << HugePageShift) - 1);
-            _ = Libc.Madvise((nint)memory, advised, Libc.MadvHugePage);
+            ArenaAccounts.EndAllocation(account, size, flags, allocated);
         }
-
-        handle = Register(memory, size, flags, kind, elementType);
-        return memory;
     }
 
     /// <summary>
@@ -140,13 +152,23 @@ public static unsafe class AllocationLedger
     /// <exception cref="InvalidOperationException">It is still acquired.</exception>
     internal static void Free(in AllocationHandle handle, string ownerName)
     {
-        Invalidate(handle, ownerName);
-        ref Entry entry = ref EntryOf(handle.Slot);
-        void* address = (void*)entry.Address;
-        nuint size = entry.Size;
-        int flags = entry.Flags;
-        ReleaseSlot(handle.Slot, ref entry);
-        JemNative.Sdallocx(address, size, flags);
+        ArenaAccount? account = handle.State == null ? null : ArenaAccounts.BeginFree(EntryOf(handle.Slot).Arena);
+        nuint size = 0;
+        int flags = 0;
+        try
+        {
+            Invalidate(handle, ownerName);
+            ref Entry entry = ref EntryOf(handle.Slot);
+            void* address = (void*)entry.Address;
+            size = entry.Size;
+            flags = entry.Flags;
+            ReleaseSlot(handle.Slot, ref entry);
+            JemNative.Sdallocx(address, size, flags);
+        }
+        finally
+        {
+            ArenaAccounts.EndFree(account, size, flags);
+        }
     }
 
     /// <summary>Checks a handle, throwing <see cref="ObjectDisposedException"/> if its allocation is gone.</summary>
