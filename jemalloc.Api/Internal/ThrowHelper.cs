@@ -40,4 +40,23 @@ internal static class ThrowHelper
     [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
     internal static void ThrowSizeOverflow(long count, int elementSize) =>
         throw new OverflowException($"{count:N0} elements of {elementSize} bytes do not fit in the address space.");
+
+    [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
+    internal static void ThrowNotSupported(string message) =>
+        throw new NotSupportedException(message);
+
+    /// <summary>
+    /// The slow path of an indexer whose bounds check failed: a freed structure reports that it was
+    /// freed (its length may no longer mean anything), a live one that the index is out of range.
+    /// </summary>
+    [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
+    internal static void ThrowIndexOutOfRangeOrDisposed(long index, long length, in AllocationHandle handle, string typeName)
+    {
+        if (!handle.IsValid && length > 0)
+        {
+            ThrowObjectDisposed(typeName);
+        }
+
+        ThrowIndexOutOfRange(index, length);
+    }
 }

@@ -32,6 +32,17 @@ public readonly unsafe struct AllocationHandle : IEquatable<AllocationHandle>
         get => State != null && (uint)((ulong)*State >> 32) == Generation;
     }
 
+    /// <summary>
+    /// The hot-path check used by the structures' indexers: the same as <see cref="IsValid"/> but
+    /// without the null test, so it is one 32-bit load of the generation half of the state word and
+    /// one compare. Only for handles known to be non-default (a structure with a non-zero length).
+    /// </summary>
+    internal bool IsLive
+    {
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        get => *((uint*)State + (BitConverter.IsLittleEndian ? 1 : 0)) == Generation;
+    }
+
     /// <summary>How many acquisitions are outstanding, or -1 when the handle is no longer valid.</summary>
     public int AcquireCount
     {

@@ -34,6 +34,9 @@ public static unsafe class AllocationLedger
     private const uint NoArena = uint.MaxValue;
     // The acquire count of a live slot whose arena is being reset: no acquire or free may start.
     private const long ResettingCount = 0x80000000L;
+    // The count half of a retired slot (generation even) whose memory is still waiting for
+    // FreeRetired: a SafeHandle closed while a native call still held it.
+    private const long PendingFreeCount = 0x40000000L;
 
     private struct Entry
     {
@@ -171,6 +174,87 @@ public static unsafe class AllocationLedger
         }
     }
 
+    /// <summary>
+    /// Retires an allocation owned by a <see cref="System.Runtime.InteropServices.SafeHandle"/>:
+    /// invalidates every copy of its handle at once but keeps the memory and the slot until
+    /// <see cref="FreeRetired"/>, which the handle's <c>ReleaseHandle</c> calls when no native call
+    /// holds it any more.
+    /// </summary>
+    /// <param name="handle">The allocation.</param>
+    /// <param name="ownerName">The owner's type name for messages.</param>
+    /// <param name="force">Retire even if acquired (the finalizer: nobody can release it any more).</param>
+    /// <returns><see langword="false"/> if it was no longer live (already retired, or invalidated by an arena reset).</returns>
+    /// <exception cref="InvalidOperationException">It is acquired and <paramref name="force"/> is false.</exception>
+    internal static bool Retire(in AllocationHandle handle, string ownerName, bool force)
+    {
+        if (handle.State == null)
+        {
+            return false;
+        }
+
+        var spin = default(SpinWait);
+        while (true)
+        {
+            long state = Volatile.Read(ref *handle.State);
+            if (Generation(state) != handle.Generation)
+            {
+                return false;
+            }
+
+            if ((int)state < 0)
+            {
+                // An arena reset is deciding about this slot right now; it either frees it or gives it back.
+                spin.SpinOnce();
+                continue;
+            }
+
+            if ((int)state != 0 && !force)
+            {
+                ThrowHelper.ThrowInvalidOperation(
+                    $"This {ownerName} cannot be disposed: it is still acquired {(int)state} time(s). Call Release() for each Acquire() first.");
+            }
+
+            long retired = (long)((ulong)(handle.Generation + 1) << 32) | PendingFreeCount;
+            if (Interlocked.CompareExchange(ref *handle.State, retired, state) == state)
+            {
+                return true;
+            }
+        }
+    }
+
+    /// <summary>Frees the memory of an allocation retired by <see cref="Retire"/> and gives its slot back.</summary>
+    internal static void FreeRetired(in AllocationHandle handle)
+    {
+        Debug.Assert(Volatile.Read(ref *handle.State) == ((long)((ulong)(handle.Generation + 1) << 32) | PendingFreeCount));
+        ref Entry entry = ref EntryOf(handle.Slot);
+        void* address = (void*)entry.Address;
+        nuint size = entry.Size;
+        int flags = entry.Flags;
+        Volatile.Write(ref *handle.State, (long)((ulong)(handle.Generation + 1) << 32));
+        ReleaseSlot(handle.Slot, ref entry);
+        JemNative.Sdallocx(address, size, flags);
+    }
+
+    /// <summary>
+    /// The end of an allocation owned by a <see cref="System.Runtime.InteropServices.SafeHandle"/>, from its
+    /// <c>ReleaseHandle</c>: frees the memory if the handle retired it or it is still live (the
+    /// finalizer), and does nothing if an arena reset already invalidated and freed it.
+    /// </summary>
+    internal static void FreeOwned(in AllocationHandle handle, string ownerName)
+    {
+        if (handle.State == null)
+        {
+            return;
+        }
+
+        _ = Retire(handle, ownerName, force: true);
+        long pending = (long)((ulong)(handle.Generation + 1) << 32) | PendingFreeCount;
+        if (Volatile.Read(ref *handle.State) == pending)
+        {
+            FreeRetired(handle);
+        }
+    }
+
     /// <summary>Checks a handle, throwing <see cref="ObjectDisposedException"/> if its allocation is gone.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal static void ThrowIfInvalid(in AllocationHandle handle, string ownerName)
@@ -267,18 +351,26 @@ public static unsafe class AllocationLedger
             {
                 long state = Volatile.Read(ref *statePtr);
                 ref Entry entry = ref EntryOf(slot);
-                if ((Generation(state) & 1) == 0 || entry.Arena != arena)
+                if (entry.Arena != arena)
                 {
+                    break;
+                }
+
+                if ((Generation(state) & 1) == 0)
+                {
+                    if (state == ((long)((ulong)Generation(state) << 32) | PendingFreeCount))
+                    {
+                        Unlock(locked);
+                        ThrowHelper.ThrowInvalidOperation(
+                            $"An allocation of {entry.Size} bytes ({entry.Kind}) in arena {arena} was disposed but a native call still uses it; wait for the call to return before resetting or destroying the arena.");
+                    }
+
                     break;
                 }
 
                 if ((int)state != 0)
                 {
-                    foreach (var (lockedSlot, lockedState) in locked)
-                    {
-                        Volatile.Write(ref *StateOf(lockedSlot), lockedState);
-                    }
-
+                    Unlock(locked);
                     ThrowHelper.ThrowInvalidOperation(
                         $"An allocation of {entry.Size} bytes ({entry.Kind}) in arena {arena} is still acquired; release it before resetting or destroying the arena.");
                 }
@@ -298,6 +390,14 @@ public static unsafe class AllocationLedger
         }
 
         return locked.Count;
+    }
+
+    private static void Unlock(List<(int Slot, long State)> locked)
+    {
+        foreach (var (slot, state) in locked)
+        {
+            Volatile.Write(ref *StateOf(slot), state);
+        }
     }
 
     private static AllocationHandle Register(void* memory, nuint size, int flags, AllocationKind kind, Type? elementType)

@@ -1,0 +1,331 @@
+using System.Buffers;
+using System.Diagnostics.CodeAnalysis;
+using System.Text;
+using System.Text.Unicode;
+using jemalloc.Internal;
+
+namespace jemalloc;
+
+/// <summary>
+/// An immutable UTF-8 string in native memory: a <see cref="FixedBuffer{T}"/> of bytes holding
+/// valid UTF-8 followed by a terminating zero byte (so <see cref="Pointer"/> is also a C string).
+/// Like <see cref="FixedBuffer{T}"/> it is an unmanaged struct: copies share the memory, and after
+/// <see cref="Free"/> through any copy every use through any copy throws <see cref="ObjectDisposedException"/>.
+/// </summary>
+/// <remarks>
+/// Lengths and indexes are in bytes. Comparison is ordinal over the UTF-8 bytes, which is Unicode
+/// code point order. <see langword="default"/> reads as the empty string and owns no memory.
+/// </remarks>
+public readonly unsafe struct FixedUtf8String : IEquatable<FixedUtf8String>, IEquatable<string>, IComparable<FixedUtf8String>
+{
+    private const string TypeName = "FixedUtf8String";
+    private const int NotFound = -1;
+    private const int StackLimit = 256;
+
+    private static readonly UTF8Encoding StrictUtf8 = new(encoderShouldEmitUTF8Identifier: false, throwOnInvalidBytes: true);
+
+    // Length + 1 bytes: the string and a terminating zero; length 0 only for default.
+    private readonly FixedBuffer<byte> _buffer;
+
+    /// <summary>Encodes <paramref name="value"/> as UTF-8 into native memory.</summary>
+    /// <exception cref="ArgumentNullException"><paramref name="value"/> is null.</exception>
+    /// <exception cref="ArgumentException"><paramref name="value"/> contains an unpaired surrogate (it is not valid UTF-16), at the index the message names.</exception>
+    /// <exception cref="OutOfMemoryException">jemalloc could not allocate the memory.</exception>
+    public FixedUtf8String(string value)
+    {
+        ArgumentNullException.ThrowIfNull(value);
+        int byteCount;
+        try
+        {
+            byteCount = StrictUtf8.GetByteCount(value);
+        }
+        catch (EncoderFallbackException e)
+        {
+            throw new ArgumentException($"The string has an unpaired surrogate at index {e.Index}: it cannot be encoded as UTF-8.", nameof(value), e);
+        }
+
+        _buffer = new FixedBuffer<byte>(byteCount + 1);
+        StrictUtf8.GetBytes(value, _buffer.Span);
+    }
+
+    /// <summary>Copies UTF-8 bytes into native memory after checking they are valid UTF-8.</summary>
+    /// <exception cref="ArgumentNullException"><paramref name="utf8"/> is null.</exception>
+    /// <exception cref="ArgumentException"><paramref name="utf8"/> is not valid UTF-8; the message names the offset of the first invalid byte.</exception>
+    /// <exception cref="OutOfMemoryException">jemalloc could not allocate the memory.</exception>
+    public FixedUtf8String(byte[] utf8)
+        : this(new ReadOnlySpan<byte>(utf8 ?? throw new ArgumentNullException(nameof(utf8))))
+    {
+    }
+
+    /// <summary>Copies UTF-8 bytes into native memory after checking they are valid UTF-8.</summary>
+    /// <exception cref="ArgumentException"><paramref name="utf8"/> is not valid UTF-8; the message names the offset of the first invalid byte.</exception>
+    /// <exception cref="OutOfMemoryException">jemalloc could not allocate the memory.</exception>
+    public FixedUtf8String(ReadOnlySpan<byte> utf8)
+    {
+        if (!Utf8.IsValid(utf8))
+        {
+            ThrowHelper.ThrowArgument(nameof(utf8), $"The bytes are not valid UTF-8: the sequence at byte offset {FirstInvalidOffset(utf8)} is malformed.");
+        }
+
+        _buffer = new FixedBuffer<byte>(utf8.Length + 1);
+        utf8.CopyTo(_buffer.Span);
+    }
+
+    /// <summary>The length in UTF-8 bytes (without the terminating zero).</summary>
+    public int Length => _buffer.Length == 0 ? 0 : _buffer.Length - 1;
+
+    /// <summary>Whether the string's memory is still allocated. <see langword="false"/> for <see langword="default"/>.</summary>
+    public bool IsValid => _buffer.IsValid;
+
+    /// <summary>The raw address of the zero-terminated UTF-8 bytes, for native calls. Acquire the string for the duration of the call.</summary>
+    /// <exception cref="ObjectDisposedException">The string was freed, or is <see langword="default"/> (which owns no memory).</exception>
+    [SuppressMessage("Naming", "CA1720:Identifier contains type name", Justification = "It is the raw pointer, named as the users of the API expect.")]
+    public nint Pointer => _buffer.Pointer;
+
+    /// <summary>The UTF-8 bytes, without the terminating zero. Acquire the string while you hold the span.</summary>
+    /// <exception cref="ObjectDisposedException">The string was freed.</exception>
+    public ReadOnlySpan<byte> AsSpan() => _buffer.Length == 0 ? default : _buffer.Slice(0, _buffer.Length - 1);
+
+    /// <summary>Decodes the string into a .NET <see cref="string"/>.</summary>
+    /// <exception cref="ObjectDisposedException">The string was freed.</exception>
+    public override string ToString() => Encoding.UTF8.GetString(AsSpan());
+
+    /// <summary>Whether both hold the same bytes.</summary>
+    /// <exception cref="ObjectDisposedException">One of them was freed (unless both are copies of the same string).</exception>
+    public bool Equals(FixedUtf8String other) => _buffer == other._buffer || AsSpan().SequenceEqual(other.AsSpan());
+
+    /// <summary>Whether this string holds the UTF-8 encoding of <paramref name="other"/>; <see langword="false"/> for null or invalid UTF-16.</summary>
+    /// <exception cref="ObjectDisposedException">This string was freed.</exception>
+    public bool Equals(string? other)
+    {
+        if (other is null)
+        {
+            return false;
+        }
+
+        ReadOnlySpan<byte> bytes = AsSpan();
+        // Each UTF-16 code unit needs one to three UTF-8 bytes.
+        if (bytes.Length < other.Length || bytes.Length > other.Length * 3)
+        {
+            return false;
+        }
+
+        return WithUtf8(other, bytes, static (encoded, mine) => encoded.SequenceEqual(mine), fallback: false);
+    }
+
+    /// <summary>Whether <paramref name="obj"/> is a <see cref="FixedUtf8String"/> with the same bytes.</summary>
+    /// <exception cref="ObjectDisposedException">One of them was freed.</exception>
+    public override bool Equals(object? obj) => obj is FixedUtf8String other && Equals(other);
+
+    /// <summary>A hash of the bytes, equal for equal strings.</summary>
+    /// <exception cref="ObjectDisposedException">The string was freed.</exception>
+    public override int GetHashCode()
+    {
+        var hash = default(HashCode);
+        hash.AddBytes(AsSpan());
+        return hash.ToHashCode();
+    }
+
+    /// <summary>Ordinal comparison of the UTF-8 bytes (Unicode code point order): negative, zero or positive.</summary>
+    /// <exception cref="ObjectDisposedException">One of them was freed.</exception>
+    public int CompareTo(FixedUtf8String other) => Math.Sign(AsSpan().SequenceCompareTo(other.AsSpan()));
+
+    /// <summary>The byte offset of the first occurrence of <paramref name="value"/>, or -1.</summary>
+    /// <exception cref="ArgumentNullException"><paramref name="value"/> is null.</exception>
+    /// <exception cref="ObjectDisposedException">The string was freed.</exception>
+    public int IndexOf(string value)
+    {
+        ArgumentNullException.ThrowIfNull(value);
+        return WithUtf8(value, AsSpan(), static (encoded, mine) => mine.IndexOf(encoded), fallback: NotFound);
+    }
+
+    /// <summary>The byte offset of the first occurrence of <paramref name="value"/>, or -1 (always for a lone surrogate).</summary>
+    /// <exception cref="ObjectDisposedException">The string was freed.</exception>
+    public int IndexOf(char value)
+    {
+        Span<byte> encoded = stackalloc byte[4];
+        return TryEncode(value, encoded, out int length) ? AsSpan().IndexOf(encoded[..length]) : NotFound;
+    }
+
+    /// <summary>The byte offset of the first occurrence of <paramref name="value"/>, or -1.</summary>
+    /// <exception cref="ObjectDisposedException">Either string was freed.</exception>
+    public int IndexOf(FixedUtf8String value) => AsSpan().IndexOf(value.AsSpan());
+
+    /// <summary>The byte offset of the last occurrence of <paramref name="value"/>, or -1.</summary>
+    /// <exception cref="ArgumentNullException"><paramref name="value"/> is null.</exception>
+    /// <exception cref="ObjectDisposedException">The string was freed.</exception>
+    public int LastIndexOf(string value)
+    {
+        ArgumentNullException.ThrowIfNull(value);
+        return WithUtf8(value, AsSpan(), static (encoded, mine) => mine.LastIndexOf(encoded), fallback: NotFound);
+    }
+
+    /// <summary>The byte offset of the last occurrence of <paramref name="value"/>, or -1 (always for a lone surrogate).</summary>
+    /// <exception cref="ObjectDisposedException">The string was freed.</exception>
+    public int LastIndexOf(char value)
+    {
+        Span<byte> encoded = stackalloc byte[4];
+        return TryEncode(value, encoded, out int length) ? AsSpan().LastIndexOf(encoded[..length]) : NotFound;
+    }
+
+    /// <summary>The byte offset of the last occurrence of <paramref name="value"/>, or -1.</summary>
+    /// <exception cref="ObjectDisposedException">Either string was freed.</exception>
+    public int LastIndexOf(FixedUtf8String value) => AsSpan().LastIndexOf(value.AsSpan());
+
+    /// <summary>Whether the string starts with <paramref name="value"/>.</summary>
+    /// <exception cref="ArgumentNullException"><paramref name="value"/> is null.</exception>
+    /// <exception cref="ObjectDisposedException">The string was freed.</exception>
+    public bool StartsWith(string value)
+    {
+        ArgumentNullException.ThrowIfNull(value);
+        return WithUtf8(value, AsSpan(), static (encoded, mine) => mine.StartsWith(encoded), fallback: false);
+    }
+
+    /// <summary>Whether the string starts with <paramref name="value"/>.</summary>
+    /// <exception cref="ObjectDisposedException">Either string was freed.</exception>
+    public bool StartsWith(FixedUtf8String value) => AsSpan().StartsWith(value.AsSpan());
+
+    /// <summary>Whether the string ends with <paramref name="value"/>.</summary>
+    /// <exception cref="ArgumentNullException"><paramref name="value"/> is null.</exception>
+    /// <exception cref="ObjectDisposedException">The string was freed.</exception>
+    public bool EndsWith(string value)
+    {
+        ArgumentNullException.ThrowIfNull(value);
+        return WithUtf8(value, AsSpan(), static (encoded, mine) => mine.EndsWith(encoded), fallback: false);
+    }
+
+    /// <summary>Whether the string ends with <paramref name="value"/>.</summary>
+    /// <exception cref="ObjectDisposedException">Either string was freed.</exception>
+    public bool EndsWith(FixedUtf8String value) => AsSpan().EndsWith(value.AsSpan());
+
+    /// <summary>A new string (new native memory) of the bytes from <paramref name="startIndex"/> to the end.</summary>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="startIndex"/> is outside the string.</exception>
+    /// <exception cref="ArgumentException">The offset falls inside a multi-byte character.</exception>
+    /// <exception cref="ObjectDisposedException">The string was freed.</exception>
+    public FixedUtf8String Substring(int startIndex) => Substring(startIndex, Length - startIndex);
+
+    /// <summary>A new string (new native memory) of <paramref name="length"/> bytes from <paramref name="startIndex"/>.</summary>
+    /// <exception cref="ArgumentOutOfRangeException">The range is outside the string.</exception>
+    /// <exception cref="ArgumentException">The range cuts a multi-byte character.</exception>
+    /// <exception cref="ObjectDisposedException">The string was freed.</exception>
+    public FixedUtf8String Substring(int startIndex, int length)
+    {
+        ReadOnlySpan<byte> bytes = AsSpan();
+        if ((ulong)(uint)startIndex + (uint)length > (uint)bytes.Length)
+        {
+            ThrowHelper.ThrowArgumentOutOfRange(nameof(startIndex), startIndex, $"The range [{startIndex}, {startIndex}+{length}) is not inside the string of {bytes.Length} bytes.");
+        }
+
+        ReadOnlySpan<byte> part = bytes.Slice(startIndex, length);
+        if (!Utf8.IsValid(part))
+        {
+            ThrowHelper.ThrowArgument(nameof(startIndex), $"The range [{startIndex}, {startIndex}+{length}) cuts a multi-byte UTF-8 character (at byte {startIndex + FirstInvalidOffset(part)}).");
+        }
+
+        return new FixedUtf8String(part);
+    }
+
+    /// <summary>Adds one to the string's reference count: until the matching <see cref="Release"/>, freeing it throws.</summary>
+    /// <exception cref="ObjectDisposedException">The string was freed or is <see langword="default"/>.</exception>
+    public void Acquire() => AllocationLedger.Acquire(_buffer.Handle, TypeName);
+
+    /// <summary>Takes one from the string's reference count.</summary>
+    /// <exception cref="ObjectDisposedException">The string was freed or is <see langword="default"/>.</exception>
+    /// <exception cref="InvalidOperationException">It was released more times than acquired.</exception>
+    public void Release() => AllocationLedger.Release(_buffer.Handle, TypeName);
+
+    /// <summary>Frees the memory; every copy becomes invalid.</summary>
+    /// <exception cref="ObjectDisposedException">It was already freed, or is <see langword="default"/>.</exception>
+    /// <exception cref="InvalidOperationException">It is acquired.</exception>
+    public void Free() => AllocationLedger.Free(_buffer.Handle, TypeName);
+
+    /// <summary>Whether both hold the same bytes.</summary>
+    /// <exception cref="ObjectDisposedException">One of them was freed.</exception>
+    public static bool operator ==(FixedUtf8String left, FixedUtf8String right) => left.Equals(right);
+
+    /// <summary>Whether they hold different bytes.</summary>
+    /// <exception cref="ObjectDisposedException">One of them was freed.</exception>
+    public static bool operator !=(FixedUtf8String left, FixedUtf8String right) => !left.Equals(right);
+
+    /// <summary>Whether <paramref name="left"/> holds the UTF-8 encoding of <paramref name="right"/>.</summary>
+    /// <exception cref="ObjectDisposedException"><paramref name="left"/> was freed.</exception>
+    public static bool operator ==(FixedUtf8String left, string? right) => left.Equals(right);
+
+    /// <summary>Whether <paramref name="left"/> does not hold the UTF-8 encoding of <paramref name="right"/>.</summary>
+    /// <exception cref="ObjectDisposedException"><paramref name="left"/> was freed.</exception>
+    public static bool operator !=(FixedUtf8String left, string? right) => !left.Equals(right);
+
+    /// <summary>Whether <paramref name="right"/> holds the UTF-8 encoding of <paramref name="left"/>.</summary>
+    /// <exception cref="ObjectDisposedException"><paramref name="right"/> was freed.</exception>
+    public static bool operator ==(string? left, FixedUtf8String right) => right.Equals(left);
+
+    /// <summary>Whether <paramref name="right"/> does not hold the UTF-8 encoding of <paramref name="left"/>.</summary>
+    /// <exception cref="ObjectDisposedException"><paramref name="right"/> was freed.</exception>
+    public static bool operator !=(string? left, FixedUtf8String right) => !right.Equals(left);
+
+    /// <summary>Ordinal less-than.</summary>
+    /// <exception cref="ObjectDisposedException">One of them was freed.</exception>
+    public static bool operator <(FixedUtf8String left, FixedUtf8String right) => left.CompareTo(right) < 0;
+
+    /// <summary>Ordinal less-than-or-equal.</summary>
+    /// <exception cref="ObjectDisposedException">One of them was freed.</exception>
+    public static bool operator <=(FixedUtf8String left, FixedUtf8String right) => left.CompareTo(right) <= 0;
+
+    /// <summary>Ordinal greater-than.</summary>
+    /// <exception cref="ObjectDisposedException">One of them was freed.</exception>
+    public static bool operator >(FixedUtf8String left, FixedUtf8String right) => left.CompareTo(right) > 0;
+
+    /// <summary>Ordinal greater-than-or-equal.</summary>
+    /// <exception cref="ObjectDisposedException">One of them was freed.</exception>
+    public static bool operator >=(FixedUtf8String left, FixedUtf8String right) => left.CompareTo(right) >= 0;
+
+    private delegate TResult Utf8Operation<TResult>(ReadOnlySpan<byte> encoded, ReadOnlySpan<byte> mine);
+
+    /// <summary>Encodes <paramref name="value"/> (on the stack when small) and runs <paramref name="operation"/>; <paramref name="fallback"/> for invalid UTF-16.</summary>
+    private static TResult WithUtf8<TResult>(string value, ReadOnlySpan<byte> mine, Utf8Operation<TResult> operation, TResult fallback)
+    {
+        int maxBytes = value.Length * 3;
+        byte[]? rented = null;
+        Span<byte> scratch = maxBytes <= StackLimit ? stackalloc byte[StackLimit] : (rented = ArrayPool<byte>.Shared.Rent(maxBytes));
+        try
+        {
+            OperationStatus status = Utf8.FromUtf16(value, scratch, out _, out int written, replaceInvalidSequences: false);
+            return status == OperationStatus.Done ? operation(scratch[..written], mine) : fallback;
+        }
+        finally
+        {
+            if (rented is not null)
+            {
+                ArrayPool<byte>.Shared.Return(rented);
+            }
+        }
+    }
+
+    private static bool TryEncode(char value, Span<byte> destination, out int length)
+    {
+        if (char.IsSurrogate(value))
+        {
+            length = 0;
+            return false;
+        }
+
+        length = new Rune(value).EncodeToUtf8(destination);
+        return true;
+    }
+
+    private static int FirstInvalidOffset(ReadOnlySpan<byte> utf8)
+    {
+        int offset = 0;
+        while (offset < utf8.Length)
+        {
+            if (Rune.DecodeFromUtf8(utf8[offset..], out _, out int consumed) != OperationStatus.Done)
+            {
+                return offset;
+            }
+
+            offset += consumed;
+        }
+
+        return offset;
+    }
+}

@@ -1,0 +1,29 @@
+namespace jemalloc;
+
+/// <summary>
+/// An array indexed by <see cref="long"/> in one contiguous native allocation: it can hold more than
+/// 2^31 elements, up to the memory available. Freed by
+/// <see cref="System.Runtime.InteropServices.SafeHandle.Dispose()"/> or, if leaked, by the finalizer.
+/// </summary>
+/// <typeparam name="T">Any unmanaged struct implementing <see cref="IEquatable{T}"/>.</typeparam>
+public sealed class HugeArray<T> : HugeBuffer<T>
+    where T : unmanaged, IEquatable<T>
+{
+    /// <summary>Allocates <paramref name="length"/> zero-filled elements with the default options.</summary>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="length"/> is zero or negative.</exception>
+    /// <exception cref="OverflowException">The size in bytes does not fit in the address space.</exception>
+    /// <exception cref="OutOfMemoryException">jemalloc could not allocate the memory.</exception>
+    public HugeArray(long length)
+        : base(length, AllocationOptions.Default)
+    {
+    }
+
+    /// <summary>Allocates <paramref name="length"/> zero-filled elements with the given options (e.g. <see cref="AllocationOptions.WithHugePages"/>).</summary>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="length"/> is zero or negative.</exception>
+    /// <exception cref="OverflowException">The size in bytes does not fit in the address space.</exception>
+    /// <exception cref="OutOfMemoryException">jemalloc could not allocate the memory.</exception>
+    public HugeArray(long length, AllocationOptions options)
+        : base(length, options)
+    {
+    }
+}

@@ -1,0 +1,51 @@
+namespace jemalloc;
+
+/// <summary>
+/// A fixed-length array of unmanaged structs in native memory allocated by jemalloc, freed by
+/// <see cref="System.Runtime.InteropServices.SafeHandle.Dispose()"/> or, if leaked, by the finalizer.
+/// </summary>
+/// <typeparam name="T">Any unmanaged struct implementing <see cref="IEquatable{T}"/>.</typeparam>
+/// <example>
+/// <code>
+/// using var employees = new SafeArray&lt;Employee&gt;(100);
+/// employees[0] = new Employee { Id = 1, Name = new FixedUtf8String("Ada") };
+/// ref Employee first = ref employees[0]; // an alias of the native element
+/// </code>
+/// </example>
+public sealed class SafeArray<T> : SafeBuffer<T>
+    where T : unmanaged, IEquatable<T>
+{
+    /// <summary>Allocates <paramref name="length"/> zero-filled elements with the default options.</summary>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="length"/> is zero or negative.</exception>
+    /// <exception cref="OutOfMemoryException">jemalloc could not allocate the memory.</exception>
+    public SafeArray(int length)
+        : base(length, AllocationOptions.Default)
+    {
+    }
+
+    /// <summary>Allocates <paramref name="length"/> zero-filled elements with the given options.</summary>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="length"/> is zero or negative.</exception>
+    /// <exception cref="OutOfMemoryException">jemalloc could not allocate the memory.</exception>
+    public SafeArray(int length, AllocationOptions options)
+        : base(length, options)
+    {
+    }
+
+    /// <summary>Allocates an array holding a copy of <paramref name="values"/>.</summary>
+    /// <exception cref="ArgumentNullException"><paramref name="values"/> is null.</exception>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="values"/> is empty.</exception>
+    /// <exception cref="OutOfMemoryException">jemalloc could not allocate the memory.</exception>
+    public SafeArray(T[] values)
+        : this(new ReadOnlySpan<T>(values ?? throw new ArgumentNullException(nameof(values))))
+    {
+    }
+
+    /// <summary>Allocates an array holding a copy of <paramref name="values"/>.</summary>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="values"/> is empty.</exception>
+    /// <exception cref="OutOfMemoryException">jemalloc could not allocate the memory.</exception>
+    public SafeArray(ReadOnlySpan<T> values)
+        : base(values.Length, AllocationOptions.Default)
+    {
+        CopyFrom(values);
+    }
+}
