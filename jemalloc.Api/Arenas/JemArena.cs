@@ -98,10 +98,14 @@ public sealed unsafe class JemArena : IDisposable
     }
 
     /// <summary>
-    /// The options that create a <c>FixedBuffer&lt;T&gt;</c>, <c>SafeArray&lt;T&gt;</c>,
-    /// <c>HugeArray&lt;T&gt;</c> or <c>FixedUtf8String</c> in this arena, counted against its budget
-    /// and invalidated by its reset.
+    /// The options that create a <c>FixedBuffer&lt;T&gt;</c>, <c>SafeArray&lt;T&gt;</c> or
+    /// <c>HugeArray&lt;T&gt;</c> in this arena, counted against its budget and invalidated by its reset.
     /// </summary>
+    /// <remarks>
+    /// Options name the arena by index. After <see cref="Dispose"/>, structures created with them
+    /// throw <see cref="ObjectDisposedException"/> until jemalloc reuses the index for a new arena;
+    /// from then on they would be created in the new arena: do not keep options past the arena's life.
+    /// </remarks>
     /// <exception cref="ObjectDisposedException">The arena has been destroyed.</exception>
     public AllocationOptions Options => new(Flags, HugePages);
 
@@ -172,6 +176,32 @@ public sealed unsafe class JemArena : IDisposable
             _account.Exit();
         }
     }
+
+    /// <summary>Creates a zero-filled <see cref="FixedBuffer{T}"/> of <paramref name="length"/> elements in the arena.</summary>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="length"/> is zero or negative.</exception>
+    /// <exception cref="NotSupportedException"><typeparamref name="T"/> is not a primitive type.</exception>
+    /// <exception cref="ArenaBudgetExceededException">The buffer would exceed the arena's budget.</exception>
+    /// <exception cref="OutOfMemoryException">jemalloc could not allocate the memory.</exception>
+    /// <exception cref="ObjectDisposedException">The arena has been destroyed.</exception>
+    public FixedBuffer<T> CreateBuffer<T>(int length)
+        where T : unmanaged => new(length, Options);
+
+    /// <summary>Creates a zero-filled <see cref="SafeArray{T}"/> of <paramref name="length"/> elements in the arena.</summary>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="length"/> is zero or negative.</exception>
+    /// <exception cref="ArenaBudgetExceededException">The array would exceed the arena's budget.</exception>
+    /// <exception cref="OutOfMemoryException">jemalloc could not allocate the memory.</exception>
+    /// <exception cref="ObjectDisposedException">The arena has been destroyed.</exception>
+    public SafeArray<T> CreateArray<T>(int length)
+        where T : unmanaged, IEquatable<T> => new(length, Options);
+
+    /// <summary>Creates a zero-filled <see cref="HugeArray{T}"/> of <paramref name="length"/> elements in the arena.</summary>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="length"/> is zero or negative.</exception>
+    /// <exception cref="OverflowException">The size in bytes does not fit in the address space.</exception>
+    /// <exception cref="ArenaBudgetExceededException">The array would exceed the arena's budget.</exception>
+    /// <exception cref="OutOfMemoryException">jemalloc could not allocate the memory.</exception>
+    /// <exception cref="ObjectDisposedException">The arena has been destroyed.</exception>
+    public HugeArray<T> CreateHugeArray<T>(long length)
+        where T : unmanaged, IEquatable<T> => new(length, Options);
 
     /// <summary>
     /// Frees everything allocated in the arena at once (<c>arena.&lt;i&gt;.reset</c>). Structures

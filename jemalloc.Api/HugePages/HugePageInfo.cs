@@ -35,6 +35,48 @@ public static unsafe class HugePageInfo
     /// <exception cref="ArgumentException">Part of the range is not mapped in this process (checked where <c>/proc/self/smaps</c> can be read).</exception>
     public static HugePageReport Query(nint address, nuint length) => Query(address, length, SystemHugePageSource.Instance);
 
+    /// <summary>Reports how a <see cref="HugeArray{T}"/> (or other <see cref="HugeBuffer{T}"/>) is backed.</summary>
+    /// <exception cref="ArgumentNullException"><paramref name="buffer"/> is null.</exception>
+    /// <exception cref="ObjectDisposedException">The buffer has been freed.</exception>
+    public static HugePageReport Query<T>(HugeBuffer<T> buffer)
+        where T : unmanaged, IEquatable<T>
+    {
+        ArgumentNullException.ThrowIfNull(buffer);
+        buffer.Acquire();
+        try
+        {
+            return QueryAllocation(buffer.Handle);
+        }
+        finally
+        {
+            buffer.Release();
+        }
+    }
+
+    /// <summary>Reports how a <see cref="SafeArray{T}"/> (or other <see cref="SafeBuffer{T}"/>) is backed.</summary>
+    /// <exception cref="ArgumentNullException"><paramref name="buffer"/> is null.</exception>
+    /// <exception cref="ObjectDisposedException">The buffer has been freed.</exception>
+    public static HugePageReport Query<T>(SafeBuffer<T> buffer)
+        where T : unmanaged, IEquatable<T>
+    {
+        ArgumentNullException.ThrowIfNull(buffer);
+        buffer.Acquire();
+        try
+        {
+            return QueryAllocation(buffer.Handle);
+        }
+        finally
+        {
+            buffer.Release();
+        }
+    }
+
+    private static HugePageReport QueryAllocation(in AllocationHandle handle)
+    {
+        (nint address, nuint size) = AllocationLedger.Describe(handle);
+        return Query(address, size, SystemHugePageSource.Instance);
+    }
+
     internal static TransparentHugePageMode ReadMode(IHugePageSource source)
     {
         string? text = source.IsLinux ? source.ReadEnabled() : null;

@@ -225,11 +225,26 @@ public static unsafe class AllocationLedger
     /// <summary>Frees the memory of an allocation retired by <see cref="Retire"/> and gives its slot back.</summary>
     internal static void FreeRetired(in AllocationHandle handle)
     {
+        ArenaAccount? account = ArenaAccounts.BeginFree(EntryOf(handle.Slot).Arena);
+        nuint size = 0;
+        int flags = 0;
+        try
+        {
+            FreeRetiredCore(handle, out size, out flags);
+        }
+        finally
+        {
+            ArenaAccounts.EndFree(account, size, flags);
+        }
+    }
+
+    private static void FreeRetiredCore(in AllocationHandle handle, out nuint size, out int flags)
+    {
         Debug.Assert(Volatile.Read(ref *handle.State) == ((long)((ulong)(handle.Generation + 1) << 32) | PendingFreeCount));
         ref Entry entry = ref EntryOf(handle.Slot);
         void* address = (void*)entry.Address;
-        nuint size = entry.Size;
-        int flags = entry.Flags;
+        size = entry.Size;
+        flags = entry.Flags;
         Volatile.Write(ref *handle.State, (long)((ulong)(handle.Generation + 1) << 32));
         ReleaseSlot(handle.Slot, ref entry);
         JemNative.Sdallocx(address, size, flags);
@@ -247,11 +262,21 @@ public static unsafe class AllocationLedger
             return;
         }
 
-        _ = Retire(handle, ownerName, force: true);
-        long pending = (long)((ulong)(handle.Generation + 1) << 32) | PendingFreeCount;
-        if (Volatile.Read(ref *handle.State) == pending)
+        ArenaAccount? account = ArenaAccounts.BeginFree(EntryOf(handle.Slot).Arena);
+        nuint size = 0;
+        int flags = 0;
+        try
         {
-            FreeRetired(handle);
+            _ = Retire(handle, ownerName, force: true);
+            long pending = (long)((ulong)(handle.Generation + 1) << 32) | PendingFreeCount;
+            if (Volatile.Read(ref *handle.State) == pending)
+            {
+                FreeRetiredCore(handle, out size, out flags);
+            }
+        }
+        finally
+        {
+            ArenaAccounts.EndFree(account, size, flags);
         }
     }
 
