@@ -12,8 +12,10 @@ namespace jemalloc;
 /// <remarks>
 /// Memory asks for huge pages through <see cref="AllocationOptions.HugePages"/> or a
 /// <see cref="JemArena"/> made with <c>hugePages: true</c>; the kernel assigns them when the memory is
-/// first written, so query after writing. Reading <c>/proc/self/smaps</c> takes milliseconds in a big
-/// process: this is a diagnostic, not for hot paths.
+/// first written, so query after writing. The advice belongs to the virtual memory, not to the
+/// allocation: when jemalloc reuses freed advised memory for a later allocation in the same arena,
+/// that allocation gets huge pages too, asked or not. Reading <c>/proc/self/smaps</c> takes
+/// milliseconds in a big process: this is a diagnostic, not for hot paths.
 /// </remarks>
 public static unsafe class HugePageInfo
 {
