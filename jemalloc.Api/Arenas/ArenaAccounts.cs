@@ -48,6 +48,14 @@ internal static class ArenaAccounts
     internal static ArenaAccount? BeginAllocation(nuint size, ref int flags)
     {
         ArenaAccount? account = Find(flags);
+        if (account is { IsDestroyed: true } && ArenaExists(account.Index))
+        {
+            // The destroyed arena's index was reused by an arena made without a JemArena: its
+            // allocations are not ours to count. (Until reuse, the destroyed account refuses them.)
+            _ = Interlocked.CompareExchange(ref Accounts[account.Index], null, account);
+            account = null;
+        }
+
         if (account is not null)
         {
             flags = ArenaAccount.WithoutThreadCache(flags);
@@ -55,6 +63,14 @@ internal static class ArenaAccounts
         }
 
         return account;
+    }
+
+    // Reading an arena's decay time fails (EFAULT) exactly when no arena has that index.
+    private static unsafe bool ArenaExists(uint index)
+    {
+        nint decay = 0;
+        nuint length = (nuint)sizeof(nint);
+        return Jem.Mallctl($"arena.{index}.dirty_decay_ms", &decay, &length, null, 0) == 0;
     }
 
     /// <summary>The ledger's hook after an allocation begun with <see cref="BeginAllocation"/>: refunds it if it failed and leaves the gate.</summary>

@@ -134,6 +134,8 @@ public static class JemTuning
             MallctlKeys.Arenas.MuzzyDecayMs.Set(defaultMuzzy);
         }
 
+        // arena.<i>.initialized is refreshed with the statistics: arenas created since the last refresh read false.
+        MallctlKeys.Epoch.Set(1);
         int changed = 0;
         uint count = ArenaCount;
         for (uint arena = 0; arena < count; arena++)

@@ -113,6 +113,25 @@ public sealed unsafe class JemArenaTests : LeakCheckedTest
     }
 
     [Fact]
+    public void An_index_reused_by_an_arena_made_without_JemArena_is_not_counted_or_refused()
+    {
+        var old = new JemArena(budgetBytes: 4096);
+        old.Dispose();
+        uint raw = MallctlKeys.Arenas.Create.Get();
+        try
+        {
+            Assert.Equal(old.Index, raw);
+            using var array = new SafeArray<long>(10_000, new AllocationOptions(MallocxFlags.Arena(raw) | MallocxFlags.NoThreadCache));
+            array[9_999] = 1;
+            Assert.Equal(0, old.UsedBytes);
+        }
+        finally
+        {
+            MallctlKeys.Arena(raw).Destroy.Run();
+        }
+    }
+
+    [Fact]
     public void Budget_exceeded_throws_allocates_nothing_and_leaves_the_arena_usable()
     {
         using var arena = new JemArena(budgetBytes: 64 * 1024);
