@@ -22,7 +22,11 @@ internal static class NativeLibraryLoader
     /// <summary>A function every prefixed build exports and an unprefixed one does not.</summary>
     private const string ProbeSymbol = "je_mallocx";
 
+    /// <summary>The environment variable a <c>je_</c>-prefixed jemalloc reads its options from.</summary>
+    internal const string ConfigurationVariable = "JE_MALLOC_CONF";
+
     private static readonly Lock Gate = new();
+    private static string? s_requestedConfiguration;
     private static string? s_explicitPath;
     private static nint s_handle;
     private static string? s_loadedPath;
@@ -62,6 +66,38 @@ internal static class NativeLibraryLoader
             }
 
             s_explicitPath = Path.GetFullPath(path);
+        }
+    }
+
+    /// <summary>The configuration passed to <see cref="Jem.Init(string)"/>, if any.</summary>
+    internal static string? RequestedConfiguration => Volatile.Read(ref s_requestedConfiguration);
+
+    /// <summary>
+    /// Puts <paramref name="configuration"/> where jemalloc reads it while loading: the native
+    /// environment (on Unix .NET keeps a private copy of the environment that getenv never sees).
+    /// </summary>
+    internal static void SetConfiguration(string configuration)
+    {
+        lock (Gate)
+        {
+            if (IsLoaded)
+            {
+                throw new InvalidOperationException(
+                    $"jemalloc is already loaded (from '{s_loadedPath ?? PlatformFileName}') and has read its options; " +
+                    "Jem.Init must be called before the first jemalloc call (or set JE_MALLOC_CONF before the process starts).");
+            }
+
+            if (OperatingSystem.IsWindows())
+            {
+                Environment.SetEnvironmentVariable(ConfigurationVariable, configuration);
+            }
+            else if (Libc.SetEnv(ConfigurationVariable, configuration, 1) != 0)
+            {
+                throw new InvalidOperationException(
+                    $"setenv({ConfigurationVariable}) failed with errno {Marshal.GetLastPInvokeError()}.");
+            }
+
+            Volatile.Write(ref s_requestedConfiguration, configuration);
         }
     }
 
@@ -112,6 +148,7 @@ internal static class NativeLibraryLoader
 
             s_loadedPath = loadedFrom;
             Volatile.Write(ref s_handle, handle);
+            Jem.OnNativeLibraryLoaded(handle);
             return handle;
         }
     }

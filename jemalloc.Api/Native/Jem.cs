@@ -5,7 +5,7 @@ namespace jemalloc;
 /// <summary>
 /// The low-level jemalloc API: every native function, typed <c>mallctl</c> access, statistics,
 /// configuration and messages. Pointers from these methods must be freed by jemalloc
-/// (<see cref="Free"/>, <see cref="Dallocx"/>, <see cref="Sdallocx"/>), never by another allocator.
+/// (<see cref="Free"/>, <see cref="Dallocx(void*, MallocxFlags)"/>, <see cref="Sdallocx(void*, nuint, MallocxFlags)"/>), never by another allocator.
 /// </summary>
 public static unsafe partial class Jem
 {
@@ -35,19 +35,4 @@ public static unsafe partial class Jem
         NativeLibraryLoader.EnsureLoaded();
         return NativeLibraryLoader.LoadedPath ?? NativeLibraryLoader.PlatformFileName;
     }
-
-    /// <summary>Allocates <paramref name="size"/> bytes (<c>je_malloc</c>); null when out of memory.</summary>
-    public static void* Malloc(nuint size) => JemNative.Malloc(size);
-
-    /// <summary>Frees memory from any jemalloc allocation function (<c>je_free</c>); null is ignored.</summary>
-    public static void Free(void* memory) => JemNative.Free(memory);
-
-    /// <summary>Returns the real size of an allocation (<c>je_sallocx</c>).</summary>
-    public static nuint Sallocx(void* memory, int flags) => JemNative.Sallocx(memory, flags);
-
-    /// <summary>Frees memory with <c>je_dallocx</c>, e.g. to bypass the thread cache.</summary>
-    public static void Dallocx(void* memory, int flags) => JemNative.Dallocx(memory, flags);
-
-    /// <summary>Frees memory of a known size with <c>je_sdallocx</c>.</summary>
-    public static void Sdallocx(void* memory, nuint size, int flags) => JemNative.Sdallocx(memory, size, flags);
 }

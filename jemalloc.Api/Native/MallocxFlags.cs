@@ -19,6 +19,10 @@ public readonly struct MallocxFlags : IEquatable<MallocxFlags>
 
     private MallocxFlags(int value) => Value = value;
 
+    /// <summary>Wraps raw <c>MALLOCX_*</c> bits, e.g. from C code or an earlier API that passed an <see cref="int"/>.</summary>
+    /// <param name="value">The flag bits, as jemalloc's macros compose them.</param>
+    public static MallocxFlags FromValue(int value) => new(value);
+
     /// <summary>No flags: the default alignment, arena and thread cache; memory not zeroed.</summary>
     public static MallocxFlags None => default;
 

@@ -43,9 +43,11 @@ public static unsafe partial class Jem
 
     /// <summary>Reads a mallctl value whose C type has the size of <typeparamref name="T"/> (bool: 1 byte; unsigned: uint; uint64_t: ulong; size_t: nuint; ssize_t: nint).</summary>
     /// <exception cref="MallctlException">The key does not exist, or <typeparamref name="T"/> does not match its type.</exception>
+    /// <exception cref="NotSupportedException"><typeparamref name="T"/> is not one of bool, int, uint, long, ulong, nint, nuint.</exception>
     public static T GetMallctl<T>(string name)
         where T : unmanaged
     {
+        MallctlValue.ThrowIfUnsupported<T>();
         T value = default;
         nuint length = (nuint)sizeof(T);
         ThrowIfFailed(Mallctl(name, &value, &length, null, 0), name, typeof(T));
@@ -54,15 +56,21 @@ public static unsafe partial class Jem
 
     /// <summary>Writes a mallctl value whose C type has the size of <typeparamref name="T"/>.</summary>
     /// <exception cref="MallctlException">The key does not exist, is read-only, or <typeparamref name="T"/> or the value does not fit it.</exception>
+    /// <exception cref="NotSupportedException"><typeparamref name="T"/> is not one of bool, int, uint, long, ulong, nint, nuint.</exception>
     public static void SetMallctl<T>(string name, T value)
-        where T : unmanaged =>
+        where T : unmanaged
+    {
+        MallctlValue.ThrowIfUnsupported<T>();
         ThrowIfFailed(Mallctl(name, null, null, &value, (nuint)sizeof(T)), name, typeof(T));
+    }
 
     /// <summary>Writes a mallctl value and returns the value it replaced, in one call.</summary>
     /// <exception cref="MallctlException">The key does not exist, is read-only, or <typeparamref name="T"/> or the value does not fit it.</exception>
+    /// <exception cref="NotSupportedException"><typeparamref name="T"/> is not one of bool, int, uint, long, ulong, nint, nuint.</exception>
     public static T ExchangeMallctl<T>(string name, T value)
         where T : unmanaged
     {
+        MallctlValue.ThrowIfUnsupported<T>();
         T old = default;
         nuint length = (nuint)sizeof(T);
         ThrowIfFailed(Mallctl(name, &old, &length, &value, (nuint)sizeof(T)), name, typeof(T));
@@ -74,6 +82,8 @@ public static unsafe partial class Jem
     /// <exception cref="MallctlException">The key does not exist or is not a string.</exception>
     public static string? GetMallctlString(string name)
     {
+        ArgumentException.ThrowIfNullOrEmpty(name);
+        MallctlStringKeys.ThrowIfNotString(name);
         byte* value = null;
         nuint length = (nuint)sizeof(byte*);
         ThrowIfFailed(Mallctl(name, &value, &length, null, 0), name, typeof(string));
@@ -84,7 +94,9 @@ public static unsafe partial class Jem
     /// <exception cref="MallctlException">The key does not exist, is read-only, or does not take a string.</exception>
     public static void SetMallctlString(string name, string value)
     {
+        ArgumentException.ThrowIfNullOrEmpty(name);
         ArgumentNullException.ThrowIfNull(value);
+        MallctlStringKeys.ThrowIfNotString(name);
         byte* utf8 = (byte*)Marshal.StringToCoTaskMemUTF8(value);
         try
         {
@@ -106,12 +118,14 @@ public static unsafe partial class Jem
     /// <c>arena.0.purge</c>) can be replaced afterwards with <see cref="MallctlMib{T}.WithIndex"/>.
     /// </summary>
     /// <exception cref="MallctlException">The name does not exist.</exception>
+    /// <exception cref="ArgumentException"><paramref name="name"/> is empty.</exception>
     public static MallctlMib<T> MallctlNameToMib<T>(string name) => new(name, LookupMib(name));
 
     /// <summary>
     /// Calls <c>je_mallctlnametomib</c> directly.
     /// </summary>
-    /// <returns>0, or the error number jemalloc returned.</returns>
+    /// <returns>0, or the error number jemalloc returned (<c>ENOENT</c> for an unknown name, <c>EINVAL</c> when <paramref name="mib"/> is too short).</returns>
+    /// <exception cref="ArgumentException"><paramref name="name"/> is empty.</exception>
     public static int MallctlNameToMib(string name, Span<nuint> mib, out int mibLength)
     {
         ArgumentException.ThrowIfNullOrEmpty(name);
@@ -128,10 +142,16 @@ public static unsafe partial class Jem
         return result;
     }
 
-    /// <summary>Calls <c>je_mallctlbymib</c> directly.</summary>
+    /// <summary>Calls <c>je_mallctlbymib</c> directly with a MIB from <see cref="MallctlNameToMib(string, Span{nuint}, out int)"/>.</summary>
     /// <returns>0, or the error number jemalloc returned.</returns>
+    /// <exception cref="ArgumentException"><paramref name="mib"/> is empty.</exception>
     public static int MallctlByMib(ReadOnlySpan<nuint> mib, void* oldValue, nuint* oldLength, void* newValue, nuint newLength)
     {
+        if (mib.IsEmpty)
+        {
+            throw new ArgumentException("The MIB is empty.", nameof(mib));
+        }
+
         fixed (nuint* mibPointer = mib)
         {
             return JemNative.MallctlByMib(mibPointer, (nuint)mib.Length, oldValue, oldLength, newValue, newLength);

@@ -43,6 +43,7 @@ public readonly unsafe struct MallctlMib<T>
     {
         if (typeof(T) == typeof(string))
         {
+            MallctlStringKeys.ThrowIfNotString(Name);
             byte* text = null;
             nuint length = (nuint)sizeof(byte*);
             Check(Jem.MallctlByMib(_mib, &text, &length, null, 0));
@@ -63,6 +64,8 @@ public readonly unsafe struct MallctlMib<T>
     {
         if (typeof(T) == typeof(string))
         {
+            MallctlStringKeys.ThrowIfNotString(Name);
+            ArgumentNullException.ThrowIfNull(value);
             nint utf8 = Marshal.StringToCoTaskMemUTF8((string)(object)value!);
             try
             {

@@ -1,0 +1,109 @@
+using jemalloc.Interop;
+
+namespace jemalloc;
+
+public static partial class Jem
+{
+    /// <summary>
+    /// Sets jemalloc's options (a <c>malloc_conf</c> string such as <c>narenas:2,dirty_decay_ms:0</c>)
+    /// for when the library loads. jemalloc reads its options once, while it loads, so this must be
+    /// called before the first jemalloc call; a later call replaces an earlier one. Equivalent to
+    /// setting the <c>JE_MALLOC_CONF</c> environment variable before the process starts.
+    /// </summary>
+    /// <remarks>
+    /// jemalloc ignores an unknown option or a bad value (it prints <c>&lt;jemalloc&gt;: Invalid conf pair</c>
+    /// to standard error while loading): use <see cref="GetConfigurationReport()"/> afterwards to see
+    /// which options were rejected. <c>abort:true</c> and <c>abort_conf:true</c> are refused, because they
+    /// make jemalloc end the process on a warning or a bad option instead of reporting it.
+    /// </remarks>
+    /// <param name="conf">Comma-separated <c>key:value</c> pairs.</param>
+    /// <exception cref="ArgumentNullException"><paramref name="conf"/> is null.</exception>
+    /// <exception cref="ArgumentException"><paramref name="conf"/> is not a list of <c>key:value</c> pairs, or asks for <c>abort</c>/<c>abort_conf</c>.</exception>
+    /// <exception cref="InvalidOperationException">The library has already loaded (its options can no longer change).</exception>
+    public static void Init(string conf)
+    {
+        ArgumentNullException.ThrowIfNull(conf);
+        foreach ((string key, string value) in ParseConfiguration(conf))
+        {
+            if ((key == "abort" || key == "abort_conf") && value == "true")
+            {
+                throw new ArgumentException(
+                    $"'{key}:true' would make jemalloc end the process instead of reporting a problem; it is not accepted by Jem.Init.", nameof(conf));
+            }
+        }
+
+        NativeLibraryLoader.SetConfiguration(conf);
+    }
+
+    /// <summary>The options given to <see cref="Init(string)"/>, or else the <c>JE_MALLOC_CONF</c> environment variable; null when neither.</summary>
+    public static string? RequestedConfiguration =>
+        NativeLibraryLoader.RequestedConfiguration ?? Environment.GetEnvironmentVariable(NativeLibraryLoader.ConfigurationVariable);
+
+    /// <summary>
+    /// Compares the options jemalloc was started with (<see cref="RequestedConfiguration"/>) with the
+    /// values it uses (<c>opt.*</c>), telling which were applied and which were rejected. Loads the
+    /// library if it is not loaded yet.
+    /// </summary>
+    /// <exception cref="JemallocLibraryException">The native library could not be loaded.</exception>
+    public static JemallocConfigurationReport GetConfigurationReport() => CheckConfiguration(RequestedConfiguration ?? string.Empty);
+
+    /// <summary>
+    /// Compares each option of <paramref name="conf"/> with the value jemalloc uses (<c>opt.&lt;key&gt;</c>).
+    /// </summary>
+    /// <param name="conf">Comma-separated <c>key:value</c> pairs; empty for none.</param>
+    /// <exception cref="ArgumentNullException"><paramref name="conf"/> is null.</exception>
+    /// <exception cref="ArgumentException"><paramref name="conf"/> is not a list of <c>key:value</c> pairs.</exception>
+    /// <exception cref="JemallocLibraryException">The native library could not be loaded.</exception>
+    public static JemallocConfigurationReport CheckConfiguration(string conf)
+    {
+        ArgumentNullException.ThrowIfNull(conf);
+        var checks = new List<JemallocOptionCheck>();
+        if (!string.IsNullOrEmpty(conf))
+        {
+            foreach ((string key, string value) in ParseConfiguration(conf))
+            {
+                checks.Add(JemallocOptionCatalog.Check(key, value));
+            }
+        }
+
+        return new JemallocConfigurationReport(conf, checks);
+    }
+
+    /// <summary>Splits <c>key:value,key:value</c> as jemalloc does, rejecting what jemalloc could not parse.</summary>
+    private static List<(string Key, string Value)> ParseConfiguration(string conf)
+    {
+        if (string.IsNullOrWhiteSpace(conf))
+        {
+            throw new ArgumentException("The configuration is empty; expected key:value pairs such as 'narenas:2,dirty_decay_ms:0'.", nameof(conf));
+        }
+
+        var pairs = new List<(string, string)>();
+        foreach (string pair in conf.Split(','))
+        {
+            int colon = pair.IndexOf(':', StringComparison.Ordinal);
+            string key = colon < 0 ? pair : pair[..colon];
+            if (colon <= 0 || colon == pair.Length - 1)
+            {
+                throw new ArgumentException(
+                    $"'{pair}' in the configuration '{conf}' is not a key:value pair (expected e.g. 'narenas:2', pairs separated by commas).", nameof(conf));
+            }
+
+            if (!key.All(c => char.IsAsciiLetterOrDigit(c) || c == '_'))
+            {
+                throw new ArgumentException(
+                    $"'{key}' in the configuration '{conf}' is not a valid option name (letters, digits and '_' only).", nameof(conf));
+            }
+
+            string value = pair[(colon + 1)..];
+            if (value.Any(char.IsWhiteSpace) || value.Any(char.IsControl))
+            {
+                throw new ArgumentException(
+                    $"The value of '{key}' in the configuration '{conf}' contains white space or control characters.", nameof(conf));
+            }
+
+            pairs.Add((key, value));
+        }
+
+        return pairs;
+    }
+}

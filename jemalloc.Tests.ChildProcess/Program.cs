@@ -1,0 +1,97 @@
+namespace jemalloc.Tests.ChildProcess;
+
+/// <summary>
+/// Runs one scenario and prints its observations, one per line, for the test that started it.
+/// Exit code 0: the scenario ran; 2: bad arguments.
+/// </summary>
+internal static class Program
+{
+    private static int Main(string[] args)
+    {
+        switch (args.FirstOrDefault())
+        {
+            case "load":
+                return Load();
+            case "conf" when args.Length == 2:
+                return Configure(args[1]);
+            case "messages":
+                return Messages();
+            case "report":
+                return Report();
+            default:
+                Console.Error.WriteLine("usage: load | conf <malloc_conf> | report | messages");
+                return 2;
+        }
+    }
+
+    /// <summary>Allocates once; prints where the library came from or the loading error.</summary>
+    private static unsafe int Load()
+    {
+        try
+        {
+            void* memory = Jem.Malloc(16);
+            Jem.Free(memory);
+            Console.WriteLine($"LOADED {Jem.NativeLibraryPath ?? "(host probing)"}");
+        }
+        catch (JemallocLibraryException exception)
+        {
+            Console.WriteLine($"{nameof(JemallocLibraryException)} {exception.Message}");
+        }
+
+        return 0;
+    }
+
+    /// <summary>Applies options before the library loads, then reports what jemalloc made of them.</summary>
+    private static int Configure(string conf)
+    {
+        Jem.Init(conf);
+        Console.WriteLine($"LOADED_BEFORE_CALL {Jem.IsLoaded}");
+        foreach (JemallocOptionCheck option in Jem.GetConfigurationReport().Options)
+        {
+            Console.WriteLine($"OPTION {option.Key}|{option.Status}|{option.EffectiveValue}");
+        }
+
+        try
+        {
+            Jem.Init(conf);
+            Console.WriteLine("INIT_AFTER_LOAD accepted");
+        }
+        catch (InvalidOperationException exception)
+        {
+            Console.WriteLine($"INIT_AFTER_LOAD {exception.GetType().Name} {exception.Message}");
+        }
+
+        return 0;
+    }
+
+    /// <summary>Reports the options jemalloc was started with, without calling Init.</summary>
+    private static int Report()
+    {
+        JemallocConfigurationReport report = Jem.GetConfigurationReport();
+        Console.WriteLine($"REQUESTED {report.Configuration}");
+        foreach (JemallocOptionCheck option in report.Options)
+        {
+            Console.WriteLine($"OPTION {option.Key}|{option.Status}|{option.EffectiveValue}");
+        }
+
+        return 0;
+    }
+
+    /// <summary>
+    /// Prints statistics through jemalloc's message function three times: with nobody listening
+    /// (standard error), with a writer set (captured), and after the writer is removed (standard error again).
+    /// </summary>
+    private static int Messages()
+    {
+        Jem.PrintStats("J");
+        Console.Error.Flush();
+        using var writer = new StringWriter();
+        Jem.MessageWriter = writer;
+        Jem.PrintStats("J");
+        Jem.MessageWriter = null;
+        Console.WriteLine($"CAPTURED_BEGIN{Environment.NewLine}{writer}{Environment.NewLine}CAPTURED_END");
+        Console.Out.Flush();
+        Jem.PrintStats("J");
+        return 0;
+    }
+}
