@@ -27,6 +27,25 @@ public sealed unsafe class TuningPresetsTests
         }
     }
 
+    [Theory]
+    [MemberData(nameof(Presets))]
+    public void Every_preset_option_is_applied_by_jemalloc_in_a_fresh_process(string preset)
+    {
+        ChildProcessRunner.Result result = ChildProcessRunner.RunHelper(new Dictionary<string, string?>(), "conf", preset);
+
+        Assert.True(result.ExitCode == 0, result.ToString());
+        foreach (string pair in preset.Split(','))
+        {
+            string key = pair.Split(':')[0];
+            // Applied, or NotVerifiable where the report cannot read the option's type back; never Rejected.
+            Assert.True(result.Output.Contains($"OPTION {key}|", StringComparison.Ordinal), $"{key} is missing:{Environment.NewLine}{result}");
+            Assert.False(result.Output.Contains($"OPTION {key}|Rejected|", StringComparison.Ordinal), $"{key} was rejected:{Environment.NewLine}{result}");
+        }
+
+        // jemalloc itself names any pair it ignores, while loading.
+        Assert.DoesNotContain("Invalid conf", result.Error, StringComparison.Ordinal);
+    }
+
     [Fact]
     public void Small_objects_preset_has_the_measured_thread_cache_sizes() =>
         Assert.Equal("tcache_nslots_small_min:1000,tcache_nslots_small_max:2000", TuningPresets.SmallObjects);
