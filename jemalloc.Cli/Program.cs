@@ -1,10 +1,117 @@
+using CommandLine;
+using CommandLine.Text;
+using jemalloc.Cli.Commands;
+using jemalloc.Cli.Options;
+
 namespace jemalloc.Cli;
 
-internal static class Program
+/// <summary>The <c>jembench</c> entry point: parses the verb and its options and runs it.</summary>
+public static class Program
 {
-    private static int Main(string[] args)
+    /// <summary>Success.</summary>
+    public const int ExitSuccess = 0;
+
+    /// <summary>The command line is wrong.</summary>
+    public const int ExitBadArguments = 1;
+
+    /// <summary>A benchmark failed or gave a wrong result.</summary>
+    public const int ExitBenchmarkFailed = 2;
+
+    /// <summary>The run would not fit in this machine's memory.</summary>
+    public const int ExitNotEnoughMemory = 3;
+
+    /// <summary>Anything else went wrong (e.g. the native library is missing).</summary>
+    public const int ExitError = 4;
+
+    internal static readonly Type[] Verbs =
+    [
+        typeof(MallocOptions), typeof(ArrayOptions), typeof(BufferOptions), typeof(HugeArrayOptions),
+        typeof(VectorOptions), typeof(AllocOptions), typeof(InfoOptions), typeof(MicroOptions),
+    ];
+
+    private static int Main(string[] args) => Run(args, Console.Out, Console.Error);
+
+    /// <summary>Runs jembench with <paramref name="args"/>, writing help and messages to the given writers.</summary>
+    /// <returns>The process exit code.</returns>
+    public static int Run(string[] args, TextWriter output, TextWriter error)
     {
-        Console.WriteLine($"jembench: native library {Jem.Load()}");
-        return 0;
+        ArgumentNullException.ThrowIfNull(args);
+        ArgumentNullException.ThrowIfNull(output);
+        ArgumentNullException.ThrowIfNull(error);
+        using var parser = new Parser(settings =>
+        {
+            settings.HelpWriter = null;
+            settings.AutoHelp = true;
+            settings.AutoVersion = true;
+            settings.CaseSensitive = true;
+        });
+        ParserResult<object> parsed = parser.ParseArguments(args, Verbs);
+        if (parsed is NotParsed<object> notParsed)
+        {
+            return ReportParseErrors(notParsed, output, error);
+        }
+
+        try
+        {
+            return parsed.Value switch
+            {
+                MallocOptions o => SuiteCommands.Malloc(o, output),
+                ArrayOptions o => SuiteCommands.Array(o, output),
+                BufferOptions o => SuiteCommands.Buffer(o, output),
+                HugeArrayOptions o => SuiteCommands.HugeArray(o, output),
+                VectorOptions o => SuiteCommands.Vector(o, output),
+                AllocOptions o => SuiteCommands.Alloc(o, output),
+                InfoOptions o => InfoCommand.Run(o, output),
+                MicroOptions o => MicroCommand.Run(o, output),
+                _ => throw new CommandLineException($"Unknown verb {parsed.Value.GetType().Name}."),
+            };
+        }
+        catch (CommandLineException e)
+        {
+            error.WriteLine($"jembench: {e.Message}");
+            error.WriteLine("Run 'jembench --help' or 'jembench <verb> --help' for the options.");
+            return ExitBadArguments;
+        }
+        catch (InsufficientMemoryException e)
+        {
+            error.WriteLine(e.Message);
+            return ExitNotEnoughMemory;
+        }
+        catch (JemallocLibraryException e)
+        {
+            error.WriteLine($"jembench: {e.Message}");
+            return ExitError;
+        }
+        catch (InvalidOperationException e)
+        {
+            error.WriteLine($"jembench: {e.Message}");
+            return ExitError;
+        }
+    }
+
+    private static int ReportParseErrors(NotParsed<object> result, TextWriter output, TextWriter error)
+    {
+        bool askedForHelp = result.Errors.All(e => e is HelpRequestedError or HelpVerbRequestedError or VersionRequestedError or NoVerbSelectedError);
+        if (result.Errors.Any(e => e is VersionRequestedError))
+        {
+            output.WriteLine(HeadingInfo.Default);
+            return ExitSuccess;
+        }
+
+        HelpText help = HelpText.AutoBuild(result, h =>
+        {
+            h.AdditionalNewLineAfterOption = false;
+            h.AddDashesToOption = true;
+            h.Copyright = "Benchmarks jemalloc.NET's native data structures against managed arrays (BenchmarkDotNet).";
+            return HelpText.DefaultParsingErrorsHandler(result, h);
+        }, e => e, verbsIndex: true);
+        if (askedForHelp)
+        {
+            output.WriteLine(help);
+            return ExitSuccess;
+        }
+
+        error.WriteLine(help);
+        return ExitBadArguments;
     }
 }

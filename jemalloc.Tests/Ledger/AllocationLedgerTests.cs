@@ -1,4 +1,3 @@
-using System.Text;
 using jemalloc.Interop;
 using jemalloc.Tests.Support;
 
@@ -280,28 +279,5 @@ public sealed unsafe class AllocationLedgerTests : LeakCheckedTest
         workers.ForEach(w => w.Join());
 
         Assert.Equal(liveCount, AllocationLedger.LiveCount);
-    }
-
-    /// <summary>Creates and destroys explicit arenas through raw mallctl.</summary>
-    private static class TestArena
-    {
-        internal static uint Create()
-        {
-            uint arena;
-            nuint length = sizeof(uint);
-            Assert.Equal(0, Mallctl("arenas.create", &arena, &length));
-            return arena;
-        }
-
-        internal static void Destroy(uint arena) => Assert.Equal(0, Mallctl($"arena.{arena}.destroy", null, null));
-
-        private static int Mallctl(string name, void* oldValue, nuint* oldLength)
-        {
-            byte[] utf8 = Encoding.ASCII.GetBytes(name + "\0");
-            fixed (byte* namePointer = utf8)
-            {
-                return JemNative.Mallctl(namePointer, oldValue, oldLength, null, 0);
-            }
-        }
     }
 }

@@ -1,0 +1,115 @@
+using System.Collections.Concurrent;
+using BenchmarkDotNet.Analysers;
+using BenchmarkDotNet.Diagnosers;
+using BenchmarkDotNet.Engines;
+using BenchmarkDotNet.Exporters;
+using BenchmarkDotNet.Loggers;
+using BenchmarkDotNet.Reports;
+using BenchmarkDotNet.Running;
+using BenchmarkDotNet.Toolchains.InProcess.Emit;
+using BenchmarkDotNet.Validators;
+
+namespace jemalloc.Benchmarks.Infrastructure;
+
+/// <summary>
+/// Adds three measurements per benchmark, taken around BenchmarkDotNet's actual (measured) run:
+/// bytes allocated by jemalloc per operation and the change of jemalloc's live bytes, the process's
+/// peak resident memory, and page faults per operation.
+/// </summary>
+/// <remarks>
+/// The measurements are taken by the host when the benchmark process signals the start and end of
+/// the actual run, with the benchmark paused, so nothing is added to the measured time. Peak
+/// resident memory is reset at the start (<c>/proc/&lt;pid&gt;/clear_refs</c>), so each benchmark
+/// shows its own peak even when several run in one process. The jemalloc counters can only be read
+/// inside the benchmark's own process: for benchmarks run out of process they are not available.
+/// </remarks>
+public sealed class ResourceDiagnoser : IDiagnoser
+{
+    private readonly ConcurrentDictionary<BenchmarkCase, Sample> _before = new();
+    private readonly ConcurrentDictionary<BenchmarkCase, Sample> _after = new();
+
+    /// <summary>The one instance added to every configuration.</summary>
+    public static ResourceDiagnoser Instance { get; } = new();
+
+    private ResourceDiagnoser()
+    {
+    }
+
+    /// <inheritdoc/>
+    public IEnumerable<string> Ids => ["JemResources"];
+
+    /// <inheritdoc/>
+    public IEnumerable<IExporter> Exporters => [];
+
+    /// <inheritdoc/>
+    public IEnumerable<IAnalyser> Analysers => [];
+
+    /// <inheritdoc/>
+    public RunMode GetRunMode(BenchmarkCase benchmarkCase) => RunMode.NoOverhead;
+
+    /// <inheritdoc/>
+    public void Handle(HostSignal signal, DiagnoserActionParameters parameters)
+    {
+        ArgumentNullException.ThrowIfNull(parameters);
+        bool inProcess = parameters.BenchmarkCase.Job.Infrastructure.Toolchain is InProcessEmitToolchain;
+        int processId = inProcess ? Environment.ProcessId : parameters.Process.Id;
+        switch (signal)
+        {
+            case HostSignal.BeforeActualRun:
+                ProcessMemory.ResetPeakResident(processId);
+                _before[parameters.BenchmarkCase] = Sample.Take(processId, inProcess);
+                break;
+            case HostSignal.AfterActualRun:
+                _after[parameters.BenchmarkCase] = Sample.Take(processId, inProcess);
+                break;
+        }
+    }
+
+    /// <inheritdoc/>
+    public IEnumerable<Metric> ProcessResults(DiagnoserResults results)
+    {
+        ArgumentNullException.ThrowIfNull(results);
+        if (!_before.TryRemove(results.BenchmarkCase, out Sample before) || !_after.TryRemove(results.BenchmarkCase, out Sample after))
+        {
+            yield break;
+        }
+
+        double operations = Math.Max(1, results.TotalOperations);
+        if (before.ThreadAllocated is ulong allocatedBefore && after.ThreadAllocated is ulong allocatedAfter)
+        {
+            yield return new Metric(ResourceMetric.JemAllocatedPerOperation, (allocatedAfter - allocatedBefore) / operations);
+        }
+
+        if (before.JemLive is ulong liveBefore && after.JemLive is ulong liveAfter)
+        {
+            yield return new Metric(ResourceMetric.JemLiveChange, (double)(long)(liveAfter - liveBefore));
+        }
+
+        if (after.PeakResident is long peak)
+        {
+            yield return new Metric(ResourceMetric.PeakResident, peak);
+        }
+
+        if (before.Faults is var (minorBefore, majorBefore) && after.Faults is var (minorAfter, majorAfter))
+        {
+            yield return new Metric(ResourceMetric.PageFaultsPerOperation, (minorAfter - minorBefore + majorAfter - majorBefore) / operations);
+        }
+    }
+
+    /// <inheritdoc/>
+    public void DisplayResults(ILogger logger)
+    {
+    }
+
+    /// <inheritdoc/>
+    public IEnumerable<ValidationError> Validate(ValidationParameters validationParameters) => [];
+
+    private readonly record struct Sample(ulong? ThreadAllocated, ulong? JemLive, long? PeakResident, (long Minor, long Major)? Faults)
+    {
+        public static Sample Take(int processId, bool inProcess) => new(
+            inProcess ? JemControl.ThreadAllocatedBytes() : null,
+            inProcess ? JemControl.LiveBytes() : null,
+            ProcessMemory.PeakResidentBytes(processId),
+            ProcessMemory.PageFaults(processId));
+    }
+}

@@ -1,0 +1,48 @@
+using BenchmarkDotNet.Columns;
+using BenchmarkDotNet.Reports;
+
+namespace jemalloc.Benchmarks.Infrastructure;
+
+/// <summary>The columns <see cref="ResourceDiagnoser"/> adds to the results.</summary>
+internal sealed class ResourceMetric : IMetricDescriptor
+{
+    public static readonly ResourceMetric JemAllocatedPerOperation = new(
+        "JemAllocated", "Jem Allocated", "Bytes allocated by jemalloc per operation on the benchmark thread (thread.allocated)", UnitType.Size, "B", 1);
+
+    public static readonly ResourceMetric JemLiveChange = new(
+        "JemLiveDelta", "Jem Live Δ", "Change of jemalloc's live bytes (stats.allocated) over the whole measured run", UnitType.Size, "B", 2);
+
+    public static readonly ResourceMetric PeakResident = new(
+        "PeakRss", "Peak RSS", "Peak resident memory of the process during the measured run (VmHWM)", UnitType.Size, "B", 3);
+
+    public static readonly ResourceMetric PageFaultsPerOperation = new(
+        "PageFaults", "Faults/op", "Page faults (minor + major) per operation (/proc/<pid>/stat)", UnitType.Dimensionless, "", 4);
+
+    private ResourceMetric(string id, string displayName, string legend, UnitType unitType, string unit, int priority)
+    {
+        Id = id;
+        DisplayName = displayName;
+        Legend = legend;
+        UnitType = unitType;
+        Unit = unit;
+        PriorityInCategory = priority;
+    }
+
+    public string Id { get; }
+
+    public string DisplayName { get; }
+
+    public string Legend { get; }
+
+    public string NumberFormat => "N0";
+
+    public UnitType UnitType { get; }
+
+    public string Unit { get; }
+
+    public bool TheGreaterTheBetter => false;
+
+    public int PriorityInCategory { get; }
+
+    public bool GetIsAvailable(Metric metric) => true;
+}

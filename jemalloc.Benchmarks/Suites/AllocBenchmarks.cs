@@ -1,0 +1,191 @@
+using System.Buffers;
+using System.Runtime.InteropServices;
+using BenchmarkDotNet.Attributes;
+using jemalloc.Benchmarks.Infrastructure;
+
+namespace jemalloc.Benchmarks.Suites;
+
+/// <summary>
+/// The <c>alloc</c> suite: small-object throughput. Each operation makes <see cref="Parameter"/>
+/// allocations of sizes drawn from {64, 96, 150, 200, 400, 1024, 4096} bytes, writes to each, keeps
+/// them all alive, then frees them all: jemalloc against the C library's <c>malloc</c>
+/// (<see cref="NativeMemory.Alloc(nuint)"/>), <c>new byte[]</c> and <see cref="ArrayPool{T}"/>.
+/// </summary>
+public unsafe class AllocBenchmarks
+{
+    /// <summary>The sizes the allocations are drawn from.</summary>
+    public static IReadOnlyList<int> AllocationSizes { get; } = [64, 96, 150, 200, 400, 1024, 4096];
+
+    private int[] _sizes = [];
+    private nint[] _pointers = [];
+    private byte[]?[] _arrays = [];
+    private long _expected;
+    private long _lastResult;
+
+    /// <summary>The sizes given on the command line.</summary>
+    public static IEnumerable<long> Counts => SuiteParameters.Sizes;
+
+    /// <summary>Allocations per operation.</summary>
+    [ParamsSource(nameof(Counts))]
+    public long Parameter { get; set; }
+
+    /// <summary>Draws the allocation sizes (the same sequence in every process) and the expected result.</summary>
+    [GlobalSetup]
+    public void Setup()
+    {
+        int count = checked((int)Parameter);
+        var random = new Random(2048);
+        _sizes = new int[count];
+        _expected = 0;
+        for (int i = 0; i < count; i++)
+        {
+            _sizes[i] = AllocationSizes[random.Next(AllocationSizes.Count)];
+            _expected += _sizes[i] + (byte)i;
+        }
+
+        _pointers = new nint[count];
+        _arrays = new byte[]?[count];
+    }
+
+    /// <summary>The C library's allocator, as .NET exposes it.</summary>
+    [Benchmark(Baseline = true, Description = "NativeMemory.Alloc/Free (C malloc)")]
+    public long NativeMemoryAllocFree()
+    {
+        int[] sizes = _sizes;
+        nint[] pointers = _pointers;
+        for (int i = 0; i < sizes.Length; i++)
+        {
+            byte* memory = (byte*)NativeMemory.Alloc((nuint)sizes[i]);
+            Touch(memory, sizes[i], i);
+            pointers[i] = (nint)memory;
+        }
+
+        long total = Sum(pointers, sizes);
+        for (int i = 0; i < pointers.Length; i++)
+        {
+            NativeMemory.Free((void*)pointers[i]);
+        }
+
+        return _lastResult = total;
+    }
+
+    /// <summary>jemalloc's <c>malloc</c>/<c>free</c>.</summary>
+    [Benchmark(Description = "Jem.Malloc/Free")]
+    public long JemMallocFree()
+    {
+        int[] sizes = _sizes;
+        nint[] pointers = _pointers;
+        for (int i = 0; i < sizes.Length; i++)
+        {
+            byte* memory = (byte*)Jem.Malloc((nuint)sizes[i]);
+            Touch(memory, sizes[i], i);
+            pointers[i] = (nint)memory;
+        }
+
+        long total = Sum(pointers, sizes);
+        for (int i = 0; i < pointers.Length; i++)
+        {
+            Jem.Free((void*)pointers[i]);
+        }
+
+        return _lastResult = total;
+    }
+
+    /// <summary>jemalloc's <c>mallocx</c> with a sized free (<c>sdallocx</c>), which skips the size lookup.</summary>
+    [Benchmark(Description = "Jem mallocx/sdallocx")]
+    public long JemSizedFree()
+    {
+        int[] sizes = _sizes;
+        nint[] pointers = _pointers;
+        for (int i = 0; i < sizes.Length; i++)
+        {
+            byte* memory = (byte*)Interop.JemNative.Mallocx((nuint)sizes[i], 0);
+            Touch(memory, sizes[i], i);
+            pointers[i] = (nint)memory;
+        }
+
+        long total = Sum(pointers, sizes);
+        for (int i = 0; i < pointers.Length; i++)
+        {
+            Jem.Sdallocx((void*)pointers[i], (nuint)sizes[i], 0);
+        }
+
+        return _lastResult = total;
+    }
+
+    /// <summary>Managed arrays, dropped together for the garbage collector.</summary>
+    [Benchmark(Description = "new byte[]")]
+    public long ManagedArrays()
+    {
+        int[] sizes = _sizes;
+        byte[]?[] arrays = _arrays;
+        long total = 0;
+        for (int i = 0; i < sizes.Length; i++)
+        {
+            byte[] array = new byte[sizes[i]];
+            array[0] = (byte)i;
+            array[^1] = (byte)i;
+            arrays[i] = array;
+        }
+
+        for (int i = 0; i < arrays.Length; i++)
+        {
+            total += arrays[i]!.Length + arrays[i]![^1];
+        }
+
+        Array.Clear(arrays);
+        return _lastResult = total;
+    }
+
+    /// <summary>Arrays rented from the shared pool and all returned.</summary>
+    [Benchmark(Description = "ArrayPool<byte>.Shared")]
+    public long PooledArrays()
+    {
+        int[] sizes = _sizes;
+        byte[]?[] arrays = _arrays;
+        long total = 0;
+        for (int i = 0; i < sizes.Length; i++)
+        {
+            byte[] array = ArrayPool<byte>.Shared.Rent(sizes[i]);
+            array[0] = (byte)i;
+            array[sizes[i] - 1] = (byte)i;
+            arrays[i] = array;
+        }
+
+        for (int i = 0; i < arrays.Length; i++)
+        {
+            total += sizes[i] + arrays[i]![sizes[i] - 1];
+            ArrayPool<byte>.Shared.Return(arrays[i]!);
+        }
+
+        Array.Clear(arrays);
+        return _lastResult = total;
+    }
+
+    /// <summary>Checks the last operation's result.</summary>
+    [GlobalCleanup]
+    public void Cleanup() =>
+        ResultChecks.Equal($"alloc x{Parameter}", _expected, _lastResult, "sum of sizes and bytes written in the last operation");
+
+    private static void Touch(byte* memory, int size, int index)
+    {
+        if (memory == null)
+        {
+            NativeMemoryError.Throw("allocator", (nuint)size);
+        }
+
+        memory[0] = (byte)index;
+        memory[size - 1] = (byte)index;
+    }
+
+    private static long Sum(nint[] pointers, int[] sizes)
+    {
+        long total = 0;
+        for (int i = 0; i < pointers.Length; i++)
+        {
+            total += sizes[i] + ((byte*)pointers[i])[sizes[i] - 1];
+        }
+
+        return total;
+    }
+}

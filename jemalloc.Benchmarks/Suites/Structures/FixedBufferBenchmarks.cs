@@ -1,0 +1,64 @@
+using BenchmarkDotNet.Attributes;
+using jemalloc.Benchmarks.Infrastructure;
+
+namespace jemalloc.Benchmarks.Suites.Structures;
+
+/// <summary>The <c>buffer</c> suite's fill and create benchmarks: <see cref="FixedBuffer{T}"/> against managed arrays.</summary>
+/// <typeparam name="T">The element type.</typeparam>
+public unsafe class FixedBufferBenchmarks<T> : StructureBenchmarks<T> where T : unmanaged, IEquatable<T>
+{
+    private FixedBuffer<T> _buffer;
+
+    /// <inheritdoc/>
+    protected override string StructureName => $"FixedBuffer<{typeof(T).Name}>";
+
+    /// <summary>Fills the FixedBuffer with <see cref="FixedBuffer{T}.Fill"/>.</summary>
+    [Benchmark(Description = "FixedBuffer<T>.Fill")]
+    [BenchmarkCategory(Categories.Fill)]
+    public override void FillNative() => _buffer.Fill(Value);
+
+    /// <summary>Creates a FixedBuffer, fills it and frees it.</summary>
+    [Benchmark(Description = "new FixedBuffer<T> + Fill (4 KiB pages)")]
+    [BenchmarkCategory(Categories.Create)]
+    public override void CreateNative() => CreateAndFill(AllocationOptions.Default);
+
+    /// <summary>Creates a FixedBuffer on transparent huge pages, fills it and frees it.</summary>
+    [Benchmark(Description = "new FixedBuffer<T> + Fill (huge pages)")]
+    [BenchmarkCategory(Categories.Create)]
+    public override void CreateNativeHugePages() => CreateAndFill(AllocationOptions.WithHugePages);
+
+    /// <inheritdoc/>
+    protected override void* NativePointer => (void*)_buffer.Pointer;
+
+    /// <inheritdoc/>
+    protected override void AllocateNative(bool hugePages) =>
+        _buffer = new FixedBuffer<T>(checked((int)Parameter), hugePages ? AllocationOptions.WithHugePages : AllocationOptions.Default);
+
+    /// <inheritdoc/>
+    protected override void FreeNative()
+    {
+        if (_buffer.IsValid)
+        {
+            _buffer.Free();
+        }
+
+        _buffer = default;
+    }
+
+    /// <inheritdoc/>
+    protected override bool NativeAllEqual(T value) => !_buffer.Span.ContainsAnyExcept(value);
+
+    private void CreateAndFill(AllocationOptions options)
+    {
+        var buffer = new FixedBuffer<T>(checked((int)Parameter), options);
+        try
+        {
+            buffer.Fill(Value);
+            Observe(buffer[0], buffer[buffer.Length - 1], buffer.Length);
+        }
+        finally
+        {
+            buffer.Free();
+        }
+    }
+}

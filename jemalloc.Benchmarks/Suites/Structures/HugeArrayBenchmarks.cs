@@ -1,0 +1,62 @@
+using System.Diagnostics.CodeAnalysis;
+using BenchmarkDotNet.Attributes;
+using jemalloc.Benchmarks.Infrastructure;
+
+namespace jemalloc.Benchmarks.Suites.Structures;
+
+/// <summary>
+/// The <c>hugearray</c> suite's fill and create benchmarks: <see cref="HugeArray{T}"/> of any length
+/// against the largest managed array .NET allows (<see cref="Array.MaxLength"/> elements), or one of
+/// the same length when that is smaller.
+/// </summary>
+/// <typeparam name="T">The element type.</typeparam>
+[SuppressMessage("Design", "CA1001:Types that own disposable fields should be disposable", Justification = "BenchmarkDotNet frees benchmark state in [GlobalCleanup], which disposes it.")]
+public unsafe class HugeArrayBenchmarks<T> : StructureBenchmarks<T> where T : unmanaged, IEquatable<T>
+{
+    private HugeArray<T>? _array;
+
+    /// <inheritdoc/>
+    protected override int ManagedLength => (int)Math.Min(Parameter, Array.MaxLength);
+
+    /// <inheritdoc/>
+    protected override string StructureName => $"HugeArray<{typeof(T).Name}>";
+
+    /// <summary>Fills the HugeArray with <see cref="HugeBuffer{T}.Fill"/>.</summary>
+    [Benchmark(Description = "HugeArray<T>.Fill")]
+    [BenchmarkCategory(Categories.Fill)]
+    public override void FillNative() => _array!.Fill(Value);
+
+    /// <summary>Creates a HugeArray, fills it and frees it.</summary>
+    [Benchmark(Description = "new HugeArray<T> + Fill (4 KiB pages)")]
+    [BenchmarkCategory(Categories.Create)]
+    public override void CreateNative() => CreateAndFill(AllocationOptions.Default);
+
+    /// <summary>Creates a HugeArray on transparent huge pages, fills it and frees it.</summary>
+    [Benchmark(Description = "new HugeArray<T> + Fill (huge pages)")]
+    [BenchmarkCategory(Categories.Create)]
+    public override void CreateNativeHugePages() => CreateAndFill(AllocationOptions.WithHugePages);
+
+    /// <inheritdoc/>
+    protected override void* NativePointer => (void*)_array!.Pointer;
+
+    /// <inheritdoc/>
+    protected override void AllocateNative(bool hugePages) =>
+        _array = new HugeArray<T>(Parameter, hugePages ? AllocationOptions.WithHugePages : AllocationOptions.Default);
+
+    /// <inheritdoc/>
+    protected override void FreeNative()
+    {
+        _array?.Dispose();
+        _array = null;
+    }
+
+    /// <inheritdoc/>
+    protected override bool NativeAllEqual(T value) => AllEqual((T*)_array!.Pointer, _array.Length, value);
+
+    private void CreateAndFill(AllocationOptions options)
+    {
+        using var array = new HugeArray<T>(Parameter, options);
+        array.Fill(Value);
+        Observe(array[0], array[array.Length - 1], array.Length);
+    }
+}

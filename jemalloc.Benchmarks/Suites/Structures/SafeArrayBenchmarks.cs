@@ -1,0 +1,55 @@
+using System.Diagnostics.CodeAnalysis;
+using BenchmarkDotNet.Attributes;
+using jemalloc.Benchmarks.Infrastructure;
+
+namespace jemalloc.Benchmarks.Suites.Structures;
+
+/// <summary>The <c>array</c> suite's fill and create benchmarks: <see cref="SafeArray{T}"/> against managed arrays.</summary>
+/// <typeparam name="T">The element type.</typeparam>
+[SuppressMessage("Design", "CA1001:Types that own disposable fields should be disposable", Justification = "BenchmarkDotNet frees benchmark state in [GlobalCleanup], which disposes it.")]
+public unsafe class SafeArrayBenchmarks<T> : StructureBenchmarks<T> where T : unmanaged, IEquatable<T>
+{
+    private SafeArray<T>? _array;
+
+    /// <inheritdoc/>
+    protected override string StructureName => $"SafeArray<{typeof(T).Name}>";
+
+    /// <summary>Fills the SafeArray with <see cref="SafeBuffer{T}.Fill"/>.</summary>
+    [Benchmark(Description = "SafeArray<T>.Fill")]
+    [BenchmarkCategory(Categories.Fill)]
+    public override void FillNative() => _array!.Fill(Value);
+
+    /// <summary>Creates a SafeArray, fills it and frees it.</summary>
+    [Benchmark(Description = "new SafeArray<T> + Fill (4 KiB pages)")]
+    [BenchmarkCategory(Categories.Create)]
+    public override void CreateNative() => CreateAndFill(AllocationOptions.Default);
+
+    /// <summary>Creates a SafeArray on transparent huge pages, fills it and frees it.</summary>
+    [Benchmark(Description = "new SafeArray<T> + Fill (huge pages)")]
+    [BenchmarkCategory(Categories.Create)]
+    public override void CreateNativeHugePages() => CreateAndFill(AllocationOptions.WithHugePages);
+
+    /// <inheritdoc/>
+    protected override void* NativePointer => (void*)_array!.Pointer;
+
+    /// <inheritdoc/>
+    protected override void AllocateNative(bool hugePages) =>
+        _array = new SafeArray<T>(checked((int)Parameter), hugePages ? AllocationOptions.WithHugePages : AllocationOptions.Default);
+
+    /// <inheritdoc/>
+    protected override void FreeNative()
+    {
+        _array?.Dispose();
+        _array = null;
+    }
+
+    /// <inheritdoc/>
+    protected override bool NativeAllEqual(T value) => !_array!.Span.ContainsAnyExcept(value);
+
+    private void CreateAndFill(AllocationOptions options)
+    {
+        using var array = new SafeArray<T>(checked((int)Parameter), options);
+        array.Fill(Value);
+        Observe(array[0], array[array.Length - 1], array.Length);
+    }
+}

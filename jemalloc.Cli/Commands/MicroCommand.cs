@@ -1,0 +1,69 @@
+using System.Reflection;
+using BenchmarkDotNet.Attributes;
+using BenchmarkDotNet.Running;
+using jemalloc.Benchmarks.Infrastructure;
+using jemalloc.Cli.Options;
+
+namespace jemalloc.Cli.Commands;
+
+/// <summary><c>jembench micro</c>: runs the micro-benchmarks of namespace <c>jemalloc.Benchmarks.Micro</c>.</summary>
+public static class MicroCommand
+{
+    /// <summary>The namespace the micro-benchmarks live in.</summary>
+    public const string MicroNamespace = "jemalloc.Benchmarks.Micro";
+
+    /// <summary>The benchmark classes in <see cref="MicroNamespace"/>.</summary>
+    public static IReadOnlyList<Type> MicroBenchmarkTypes() =>
+        [.. typeof(SuiteRunner).Assembly.GetTypes()
+            .Where(t => t.Namespace == MicroNamespace && t is { IsClass: true, IsAbstract: false, IsGenericTypeDefinition: false } &&
+                        t.GetMethods().Any(m => m.GetCustomAttribute<BenchmarkAttribute>() is not null))
+            .OrderBy(t => t.Name, StringComparer.Ordinal)];
+
+    /// <summary>Lists or runs the micro-benchmarks matching the filter.</summary>
+    /// <exception cref="CommandLineException">There are none, or none match.</exception>
+    public static int Run(MicroOptions options, TextWriter output)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        ArgumentNullException.ThrowIfNull(output);
+        RunSettings settings = options.ToRunSettings();
+        IReadOnlyList<Type> types = MicroBenchmarkTypes();
+        if (types.Count == 0)
+        {
+            throw new CommandLineException($"micro: this build has no micro-benchmarks (no benchmark classes in namespace {MicroNamespace}).");
+        }
+
+        string[] filters = [.. options.Filter];
+        if (filters.Length == 0)
+        {
+            filters = ["*"];
+        }
+
+        if (options.List)
+        {
+            foreach (Type type in types)
+            {
+                output.WriteLine(type.FullName);
+            }
+
+            return Program.ExitSuccess;
+        }
+
+        if (settings.Conf is string conf)
+        {
+            JemConfiguration.Apply(conf);
+        }
+
+        var config = JemBenchConfig.Create(settings, [], JemBenchConfig.InProcessJob(settings));
+        ResultChecks.Clear();
+        var summaries = BenchmarkSwitcher.FromTypes([.. types]).Run(["--filter", .. filters], config).ToList();
+        if (summaries.Count == 0 || summaries.All(s => s.BenchmarksCases.Length == 0))
+        {
+            throw new CommandLineException($"micro: no micro-benchmark matches the filter {string.Join(" ", filters)}; 'jembench micro --list' shows them.");
+        }
+
+        var failures = summaries.SelectMany(s => s.BenchmarksCases.Where(b => s[b] is not { Success: true, ResultStatistics: not null })
+            .Select(b => $"failed or not measured: {b.DisplayInfo}")).ToList();
+        failures.AddRange(ResultChecks.All.Where(c => !c.Passed).Select(c => $"wrong result: {c.Benchmark}: {c.Description}"));
+        return SuiteCommands.Report(new SuiteOutcome(summaries, ResultChecks.All, failures), output);
+    }
+}

@@ -1,0 +1,11 @@
+using CommandLine;
+
+namespace jemalloc.Cli.Options;
+
+/// <summary><c>jembench hugearray</c> (alias <c>huge</c>): <c>HugeArray&lt;T&gt;</c> against the largest managed array.</summary>
+[Verb("hugearray", aliases: ["huge"], HelpText = "HugeArray<T> (64-bit lengths) against the largest managed array .NET allows: --create, --fill, --math. Sizes: element counts.")]
+public sealed class HugeArrayOptions : StructureOptions
+{
+    /// <inheritdoc/>
+    protected override bool AllowsUdt => true;
+}
