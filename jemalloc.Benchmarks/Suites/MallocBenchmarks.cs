@@ -84,7 +84,7 @@ public unsafe class MallocBenchmarks<T> where T : unmanaged
     [BenchmarkCategory(Categories.Create)]
     public void CreateJemZeroed()
     {
-        T* memory = (T*)Interop.JemNative.Mallocx(Bytes, MallocxFlags.Zero);
+        T* memory = (T*)global::jemalloc.Interop.JemNative.Mallocx(Bytes, MallocxFlags.Zero);
         if (memory == null)
         {
             NativeMemoryError.Throw("je_mallocx", Bytes);
