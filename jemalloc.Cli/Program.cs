@@ -27,6 +27,7 @@ public static class Program
     [
         typeof(MallocOptions), typeof(ArrayOptions), typeof(BufferOptions), typeof(HugeArrayOptions),
         typeof(VectorOptions), typeof(AllocOptions), typeof(InfoOptions), typeof(MicroOptions),
+        typeof(HugePagesOptions), typeof(ArenaOptions),
     ];
 
     private static int Main(string[] args) => Run(args, Console.Out, Console.Error);
@@ -62,6 +63,8 @@ public static class Program
                 VectorOptions o => SuiteCommands.Vector(o, output),
                 AllocOptions o => SuiteCommands.Alloc(o, output),
                 InfoOptions o => InfoCommand.Run(o, output),
+                HugePagesOptions o => HugePagesCommand.Run(o, output),
+                ArenaOptions o => ArenaCommand.Run(o, output),
                 MicroOptions o => MicroCommand.Run(o, output),
                 _ => throw new CommandLineException($"Unknown verb {parsed.Value.GetType().Name}."),
             };
