@@ -12,9 +12,12 @@ namespace jemalloc;
 /// </summary>
 /// <remarks>
 /// <para>
-/// Everything is allocated in the arena with <c>MALLOCX_ARENA(i) | MALLOCX_TCACHE_NONE</c>: no thread
-/// cache ever holds the arena's memory, so a reset cannot leave a cache pointing at freed memory.
-/// High-level structures are created in it through <see cref="Options"/>; they count against the
+/// No automatic thread cache ever holds the arena's memory, so a reset cannot leave one pointing at
+/// freed memory. Raw allocations (<see cref="Allocate(nuint)"/>) go through an explicit jemalloc
+/// thread cache per thread and arena (<c>tcache.create</c>), which keeps small allocations on
+/// jemalloc's fast path; the arena flushes all of them before a reset and destroys them with the
+/// arena. Structures are allocated with <c>MALLOCX_ARENA(i) | MALLOCX_TCACHE_NONE</c>, because they
+/// may be freed on any thread. High-level structures are created in it through <see cref="Options"/>; they count against the
 /// budget, and <see cref="Reset"/> and <see cref="Dispose"/> invalidate them through the
 /// <see cref="AllocationLedger"/> before the memory goes: any later access to them throws
 /// <see cref="ObjectDisposedException"/>, and disposing them afterwards frees nothing twice.
@@ -37,6 +40,7 @@ public sealed unsafe class JemArena : IDisposable
 {
     private const string TypeName = nameof(JemArena);
     private readonly ArenaAccount _account;
+    private readonly ArenaThreadCaches _threadCaches = new();
     private readonly int _flags;
 
     /// <summary>Creates a new arena.</summary>
@@ -168,7 +172,7 @@ public sealed unsafe class JemArena : IDisposable
         try
         {
             nuint size = JemNative.Sallocx(memory, _flags);
-            JemNative.Dallocx(memory, _flags);
+            JemNative.Dallocx(memory, _threadCaches.FlagsFor(_flags));
             _account.Refund((long)size);
         }
         finally
@@ -218,6 +222,7 @@ public sealed unsafe class JemArena : IDisposable
         try
         {
             _ = AllocationLedger.InvalidateArena(Index);
+            _threadCaches.FlushAll();
             MallctlKeys.Arena(Index).Reset.Run();
             reset = true;
         }
@@ -244,14 +249,25 @@ public sealed unsafe class JemArena : IDisposable
     }
 
     /// <summary>
-    /// Reads the arena's statistics from jemalloc. Refreshes jemalloc's statistics first (writes
+    /// Reads the arena's statistics from jemalloc. Returns the per-thread caches' objects to the
+    /// arena (holding allocations back meanwhile) and refreshes jemalloc's statistics first (writes
     /// <c>epoch</c>), which costs far more than an allocation: not for hot paths.
     /// </summary>
     /// <exception cref="ObjectDisposedException">The arena has been destroyed.</exception>
     /// <exception cref="MallctlException">jemalloc was built without statistics.</exception>
     public ArenaStatistics GetStatistics()
     {
-        ThrowIfDisposed();
+        // Objects freed into the per-thread caches still count as allocated in the arena: return them first.
+        _account.CloseAndDrain();
+        try
+        {
+            _threadCaches.FlushAll();
+        }
+        finally
+        {
+            _account.Reopen(cleared: false);
+        }
+
         MallctlKeys.Epoch.Set(1);
         ArenaKeys keys = MallctlKeys.Arena(Index);
         long page = (long)MallctlKeys.Arenas.Page.Get();
@@ -309,6 +325,7 @@ public sealed unsafe class JemArena : IDisposable
 
         try
         {
+            _threadCaches.FlushAll();
             MallctlKeys.Arena(Index).Destroy.Run();
         }
         catch (MallctlException e)
@@ -320,6 +337,7 @@ public sealed unsafe class JemArena : IDisposable
                 $"Arena {Index} cannot be destroyed while a thread has it as its thread.arena; its memory was freed (as by Reset) but the arena remains. Move those threads to another arena first.", e);
         }
 
+        _threadCaches.Dispose();
         _account.MarkDestroyed();
     }
 
@@ -345,7 +363,7 @@ public sealed unsafe class JemArena : IDisposable
         long charged = _account.EnterAndCharge(size, flags);
         try
         {
-            void* memory = JemNative.Mallocx(size, flags);
+            void* memory = JemNative.Mallocx(size, _threadCaches.FlagsFor(flags));
             if (memory == null)
             {
                 _account.Refund(charged);

@@ -387,6 +387,41 @@ public sealed unsafe class JemArenaTests : LeakCheckedTest
     }
 
     [Fact]
+    public void Small_memory_freed_on_any_thread_is_cached_per_thread_and_returned_by_statistics_and_reset()
+    {
+        using var arena = new JemArena();
+        nint[] blocks = [];
+        var allocating = new Thread(() => blocks = Enumerable.Range(0, 500).Select(i => (nint)arena.Allocate(64)).ToArray());
+        allocating.Start();
+        allocating.Join();
+        var freeing = new Thread(() =>
+        {
+            foreach (nint block in blocks)
+            {
+                ((byte*)block)[63] = 1;
+                arena.Free((void*)block);
+            }
+        });
+        freeing.Start();
+        freeing.Join();
+
+        Assert.Equal(0, arena.UsedBytes);
+        // The freeing thread's cache held the blocks: the statistics return them to the arena first.
+        Assert.Equal(0, arena.GetStatistics().SmallAllocatedBytes);
+
+        for (int i = 0; i < 100; i++)
+        {
+            arena.Free(arena.Allocate(128));
+        }
+
+        _ = arena.Allocate(256);
+        arena.Reset();
+        ArenaStatistics after = arena.GetStatistics();
+        Assert.Equal(0, after.SmallAllocatedBytes);
+        Assert.True(after.SmallAllocations > 0);
+    }
+
+    [Fact]
     public void Decay_settings_are_read_back_and_checked()
     {
         using var arena = new JemArena();
