@@ -1,6 +1,7 @@
 using System.Diagnostics.CodeAnalysis;
 using System.Collections;
 using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
 using jemalloc.Internal;
 
 namespace jemalloc;
@@ -104,19 +105,16 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
         get
         {
-            // The bounds check comes first: it also rejects default (length 0), so the validity check
-            // can skip the null test and stay a single load and compare.
-            if ((uint)index >= (uint)_length)
+            // The bounds check first, as a span's, which the JIT removes in loops that run up to
+            // Length; it also rejects a default structure (length 0), so the validity check after it
+            // needs no null test and is one load and one compare. Its throw is out of line.
+            ref T element = ref MemoryMarshal.CreateSpan(ref Unsafe.AsRef<T>(_pointer), _length)[index];
+            if (_handle.LiveMismatch != 0)
             {
-                ThrowHelper.ThrowIndexOutOfRangeOrDisposed(index, _length, _handle, TypeName);
+                ThrowHelper.ThrowFreed(TypeName);
             }
 
-            if (!_handle.IsLive)
-            {
-                ThrowHelper.ThrowObjectDisposed(TypeName);
-            }
-
-            return ref _pointer[index];
+            return ref element;
         }
     }
 

@@ -12,12 +12,16 @@ namespace jemalloc;
 /// Bulk work goes through spans of at most <see cref="DefaultChunkLength"/> elements (see <see cref="GetChunks()"/>).
 /// </summary>
 /// <typeparam name="T">Any unmanaged struct implementing <see cref="IEquatable{T}"/>.</typeparam>
-public abstract unsafe class HugeBuffer<T> : SafeHandle, IEnumerable<T>
+public abstract unsafe class HugeBuffer<T> : SafeHandle, IEnumerable<T>, IAllocationOwner
     where T : unmanaged, IEquatable<T>
 {
     private readonly T* _pointer;
     private readonly long _length;
     private readonly AllocationHandle _handle;
+    // The length the indexer checks against: Length while the memory is live, 0 once it is not.
+    // One field of this object is cheaper to check on every access than the ledger's state word
+    // (which it mirrors: set to 0 on dispose, finalization and arena invalidation).
+    private long _accessibleLength;
 
     /// <summary>Allocates <paramref name="length"/> zero-filled elements.</summary>
     /// <param name="length">The number of elements; greater than zero.</param>
@@ -41,7 +45,13 @@ public abstract unsafe class HugeBuffer<T> : SafeHandle, IEnumerable<T>
         var zeroed = options with { Flags = options.Flags | MallocxFlags.Zero };
         _pointer = (T*)AllocationLedger.Allocate((nuint)length * (nuint)sizeof(T), zeroed, AllocationKind.HugeBuffer, typeof(T), out _handle);
         _length = length;
+        _accessibleLength = length;
         SetHandle((nint)_pointer);
+        if (options.Flags.ArenaIndex is not null)
+        {
+            // Only an arena reset can invalidate the memory without going through this object.
+            AllocationLedger.AttachOwner(_handle, this);
+        }
     }
 
     /// <summary>The largest span handed out by the chunked operations: 1 GiB worth of elements.</summary>
@@ -70,14 +80,11 @@ public abstract unsafe class HugeBuffer<T> : SafeHandle, IEnumerable<T>
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
         get
         {
-            if ((ulong)index >= (ulong)_length)
+            // One load and one compare: the accessible length is 0 once the memory is gone, and the
+            // throw helper then tells a freed array from a bad index. The throw is out of line.
+            if ((ulong)index >= (ulong)_accessibleLength)
             {
-                ThrowHelper.ThrowIndexOutOfRangeOrDisposed(index, _length, _handle, GetType().Name);
-            }
-
-            if (!_handle.IsLive)
-            {
-                ThrowDisposed();
+                ThrowHelper.ThrowIndexFailure(index, _length, _handle, this);
             }
 
             return ref _pointer[index];
@@ -181,7 +188,7 @@ public abstract unsafe class HugeBuffer<T> : SafeHandle, IEnumerable<T>
     {
         if (!_handle.IsLive)
         {
-            ThrowDisposed();
+            ThrowHelper.ThrowFreed(this);
         }
     }
 
@@ -202,9 +209,9 @@ public abstract unsafe class HugeBuffer<T> : SafeHandle, IEnumerable<T>
     /// <exception cref="InvalidOperationException">The array is acquired (only when <paramref name="disposing"/>).</exception>
     protected override void Dispose(bool disposing)
     {
-        if (disposing && !IsClosed)
+        if (disposing && !IsClosed && AllocationLedger.Retire(_handle, GetType().Name, force: false))
         {
-            _ = AllocationLedger.Retire(_handle, GetType().Name, force: false);
+            _accessibleLength = 0;
         }
 
         base.Dispose(disposing);
@@ -213,6 +220,7 @@ public abstract unsafe class HugeBuffer<T> : SafeHandle, IEnumerable<T>
     /// <summary>Frees the memory; called once by <see cref="SafeHandle"/>.</summary>
     protected override bool ReleaseHandle()
     {
+        _accessibleLength = 0;
         AllocationLedger.FreeOwned(_handle, GetType().Name);
         return true;
     }
@@ -224,9 +232,6 @@ public abstract unsafe class HugeBuffer<T> : SafeHandle, IEnumerable<T>
             ThrowHelper.ThrowArgumentOutOfRange(paramName, start, $"The range [{start}, {start}+{count}) is not inside the array of length {_length}.");
         }
     }
-
-    [MethodImpl(MethodImplOptions.NoInlining)]
-    private void ThrowDisposed() => ThrowHelper.ThrowObjectDisposed(GetType().Name);
 
     /// <summary>Walks a <see cref="HugeBuffer{T}"/> as consecutive spans; use with <see langword="foreach"/>.</summary>
     public ref struct ChunkEnumerator
@@ -269,6 +274,9 @@ public abstract unsafe class HugeBuffer<T> : SafeHandle, IEnumerable<T>
             return true;
         }
     }
+
+    /// <summary>The ledger invalidated the memory (an arena reset): every later access throws.</summary>
+    void IAllocationOwner.OnInvalidated() => _accessibleLength = 0;
 
     /// <summary>Enumerates a <see cref="HugeBuffer{T}"/>, checking at each step that it was not disposed.</summary>
     public struct Enumerator : IEnumerator<T>

@@ -18,12 +18,16 @@ namespace jemalloc;
 /// compare) and the index. Disposing while <see cref="Acquire"/>d throws; disposing again does nothing.
 /// Freeing this array does not free <see cref="FixedBuffer{T}"/>s stored in its elements.
 /// </remarks>
-public abstract unsafe class SafeBuffer<T> : SafeHandle, IEnumerable<T>
+public abstract unsafe class SafeBuffer<T> : SafeHandle, IEnumerable<T>, IAllocationOwner
     where T : unmanaged, IEquatable<T>
 {
     private readonly T* _pointer;
     private readonly int _length;
     private readonly AllocationHandle _handle;
+    // The length the indexer checks against: Length while the memory is live, 0 once it is not.
+    // One field of this object is cheaper to check on every access than the ledger's state word
+    // (which it mirrors: set to 0 on dispose, finalization and arena invalidation).
+    private int _accessibleLength;
     private SafeBufferMemoryManager<T>? _memoryManager;
 
     /// <summary>Allocates <paramref name="length"/> zero-filled elements.</summary>
@@ -42,7 +46,13 @@ public abstract unsafe class SafeBuffer<T> : SafeHandle, IEnumerable<T>
         var zeroed = options with { Flags = options.Flags | MallocxFlags.Zero };
         _pointer = (T*)AllocationLedger.Allocate((nuint)length * (nuint)sizeof(T), zeroed, AllocationKind.SafeBuffer, typeof(T), out _handle);
         _length = length;
+        _accessibleLength = length;
         SetHandle((nint)_pointer);
+        if (options.Flags.ArenaIndex is not null)
+        {
+            // Only an arena reset can invalidate the memory without going through this object.
+            AllocationLedger.AttachOwner(_handle, this);
+        }
     }
 
     /// <summary>The number of elements.</summary>
@@ -68,17 +78,15 @@ public abstract unsafe class SafeBuffer<T> : SafeHandle, IEnumerable<T>
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
         get
         {
-            if ((uint)index >= (uint)_length)
+            // One load and one compare: the accessible length is 0 once the memory is gone, and the
+            // throw helper then tells a freed array from a bad index. The throw is out of line.
+            if ((uint)index >= (uint)_accessibleLength)
             {
-                ThrowHelper.ThrowIndexOutOfRangeOrDisposed(index, _length, _handle, GetType().Name);
+                ThrowHelper.ThrowIndexFailure(index, _length, _handle, this);
             }
 
-            if (!_handle.IsLive)
-            {
-                ThrowDisposed();
-            }
-
-            return ref _pointer[index];
+            // Non-negative after the check: zero-extending is free where sign-extending is not.
+            return ref _pointer[(uint)index];
         }
     }
 
@@ -195,7 +203,7 @@ public abstract unsafe class SafeBuffer<T> : SafeHandle, IEnumerable<T>
     {
         if (!_handle.IsLive)
         {
-            ThrowDisposed();
+            ThrowHelper.ThrowFreed(this);
         }
     }
 
@@ -216,9 +224,9 @@ public abstract unsafe class SafeBuffer<T> : SafeHandle, IEnumerable<T>
     /// <exception cref="InvalidOperationException">The array is acquired (only when <paramref name="disposing"/>).</exception>
     protected override void Dispose(bool disposing)
     {
-        if (disposing && !IsClosed)
+        if (disposing && !IsClosed && AllocationLedger.Retire(_handle, GetType().Name, force: false))
         {
-            _ = AllocationLedger.Retire(_handle, GetType().Name, force: false);
+            _accessibleLength = 0;
         }
 
         base.Dispose(disposing);
@@ -227,12 +235,13 @@ public abstract unsafe class SafeBuffer<T> : SafeHandle, IEnumerable<T>
     /// <summary>Frees the memory; called once by <see cref="SafeHandle"/>.</summary>
     protected override bool ReleaseHandle()
     {
+        _accessibleLength = 0;
         AllocationLedger.FreeOwned(_handle, GetType().Name);
         return true;
     }
 
-    [MethodImpl(MethodImplOptions.NoInlining)]
-    private void ThrowDisposed() => ThrowHelper.ThrowObjectDisposed(GetType().Name);
+    /// <summary>The ledger invalidated the memory (an arena reset): every later access throws.</summary>
+    void IAllocationOwner.OnInvalidated() => _accessibleLength = 0;
 
     /// <summary>Enumerates a <see cref="SafeBuffer{T}"/>, checking at each step that it was not disposed.</summary>
     public struct Enumerator : IEnumerator<T>

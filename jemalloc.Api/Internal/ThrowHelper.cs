@@ -46,17 +46,37 @@ internal static class ThrowHelper
         throw new NotSupportedException(message);
 
     /// <summary>
-    /// The slow path of an indexer whose bounds check failed: a freed structure reports that it was
-    /// freed (its length may no longer mean anything), a live one that the index is out of range.
+    /// The failure of an indexer's bounds check. Unlike the helpers above it is not marked
+    /// NoInlining: a method whose body is only a <see langword="throw"/> is recognised by the JIT as
+    /// never returning, so the call is moved out of the loop and the loop's loads can be hoisted.
+    /// A freed structure reports that it was freed (its length no longer means anything), a live one
+    /// that the index is out of range.
     /// </summary>
-    [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
-    internal static void ThrowIndexOutOfRangeOrDisposed(long index, long length, in AllocationHandle handle, string typeName)
-    {
-        if (!handle.IsValid && length > 0)
-        {
-            ThrowObjectDisposed(typeName);
-        }
+    [DoesNotReturn]
+    internal static void ThrowIndexFailure(long index, long length, AllocationHandle handle, string typeName) =>
+        throw IndexFailure(index, length, handle, typeName);
 
-        ThrowIndexOutOfRange(index, length);
-    }
+    /// <summary>The failure of an indexer's validity check; a throw-only body, as <see cref="ThrowIndexFailure(long, long, AllocationHandle, string)"/>.</summary>
+    [DoesNotReturn]
+    internal static void ThrowFreed(string typeName) => throw Freed(typeName);
+
+    /// <summary>The failure of an indexer's validity check in a class: the name is taken only here, off the hot path.</summary>
+    [DoesNotReturn]
+    internal static void ThrowFreed(object owner) => throw Freed(owner.GetType().Name);
+
+    /// <summary>As <see cref="ThrowIndexFailure(long, long, AllocationHandle, string)"/> for a class.</summary>
+    [DoesNotReturn]
+    internal static void ThrowIndexFailure(long index, long length, AllocationHandle handle, object owner) =>
+        throw IndexFailure(index, length, handle, owner.GetType().Name);
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static ObjectDisposedException Freed(string typeName) =>
+        new(typeName, $"This {typeName} has been freed (through this or another copy, or by an arena reset); its memory can no longer be used.");
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    [SuppressMessage("Usage", "CA2201:Do not raise reserved exception types", Justification = "Same exception as T[] and Span<T> indexers.")]
+    private static Exception IndexFailure(long index, long length, AllocationHandle handle, string typeName) =>
+        !handle.IsValid && length > 0
+            ? Freed(typeName)
+            : new IndexOutOfRangeException($"Index {index} is outside the bounds of the buffer (length {length}).");
 }

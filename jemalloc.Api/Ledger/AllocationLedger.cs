@@ -48,6 +48,7 @@ public static unsafe class AllocationLedger
         public int NextFree;
         public Type? ElementType;
         public StackTrace? AllocatedAt;
+        public WeakReference<IAllocationOwner>? Owner;
     }
 
     // Chunks are never moved or freed, so a state pointer stays valid for the life of the process;
@@ -280,6 +281,20 @@ public static unsafe class AllocationLedger
         }
     }
 
+    /// <summary>
+    /// Records the object that owns a live allocation, so that <see cref="InvalidateArena"/> can tell
+    /// it (weakly referenced: a leaked owner is still finalized). If the allocation was invalidated
+    /// before this call, the owner is told at once.
+    /// </summary>
+    internal static void AttachOwner(in AllocationHandle handle, IAllocationOwner owner)
+    {
+        EntryOf(handle.Slot).Owner = new WeakReference<IAllocationOwner>(owner);
+        if (!handle.IsValid)
+        {
+            owner.OnInvalidated();
+        }
+    }
+
     /// <summary>Checks a handle, throwing <see cref="ObjectDisposedException"/> if its allocation is gone.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal static void ThrowIfInvalid(in AllocationHandle handle, string ownerName)
@@ -411,7 +426,13 @@ public static unsafe class AllocationLedger
         foreach (var (slot, state) in locked)
         {
             Volatile.Write(ref *StateOf(slot), (long)((ulong)(Generation(state) + 1) << 32));
-            ReleaseSlot(slot, ref EntryOf(slot));
+            ref Entry entry = ref EntryOf(slot);
+            if (entry.Owner is not null && entry.Owner.TryGetTarget(out IAllocationOwner? owner))
+            {
+                owner.OnInvalidated();
+            }
+
+            ReleaseSlot(slot, ref entry);
         }
 
         return locked.Count;
@@ -480,6 +501,7 @@ public static unsafe class AllocationLedger
     {
         entry.ElementType = null;
         entry.AllocatedAt = null;
+        entry.Owner = null;
         entry.Address = 0;
         entry.Size = 0;
         entry.Arena = NoArena;

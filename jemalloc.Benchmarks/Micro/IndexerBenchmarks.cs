@@ -1,0 +1,163 @@
+using System.Diagnostics.CodeAnalysis;
+using BenchmarkDotNet.Attributes;
+
+namespace jemalloc.Benchmarks.Micro;
+
+/// <summary>
+/// An indexer loop over 10M <see cref="int"/>s: each checked structure against the same loop over a
+/// <see cref="Span{T}"/> of the same native memory (the baseline: no validity check at all).
+/// Goal: every structure within 1.5x of the span.
+/// </summary>
+[MemoryDiagnoser]
+[SuppressMessage("Design", "CA1001:Types that own disposable fields should be disposable", Justification = "BenchmarkDotNet frees them in [GlobalCleanup].")]
+public class IndexerBenchmarks
+{
+    private FixedBuffer<int> _fixedBuffer;
+    private SafeArray<int> _safeArray = null!;
+    private HugeArray<int> _hugeArray = null!;
+    private int[] _managed = null!;
+
+    /// <summary>The number of elements.</summary>
+    [Params(10_000_000)]
+    public int Length { get; set; }
+
+    /// <summary>Allocates and fills the structures.</summary>
+    [GlobalSetup]
+    public void Setup()
+    {
+        _fixedBuffer = new FixedBuffer<int>(Length);
+        _safeArray = new SafeArray<int>(Length);
+        _hugeArray = new HugeArray<int>(Length);
+        _managed = new int[Length];
+        for (int i = 0; i < Length; i++)
+        {
+            _fixedBuffer[i] = i;
+            _safeArray[i] = i;
+            _hugeArray[i] = i;
+            _managed[i] = i;
+        }
+    }
+
+    /// <summary>Frees the structures.</summary>
+    [GlobalCleanup]
+    public void Cleanup()
+    {
+        _fixedBuffer.Free();
+        _safeArray.Dispose();
+        _hugeArray.Dispose();
+    }
+
+    /// <summary>Sums through a span over the FixedBuffer's native memory.</summary>
+    [Benchmark(Baseline = true, Description = "Span<int> (native memory) indexer sum")]
+    public int SpanSum()
+    {
+        Span<int> span = _fixedBuffer.Span;
+        int sum = 0;
+        for (int i = 0; i < span.Length; i++)
+        {
+            sum += span[i];
+        }
+
+        return sum;
+    }
+
+    /// <summary>Sums through a span over a managed array.</summary>
+    [Benchmark(Description = "Span<int> (managed array) indexer sum")]
+    public int ManagedSpanSum()
+    {
+        Span<int> span = _managed;
+        int sum = 0;
+        for (int i = 0; i < span.Length; i++)
+        {
+            sum += span[i];
+        }
+
+        return sum;
+    }
+
+    /// <summary>Sums through the FixedBuffer indexer.</summary>
+    [Benchmark(Description = "FixedBuffer<int> indexer sum")]
+    public int FixedBufferSum()
+    {
+        FixedBuffer<int> buffer = _fixedBuffer;
+        int sum = 0;
+        for (int i = 0; i < buffer.Length; i++)
+        {
+            sum += buffer[i];
+        }
+
+        return sum;
+    }
+
+    /// <summary>Sums through the SafeArray indexer.</summary>
+    [Benchmark(Description = "SafeArray<int> indexer sum")]
+    public int SafeArraySum()
+    {
+        SafeArray<int> array = _safeArray;
+        int sum = 0;
+        for (int i = 0; i < array.Length; i++)
+        {
+            sum += array[i];
+        }
+
+        return sum;
+    }
+
+    /// <summary>Sums through the HugeArray indexer.</summary>
+    [Benchmark(Description = "HugeArray<int> indexer sum")]
+    public int HugeArraySum()
+    {
+        HugeArray<int> array = _hugeArray;
+        int sum = 0;
+        for (long i = 0; i < array.Length; i++)
+        {
+            sum += array[i];
+        }
+
+        return sum;
+    }
+
+    /// <summary>Writes every element through a span (baseline of the write loops).</summary>
+    [Benchmark(Description = "Span<int> (native memory) indexer write")]
+    public void SpanWrite()
+    {
+        Span<int> span = _fixedBuffer.Span;
+        for (int i = 0; i < span.Length; i++)
+        {
+            span[i] = i;
+        }
+    }
+
+    /// <summary>Writes every element through the FixedBuffer indexer.</summary>
+    [Benchmark(Description = "FixedBuffer<int> indexer write")]
+    public void FixedBufferWrite()
+    {
+        FixedBuffer<int> buffer = _fixedBuffer;
+        for (int i = 0; i < buffer.Length; i++)
+        {
+            buffer[i] = i;
+        }
+    }
+
+    /// <summary>Writes every element through the SafeArray indexer.</summary>
+    [Benchmark(Description = "SafeArray<int> indexer write")]
+    public void SafeArrayWrite()
+    {
+        SafeArray<int> array = _safeArray;
+        for (int i = 0; i < array.Length; i++)
+        {
+            array[i] = i;
+        }
+    }
+
+    /// <summary>Writes every element through the HugeArray indexer.</summary>
+    [Benchmark(Description = "HugeArray<int> indexer write")]
+    public void HugeArrayWrite()
+    {
+        HugeArray<int> array = _hugeArray;
+        for (long i = 0; i < array.Length; i++)
+        {
+            array[i] = (int)i;
+        }
+    }
+}
