@@ -12,14 +12,19 @@ internal static class Program
         {
             case "load":
                 return Load();
+            case "load-from" when args.Length == 2:
+                Jem.SetNativeLibraryPath(args[1]);
+                return Load();
             case "conf" when args.Length == 2:
                 return Configure(args[1]);
             case "messages":
                 return Messages();
             case "report":
                 return Report();
+            case "messages-before-load":
+                return MessagesBeforeLoad();
             default:
-                Console.Error.WriteLine("usage: load | conf <malloc_conf> | report | messages");
+                Console.Error.WriteLine("usage: load | load-from <path> | conf <malloc_conf> | report | messages | messages-before-load");
                 return 2;
         }
     }
@@ -61,6 +66,17 @@ internal static class Program
             Console.WriteLine($"INIT_AFTER_LOAD {exception.GetType().Name} {exception.Message}");
         }
 
+        return 0;
+    }
+
+    /// <summary>Sets a writer before the library is loaded: the hook must be installed when it loads.</summary>
+    private static int MessagesBeforeLoad()
+    {
+        using var writer = new StringWriter();
+        Jem.MessageWriter = writer;
+        Console.WriteLine($"LOADED_AFTER_SETTING_WRITER {Jem.IsLoaded}");
+        Jem.PrintStats("J");
+        Console.WriteLine($"CAPTURED_BEGIN{Environment.NewLine}{writer}{Environment.NewLine}CAPTURED_END");
         return 0;
     }
 

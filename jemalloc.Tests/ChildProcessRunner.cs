@@ -54,7 +54,14 @@ internal static class ChildProcessRunner
         start.Environment.Remove("JE_MALLOC_CONF");
         foreach ((string name, string? value) in environment)
         {
-            start.Environment[name] = value;
+            if (value is null)
+            {
+                start.Environment.Remove(name);
+            }
+            else
+            {
+                start.Environment[name] = value;
+            }
         }
 
         using var process = Process.Start(start)!;

@@ -9,10 +9,14 @@ namespace jemalloc.Interop;
 /// </summary>
 /// <remarks>
 /// <para>
-/// <see cref="SuppressGCTransitionAttribute"/> is used only on calls that never block, never take
-/// a lock and never call back: the size queries. <c>malloc</c>/<c>free</c> and friends can take an
-/// arena mutex, map memory or purge pages, so they keep the normal transition (see the README's
-/// "GC transition" measurement).
+/// GC transition (measured with <c>jemalloc.Benchmarks.Interop.GcTransitionBenchmarks</c>; figures in the
+/// README): <see cref="SuppressGCTransitionAttribute"/> saves a few nanoseconds per call, but a call
+/// without transition must never block, take a lock or call back into .NET, or a garbage collection
+/// waits for it (or deadlocks). <c>malloc</c>, <c>free</c> and the other allocation functions can take
+/// an arena mutex, map memory or purge pages, so they keep the normal transition. Only the size
+/// queries (<c>sallocx</c>, <c>nallocx</c>, <c>malloc_usable_size</c>) skip it, and only once the calling
+/// thread's jemalloc state exists (see <see cref="SizeQueriesReady"/>): from then on they are lock-free
+/// lookups.
 /// </para>
 /// <para>
 /// The static constructor registers the resolver that finds the library; an explicit static
@@ -53,9 +57,25 @@ internal static unsafe partial class JemNative
     [LibraryImport(LibraryName, EntryPoint = "je_xallocx")]
     internal static partial nuint Xallocx(void* ptr, nuint size, nuint extra, int flags);
 
+    /// <summary><c>je_sallocx</c>: the real size of an allocation; see <see cref="SizeQueriesReady"/> for how the call is made.</summary>
+    internal static nuint Sallocx(void* ptr, int flags)
+    {
+        if (t_sizeQueriesReady)
+        {
+            return SallocxSuppressed(ptr, flags);
+        }
+
+        nuint size = SallocxWithTransition(ptr, flags);
+        t_sizeQueriesReady = true;
+        return size;
+    }
+
+    [LibraryImport(LibraryName, EntryPoint = "je_sallocx")]
+    private static partial nuint SallocxWithTransition(void* ptr, int flags);
+
     [LibraryImport(LibraryName, EntryPoint = "je_sallocx")]
     [SuppressGCTransition]
-    internal static partial nuint Sallocx(void* ptr, int flags);
+    private static partial nuint SallocxSuppressed(void* ptr, int flags);
 
     [LibraryImport(LibraryName, EntryPoint = "je_dallocx")]
     internal static partial void Dallocx(void* ptr, int flags);
@@ -63,13 +83,56 @@ internal static unsafe partial class JemNative
     [LibraryImport(LibraryName, EntryPoint = "je_sdallocx")]
     internal static partial void Sdallocx(void* ptr, nuint size, int flags);
 
+    /// <summary><c>je_nallocx</c>: the real size a request would get; see <see cref="SizeQueriesReady"/>.</summary>
+    internal static nuint Nallocx(nuint size, int flags)
+    {
+        if (t_sizeQueriesReady)
+        {
+            return NallocxSuppressed(size, flags);
+        }
+
+        nuint result = NallocxWithTransition(size, flags);
+        t_sizeQueriesReady = true;
+        return result;
+    }
+
+    [LibraryImport(LibraryName, EntryPoint = "je_nallocx")]
+    private static partial nuint NallocxWithTransition(nuint size, int flags);
+
     [LibraryImport(LibraryName, EntryPoint = "je_nallocx")]
     [SuppressGCTransition]
-    internal static partial nuint Nallocx(nuint size, int flags);
+    private static partial nuint NallocxSuppressed(nuint size, int flags);
+
+    /// <summary><c>je_malloc_usable_size</c>: the usable size of an allocation (0 for null); see <see cref="SizeQueriesReady"/>.</summary>
+    internal static nuint MallocUsableSize(void* ptr)
+    {
+        if (t_sizeQueriesReady)
+        {
+            return MallocUsableSizeSuppressed(ptr);
+        }
+
+        nuint size = MallocUsableSizeWithTransition(ptr);
+        t_sizeQueriesReady = true;
+        return size;
+    }
+
+    [LibraryImport(LibraryName, EntryPoint = "je_malloc_usable_size")]
+    private static partial nuint MallocUsableSizeWithTransition(void* ptr);
 
     [LibraryImport(LibraryName, EntryPoint = "je_malloc_usable_size")]
     [SuppressGCTransition]
-    internal static partial nuint MallocUsableSize(void* ptr);
+    private static partial nuint MallocUsableSizeSuppressed(void* ptr);
+
+    /// <summary>
+    /// Whether the calling thread has made a size query through the normal transition, which
+    /// initializes jemalloc's per-thread state. A thread's very first jemalloc call may take a
+    /// mutex and allocate that state (its thread cache), which a call without GC transition must
+    /// never do; every later size query is a lock-free lookup.
+    /// </summary>
+    internal static bool SizeQueriesReady => t_sizeQueriesReady;
+
+    [ThreadStatic]
+    private static bool t_sizeQueriesReady;
 
     [LibraryImport(LibraryName, EntryPoint = "je_mallctl")]
     internal static partial int Mallctl(byte* name, void* oldp, nuint* oldlenp, void* newp, nuint newlen);

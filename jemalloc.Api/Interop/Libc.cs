@@ -15,6 +15,14 @@ internal static partial class Libc
     [LibraryImport(LibraryName, EntryPoint = "setenv", StringMarshalling = StringMarshalling.Utf8, SetLastError = true)]
     internal static partial int SetEnv(string name, string value, int overwrite);
 
+    /// <summary>
+    /// Sets a variable in the Universal C Runtime's environment on Windows (and the process's). jemalloc's
+    /// <c>getenv</c> reads the C runtime's copy, which <see cref="Environment.SetEnvironmentVariable(string, string)"/>
+    /// does not update.
+    /// </summary>
+    [LibraryImport("ucrtbase.dll", EntryPoint = "_putenv_s", StringMarshalling = StringMarshalling.Utf8)]
+    internal static partial int PutEnvWindows(string name, string value);
+
     [LibraryImport(LibraryName, EntryPoint = "madvise", SetLastError = true)]
     internal static partial int Madvise(nint address, nuint length, int advice);
 

@@ -89,7 +89,11 @@ internal static class NativeLibraryLoader
 
             if (OperatingSystem.IsWindows())
             {
-                Environment.SetEnvironmentVariable(ConfigurationVariable, configuration);
+                int error = Libc.PutEnvWindows(ConfigurationVariable, configuration);
+                if (error != 0)
+                {
+                    throw new InvalidOperationException($"_putenv_s({ConfigurationVariable}) failed with error {error}.");
+                }
             }
             else if (Libc.SetEnv(ConfigurationVariable, configuration, 1) != 0)
             {

@@ -6,7 +6,7 @@ public static partial class Jem
 {
     /// <summary>The jemalloc version, e.g. <c>5.3.0-0-g54eaed1d…</c> (<c>version</c>).</summary>
     /// <exception cref="JemallocLibraryException">The native library could not be loaded.</exception>
-    public static string Version => GetMallctlString("version") ?? string.Empty;
+    public static string Version => MallctlKeys.Version.Get() ?? string.Empty;
 
     /// <summary>jemalloc's page size in bytes (<c>arenas.page</c>).</summary>
     /// <exception cref="JemallocLibraryException">The native library could not be loaded.</exception>

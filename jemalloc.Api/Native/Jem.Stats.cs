@@ -41,7 +41,7 @@ public static unsafe partial class Jem
     /// <summary>Writes <c>epoch</c>, which makes jemalloc refresh the statistics it reports through <c>stats.*</c>.</summary>
     /// <returns>The new epoch.</returns>
     /// <exception cref="JemallocLibraryException">The native library could not be loaded.</exception>
-    public static ulong RefreshStatistics() => ExchangeMallctl<ulong>("epoch", 1);
+    public static ulong RefreshStatistics() => ExchangeMallctl<ulong>(MallctlKeys.Epoch.Name, 1);
 
     /// <summary>
     /// Returns jemalloc's full statistics report (<c>malloc_stats_print</c>) as text.

@@ -103,6 +103,19 @@ public unsafe class GcTransitionBenchmarks
         return total;
     }
 
+    /// <summary>The library's size query: suppressed transition behind a per-thread readiness check.</summary>
+    [Benchmark(OperationsPerInvoke = Operations)]
+    public nuint SallocxLibrary()
+    {
+        nuint total = 0;
+        for (int i = 0; i < Operations; i++)
+        {
+            total += JemNative.Sallocx(_block, 0);
+        }
+
+        return total;
+    }
+
     /// <summary>A size query (<c>je_sallocx</c>) with the GC transition suppressed.</summary>
     [Benchmark(OperationsPerInvoke = Operations)]
     public nuint SallocxSuppressed()

@@ -69,6 +69,29 @@ public class LoadingTests
     }
 
     [Fact]
+    public void SetNativeLibraryPath_selects_another_build_and_wins_over_the_environment_variable()
+    {
+        string directory = Directory.CreateTempSubdirectory("jemalloc-net-explicit-").FullName;
+        try
+        {
+            string copy = Path.Combine(directory, "libjemallocnet.so");
+            File.Copy(Path.Combine(AppContext.BaseDirectory, "libjemallocnet.so"), copy);
+            ChildProcessRunner.Result result = ChildProcessRunner.RunHelper(
+                new Dictionary<string, string?> { ["JEMALLOC_NET_LIBRARY"] = "/nonexistent/libjemallocnet.so" }, "load-from", copy);
+            Assert.True(result.ExitCode == 0, result.ToString());
+            Assert.Equal($"LOADED {copy}", result.Output.Trim());
+
+            ChildProcessRunner.Result missing = ChildProcessRunner.RunHelper(
+                new Dictionary<string, string?>(), "load-from", Path.Combine(directory, "absent.so"));
+            Assert.Contains("Jem.SetNativeLibraryPath does not exist", missing.Output, StringComparison.Ordinal);
+        }
+        finally
+        {
+            Directory.Delete(directory, recursive: true);
+        }
+    }
+
+    [Fact]
     public void By_default_the_library_next_to_the_application_is_loaded()
     {
         ChildProcessRunner.Result result = ChildProcessRunner.RunHelper(new Dictionary<string, string?>(), "load");
