@@ -1,3 +1,4 @@
+using System.Reflection;
 using CommandLine;
 using CommandLine.Text;
 using jemalloc.Cli.Commands;
@@ -30,6 +31,10 @@ public static class Program
         typeof(HugePagesOptions), typeof(ArenaOptions),
     ];
 
+    /// <summary>"jembench" and its version, from this assembly (not the process's entry assembly, which may be a test host).</summary>
+    public static string Heading { get; } = new HeadingInfo("jembench",
+        typeof(Program).Assembly.GetCustomAttribute<AssemblyInformationalVersionAttribute>()?.InformationalVersion ?? typeof(Program).Assembly.GetName().Version?.ToString());
+
     private static int Main(string[] args) => Run(args, Console.Out, Console.Error);
 
     /// <summary>Runs jembench with <paramref name="args"/>, writing help and messages to the given writers.</summary>
@@ -39,14 +44,7 @@ public static class Program
         ArgumentNullException.ThrowIfNull(args);
         ArgumentNullException.ThrowIfNull(output);
         ArgumentNullException.ThrowIfNull(error);
-        using var parser = new Parser(settings =>
-        {
-            settings.HelpWriter = null;
-            settings.AutoHelp = true;
-            settings.AutoVersion = true;
-            settings.CaseSensitive = true;
-        });
-        ParserResult<object> parsed = parser.ParseArguments(args, Verbs);
+        ParserResult<object> parsed = Parse(args);
         if (parsed is NotParsed<object> notParsed)
         {
             return ReportParseErrors(notParsed, output, error);
@@ -92,17 +90,31 @@ public static class Program
         }
     }
 
+    /// <summary>Parses <paramref name="args"/> into one of the verbs' option classes, without running anything.</summary>
+    public static ParserResult<object> Parse(string[] args)
+    {
+        using var parser = new Parser(settings =>
+        {
+            settings.HelpWriter = null;
+            settings.AutoHelp = true;
+            settings.AutoVersion = true;
+            settings.CaseSensitive = true;
+        });
+        return parser.ParseArguments(args, Verbs);
+    }
+
     private static int ReportParseErrors(NotParsed<object> result, TextWriter output, TextWriter error)
     {
         bool askedForHelp = result.Errors.All(e => e is HelpRequestedError or HelpVerbRequestedError or VersionRequestedError or NoVerbSelectedError);
         if (result.Errors.Any(e => e is VersionRequestedError))
         {
-            output.WriteLine(HeadingInfo.Default);
+            output.WriteLine(Heading);
             return ExitSuccess;
         }
 
         HelpText help = HelpText.AutoBuild(result, h =>
         {
+            h.Heading = Heading;
             h.AdditionalNewLineAfterOption = false;
             h.AddDashesToOption = true;
             h.Copyright = "Benchmarks jemalloc.NET's native data structures against managed arrays (BenchmarkDotNet).";

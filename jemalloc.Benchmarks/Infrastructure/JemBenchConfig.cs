@@ -1,4 +1,5 @@
 using BenchmarkDotNet.Columns;
+using Perfolizer.Metrology;
 using BenchmarkDotNet.Configs;
 using BenchmarkDotNet.Diagnosers;
 using BenchmarkDotNet.Engines;
@@ -44,7 +45,8 @@ public static class JemBenchConfig
     public static Job InProcessJob(RunSettings settings)
     {
         ArgumentNullException.ThrowIfNull(settings);
-        return Shape(Job.Default, settings)
+        // Arrays over 2 GB are always allowed on .NET Core; the setting only documents it in the results.
+        return Shape(Job.Default.WithGcAllowVeryLargeObjects(true), settings)
             .WithToolchain(new InProcessEmitToolchain(InProcessTimeout, logOutput: !settings.Quick))
             .WithId("JemBenchmark");
     }
@@ -76,7 +78,7 @@ public static class JemBenchConfig
             .AddAnalyser(DefaultConfig.Instance.GetAnalysers().ToArray())
             .AddLogicalGroupRules(BenchmarkLogicalGroupRule.ByCategory, BenchmarkLogicalGroupRule.ByParams)
             .WithOrderer(new DefaultOrderer(SummaryOrderPolicy.Declared, MethodOrderPolicy.Declared))
-            .WithSummaryStyle(SummaryStyle.Default.WithMaxParameterColumnWidth(20))
+            .WithSummaryStyle(SummaryStyle.Default.WithMaxParameterColumnWidth(20).WithSizeUnit(SizeUnit.KB))
             .WithOption(ConfigOptions.DisableLogFile, settings.Quick);
         if (categories.Count > 0)
         {
@@ -108,7 +110,7 @@ public static class JemBenchConfig
 
     private static Job Shape(Job job, RunSettings settings)
     {
-        job = job.WithGcServer(false).WithGcConcurrent(false).WithGcForce(true).WithGcAllowVeryLargeObjects(true);
+        job = job.WithGcServer(false).WithGcConcurrent(false).WithGcForce(true);
         if (settings.Once || settings.Quick)
         {
             return job.WithStrategy(RunStrategy.ColdStart).WithLaunchCount(1).WithWarmupCount(0).WithIterationCount(1);

@@ -1,5 +1,4 @@
 using System.Text.RegularExpressions;
-using jemalloc.Interop;
 
 namespace jemalloc.Benchmarks.Infrastructure;
 
@@ -19,17 +18,9 @@ public static partial class JemConfiguration
     public static void Apply(string conf)
     {
         Validate(conf);
-        if (Jem.IsLoaded)
-        {
-            throw new InvalidOperationException("jemalloc is already loaded: its configuration can only be set before the first jemalloc call.");
-        }
+        Jem.Init(conf);
 
-        if (Libc.SetEnv(JemBenchConfig.ConfVariable, conf, 1) != 0)
-        {
-            throw new InvalidOperationException($"setenv({JemBenchConfig.ConfVariable}) failed with error {System.Runtime.InteropServices.Marshal.GetLastPInvokeError()}.");
-        }
-
-        // .NET keeps its own copy of the environment, which is what child processes inherit.
+        // Jem.Init sets the native environment; .NET keeps its own copy, which is what child processes inherit.
         Environment.SetEnvironmentVariable(JemBenchConfig.ConfVariable, conf);
     }
 

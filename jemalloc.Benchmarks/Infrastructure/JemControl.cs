@@ -69,50 +69,13 @@ public static unsafe class JemControl
 
     /// <summary>Bytes in live jemalloc allocations, process-wide (<c>stats.allocated</c>, refreshed first).</summary>
     /// <exception cref="InvalidOperationException">jemalloc refused the read.</exception>
-    public static ulong LiveBytes()
-    {
-        RefreshStatistics();
-        return ReadSize("stats.allocated");
-    }
-
-    /// <summary>Bytes ever allocated by jemalloc on the calling thread (<c>thread.allocated</c>).</summary>
-    /// <exception cref="InvalidOperationException">jemalloc refused the read.</exception>
-    public static ulong ThreadAllocatedBytes() => ReadUInt64("thread.allocated");
+    public static ulong LiveBytes() => Jem.GetStatistics(exact: true).Allocated;
 
     /// <summary>
     /// The full statistics report of <c>malloc_stats_print</c>: human-readable text, or JSON when
     /// <paramref name="json"/> is set.
     /// </summary>
-    public static string StatisticsReport(bool json)
-    {
-        var text = new StringBuilder(64 * 1024);
-        GCHandle state = GCHandle.Alloc(text);
-        try
-        {
-            byte* options = stackalloc byte[2] { json ? (byte)'J' : (byte)0, 0 };
-            JemNative.MallocStatsPrint(&AppendReport, (void*)GCHandle.ToIntPtr(state), options);
-        }
-        finally
-        {
-            state.Free();
-        }
-
-        return text.ToString();
-    }
-
-    [UnmanagedCallersOnly]
-    private static void AppendReport(void* state, byte* text)
-    {
-        // Nothing may be thrown back into jemalloc: a failed append only loses part of the report.
-        try
-        {
-            var builder = (StringBuilder)GCHandle.FromIntPtr((nint)state).Target!;
-            builder.Append(Marshal.PtrToStringUTF8((nint)text));
-        }
-        catch (Exception)
-        {
-        }
-    }
+    public static string StatisticsReport(bool json) => json ? Jem.GetStatsJson() : Jem.GetStatsText();
 
     private static T Read<T>(string name) where T : unmanaged
     {

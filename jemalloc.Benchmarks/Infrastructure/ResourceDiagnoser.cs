@@ -13,15 +13,15 @@ namespace jemalloc.Benchmarks.Infrastructure;
 
 /// <summary>
 /// Adds three measurements per benchmark, taken around BenchmarkDotNet's actual (measured) run:
-/// bytes allocated by jemalloc per operation and the change of jemalloc's live bytes, the process's
-/// peak resident memory, and page faults per operation.
+/// the change of the bytes allocated by jemalloc (<c>stats.allocated</c>: memory a benchmark keeps or
+/// leaks), the process's peak resident memory, and page faults per operation.
 /// </summary>
 /// <remarks>
 /// The measurements are taken by the host when the benchmark process signals the start and end of
 /// the actual run, with the benchmark paused, so nothing is added to the measured time. Peak
 /// resident memory is reset at the start (<c>/proc/&lt;pid&gt;/clear_refs</c>), so each benchmark
-/// shows its own peak even when several run in one process. The jemalloc counters can only be read
-/// inside the benchmark's own process: for benchmarks run out of process they are not available.
+/// shows its own peak even when several run in one process. The jemalloc counter can only be read
+/// inside the benchmark's own process: for benchmarks run out of process it is not available.
 /// </remarks>
 public sealed class ResourceDiagnoser : IDiagnoser
 {
@@ -51,17 +51,26 @@ public sealed class ResourceDiagnoser : IDiagnoser
     public void Handle(HostSignal signal, DiagnoserActionParameters parameters)
     {
         ArgumentNullException.ThrowIfNull(parameters);
-        bool inProcess = parameters.BenchmarkCase.Job.Infrastructure.Toolchain is InProcessEmitToolchain;
-        int processId = inProcess ? Environment.ProcessId : parameters.Process.Id;
-        switch (signal)
+        if (signal is not (HostSignal.BeforeActualRun or HostSignal.AfterActualRun))
         {
-            case HostSignal.BeforeActualRun:
-                ProcessMemory.ResetPeakResident(processId);
-                _before[parameters.BenchmarkCase] = Sample.Take(processId, inProcess);
-                break;
-            case HostSignal.AfterActualRun:
-                _after[parameters.BenchmarkCase] = Sample.Take(processId, inProcess);
-                break;
+            return;
+        }
+
+        bool inProcess = parameters.BenchmarkCase.Job.Infrastructure.Toolchain is InProcessEmitToolchain;
+        int? processId = inProcess ? Environment.ProcessId : parameters.Process?.Id;
+        if (processId is not int pid)
+        {
+            return;
+        }
+
+        if (signal == HostSignal.BeforeActualRun)
+        {
+            ProcessMemory.ResetPeakResident(pid);
+            _before[parameters.BenchmarkCase] = Sample.Take(pid, inProcess);
+        }
+        else
+        {
+            _after[parameters.BenchmarkCase] = Sample.Take(pid, inProcess);
         }
     }
 
@@ -75,11 +84,6 @@ public sealed class ResourceDiagnoser : IDiagnoser
         }
 
         double operations = Math.Max(1, results.TotalOperations);
-        if (before.ThreadAllocated is ulong allocatedBefore && after.ThreadAllocated is ulong allocatedAfter)
-        {
-            yield return new Metric(ResourceMetric.JemAllocatedPerOperation, (allocatedAfter - allocatedBefore) / operations);
-        }
-
         if (before.JemLive is ulong liveBefore && after.JemLive is ulong liveAfter)
         {
             yield return new Metric(ResourceMetric.JemLiveChange, (double)(long)(liveAfter - liveBefore));
@@ -104,10 +108,9 @@ public sealed class ResourceDiagnoser : IDiagnoser
     /// <inheritdoc/>
     public IEnumerable<ValidationError> Validate(ValidationParameters validationParameters) => [];
 
-    private readonly record struct Sample(ulong? ThreadAllocated, ulong? JemLive, long? PeakResident, (long Minor, long Major)? Faults)
+    private readonly record struct Sample(ulong? JemLive, long? PeakResident, (long Minor, long Major)? Faults)
     {
         public static Sample Take(int processId, bool inProcess) => new(
-            inProcess ? JemControl.ThreadAllocatedBytes() : null,
             inProcess ? JemControl.LiveBytes() : null,
             ProcessMemory.PeakResidentBytes(processId),
             ProcessMemory.PageFaults(processId));

@@ -6,11 +6,8 @@ namespace jemalloc.Benchmarks.Infrastructure;
 /// <summary>The columns <see cref="ResourceDiagnoser"/> adds to the results.</summary>
 internal sealed class ResourceMetric : IMetricDescriptor
 {
-    public static readonly ResourceMetric JemAllocatedPerOperation = new(
-        "JemAllocated", "Jem Allocated", "Bytes allocated by jemalloc per operation on the benchmark thread (thread.allocated)", UnitType.Size, "B", 1);
-
     public static readonly ResourceMetric JemLiveChange = new(
-        "JemLiveDelta", "Jem Live Δ", "Change of jemalloc's live bytes (stats.allocated) over the whole measured run", UnitType.Size, "B", 2);
+        "JemLiveDelta", "Jem Allocated Δ", "Change of the bytes allocated by jemalloc (stats.allocated) over the whole measured run", UnitType.Size, "B", 2);
 
     public static readonly ResourceMetric PeakResident = new(
         "PeakRss", "Peak RSS", "Peak resident memory of the process during the measured run (VmHWM)", UnitType.Size, "B", 3);

@@ -99,7 +99,7 @@ public unsafe class AllocBenchmarks
         nint[] pointers = _pointers;
         for (int i = 0; i < sizes.Length; i++)
         {
-            byte* memory = (byte*)global::jemalloc.Interop.JemNative.Mallocx((nuint)sizes[i], 0);
+            byte* memory = (byte*)Jem.Mallocx((nuint)sizes[i]);
             Touch(memory, sizes[i], i);
             pointers[i] = (nint)memory;
         }

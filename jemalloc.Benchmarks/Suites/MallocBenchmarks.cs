@@ -50,16 +50,15 @@ public unsafe class MallocBenchmarks<T> where T : unmanaged
     [GlobalSetup(Targets = [nameof(CreateManaged), nameof(CreateJem), nameof(CreateJemZeroed)])]
     public void SetupCreate() => _running = "create";
 
-    /// <summary>Allocates a managed array (zeroed by the runtime) and writes its ends.</summary>
+    /// <summary>Allocates a managed array (zeroed by the runtime), writes its ends and drops it.</summary>
     [Benchmark(Baseline = true, Description = "Create a managed array")]
     [BenchmarkCategory(Categories.Create)]
-    public T[] CreateManaged()
+    public void CreateManaged()
     {
         var array = new T[Length];
         array[0] = Value;
         array[^1] = Value;
-        _lastResult = Length;
-        return array;
+        _lastResult = array.Length;
     }
 
     /// <summary>Allocates uninitialized memory with <c>je_malloc</c>, writes its ends and frees it.</summary>
@@ -84,7 +83,7 @@ public unsafe class MallocBenchmarks<T> where T : unmanaged
     [BenchmarkCategory(Categories.Create)]
     public void CreateJemZeroed()
     {
-        T* memory = (T*)global::jemalloc.Interop.JemNative.Mallocx(Bytes, MallocxFlags.Zero);
+        T* memory = (T*)Jem.Mallocx(Bytes, MallocxFlags.Zero);
         if (memory == null)
         {
             NativeMemoryError.Throw("je_mallocx", Bytes);
@@ -98,12 +97,20 @@ public unsafe class MallocBenchmarks<T> where T : unmanaged
 
     // ---------------------------------------------------------------- fill
 
-    /// <summary>Allocates and pages in the memory the fill benchmarks write.</summary>
-    [GlobalSetup(Targets = [nameof(FillManaged), nameof(FillJem), nameof(FillMachineLimit)])]
-    public void SetupFill()
+    /// <summary>Allocates and pages in the managed array (only it, so the two sides are never alive together).</summary>
+    [GlobalSetup(Target = nameof(FillManaged))]
+    public void SetupFillManaged()
     {
         _running = "fill";
         _managed = new T[Length];
+        _managed.AsSpan().Clear();
+    }
+
+    /// <summary>Allocates and pages in the jemalloc memory.</summary>
+    [GlobalSetup(Targets = [nameof(FillJem), nameof(FillMachineLimit)])]
+    public void SetupFillNative()
+    {
+        _running = "fill";
         _native = (T*)Jem.Malloc(Bytes);
         if (_native == null)
         {
@@ -111,7 +118,6 @@ public unsafe class MallocBenchmarks<T> where T : unmanaged
         }
 
         // Page everything in first: the fill benchmarks measure writing, not page faults.
-        _managed.AsSpan().Clear();
         NativeMemory.Clear(_native, Bytes);
     }
 
@@ -130,26 +136,35 @@ public unsafe class MallocBenchmarks<T> where T : unmanaged
     [BenchmarkCategory(Categories.Fill)]
     public void FillMachineLimit() => NativeMemory.Fill(_native, Bytes, FillValue.Pattern);
 
-    /// <summary>Checks the filled memory and frees it.</summary>
-    [GlobalCleanup(Targets = [nameof(FillManaged), nameof(FillJem), nameof(FillMachineLimit)])]
-    public void CleanupFill()
+    /// <summary>Checks the filled managed array and drops it.</summary>
+    [GlobalCleanup(Target = nameof(FillManaged))]
+    public void CleanupFillManaged()
+    {
+        ResultChecks.Check($"malloc fill {typeof(T).Name}[{Parameter}]", !MemoryMarshal.AsBytes(_managed.AsSpan()).ContainsAnyExcept(FillValue.Pattern),
+            "the managed array holds the fill value everywhere");
+        _managed = null;
+        Collect();
+    }
+
+    /// <summary>Checks the filled jemalloc memory and frees it.</summary>
+    [GlobalCleanup(Targets = [nameof(FillJem), nameof(FillMachineLimit)])]
+    public void CleanupFillNative()
     {
         try
         {
-            ResultChecks.Check($"malloc fill {typeof(T).Name}[{Parameter}]",
-                AllBytesAre(MemoryMarshal.AsBytes(_managed.AsSpan()), 0) || AllBytesAre(MemoryMarshal.AsBytes(_managed.AsSpan()), FillValue.Pattern),
-                "the managed array holds the fill value everywhere (or was not the one filled)");
-            var native = new ReadOnlySpan<byte>(_native, checked((int)Math.Min(Bytes, int.MaxValue)));
-            ResultChecks.Check($"malloc fill {typeof(T).Name}[{Parameter}]",
-                AllBytesAre(native, 0) || AllBytesAre(native, FillValue.Pattern),
-                "the jemalloc memory holds the fill value everywhere (or was not the one filled)");
+            bool filled = true;
+            for (nuint offset = 0; offset < Bytes && filled; offset += int.MaxValue)
+            {
+                var part = new ReadOnlySpan<byte>((byte*)_native + offset, (int)Math.Min(Bytes - offset, int.MaxValue));
+                filled = !part.ContainsAnyExcept(FillValue.Pattern);
+            }
+
+            ResultChecks.Check($"malloc fill {typeof(T).Name}[{Parameter}]", filled, "the jemalloc memory holds the fill value everywhere");
         }
         finally
         {
             Jem.Free(_native);
             _native = null;
-            _managed = null;
-            Collect();
         }
     }
 
@@ -374,13 +389,16 @@ public unsafe class MallocBenchmarks<T> where T : unmanaged
 
     private static nuint BytesFor(int bytes) => (nuint)ElementsFor(bytes) * (nuint)sizeof(T);
 
-    private static bool AllBytesAre(ReadOnlySpan<byte> bytes, byte value) => !bytes.ContainsAnyExcept(value);
-
+    /// <summary>
+    /// A full, compacting collection that also gives the freed memory back to the operating system
+    /// (<see cref="GCCollectionMode.Aggressive"/>), so the next benchmark starts without this one's
+    /// garbage: a multi-gigabyte managed array must be gone before a multi-gigabyte native one is made.
+    /// </summary>
     internal static void Collect()
     {
         GCSettings.LargeObjectHeapCompactionMode = GCLargeObjectHeapCompactionMode.CompactOnce;
-        GC.Collect(GC.MaxGeneration, GCCollectionMode.Forced, blocking: true, compacting: true);
+        GC.Collect(GC.MaxGeneration, GCCollectionMode.Aggressive, blocking: true, compacting: true);
         GC.WaitForPendingFinalizers();
-        GC.Collect(GC.MaxGeneration, GCCollectionMode.Forced, blocking: true, compacting: true);
+        GC.Collect(GC.MaxGeneration, GCCollectionMode.Aggressive, blocking: true, compacting: true);
     }
 }

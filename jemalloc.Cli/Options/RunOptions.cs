@@ -27,8 +27,8 @@ public abstract class RunOptions
     public string? Conf { get; set; }
 
     /// <summary>Result file formats.</summary>
-    [Option('e', "exporters", Separator = ',', HelpText = "Result files to write: any of markdown,csv,html, or none (default: all three).")]
-    public IEnumerable<string> Exporters { get; set; } = [];
+    [Option('e', "exporters", HelpText = "Result files to write: a comma-separated list of markdown, csv, html, or none (default: all three).")]
+    public string? Exporters { get; set; }
 
     /// <summary>The results folder.</summary>
     [Option("artifacts", HelpText = "The folder for result files (default: ./BenchmarkDotNet.Artifacts).")]
@@ -74,13 +74,13 @@ public abstract class RunOptions
 
     private ExportFormats ParseExporters()
     {
-        if (!Exporters.Any())
+        if (Exporters is null)
         {
             return Quick ? ExportFormats.None : ExportFormats.All;
         }
 
         ExportFormats formats = ExportFormats.None;
-        foreach (string name in Exporters)
+        foreach (string name in Exporters.Split(','))
         {
             formats |= name.Trim().ToUpperInvariant() switch
             {

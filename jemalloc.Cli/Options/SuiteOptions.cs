@@ -42,7 +42,7 @@ public abstract class SuiteOptions : RunOptions
     public bool Create { get; set; }
 
     /// <summary>Fill existing memory.</summary>
-    [Option("fill", HelpText = "Benchmark filling existing memory with one value.")]
+    [Option("fill", HelpText = "Benchmark filling existing memory with one value (array, buffer, hugearray: also create-and-fill).")]
     public bool Fill { get; set; }
 
     /// <summary>The sizes.</summary>

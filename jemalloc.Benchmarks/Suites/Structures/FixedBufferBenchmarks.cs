@@ -19,12 +19,12 @@ public unsafe class FixedBufferBenchmarks<T> : StructureBenchmarks<T> where T : 
 
     /// <summary>Creates a FixedBuffer, fills it and frees it.</summary>
     [Benchmark(Description = "new FixedBuffer<T> + Fill (4 KiB pages)")]
-    [BenchmarkCategory(Categories.Create)]
+    [BenchmarkCategory(Categories.Create, Categories.Fill)]
     public override void CreateNative() => CreateAndFill(AllocationOptions.Default);
 
     /// <summary>Creates a FixedBuffer on transparent huge pages, fills it and frees it.</summary>
     [Benchmark(Description = "new FixedBuffer<T> + Fill (huge pages)")]
-    [BenchmarkCategory(Categories.Create)]
+    [BenchmarkCategory(Categories.Create, Categories.Fill)]
     public override void CreateNativeHugePages() => CreateAndFill(AllocationOptions.WithHugePages);
 
     /// <inheritdoc/>

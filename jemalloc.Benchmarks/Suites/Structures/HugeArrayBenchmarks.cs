@@ -28,12 +28,12 @@ public unsafe class HugeArrayBenchmarks<T> : StructureBenchmarks<T> where T : un
 
     /// <summary>Creates a HugeArray, fills it and frees it.</summary>
     [Benchmark(Description = "new HugeArray<T> + Fill (4 KiB pages)")]
-    [BenchmarkCategory(Categories.Create)]
+    [BenchmarkCategory(Categories.Create, Categories.Fill)]
     public override void CreateNative() => CreateAndFill(AllocationOptions.Default);
 
     /// <summary>Creates a HugeArray on transparent huge pages, fills it and frees it.</summary>
     [Benchmark(Description = "new HugeArray<T> + Fill (huge pages)")]
-    [BenchmarkCategory(Categories.Create)]
+    [BenchmarkCategory(Categories.Create, Categories.Fill)]
     public override void CreateNativeHugePages() => CreateAndFill(AllocationOptions.WithHugePages);
 
     /// <inheritdoc/>

@@ -21,12 +21,12 @@ public unsafe class SafeArrayBenchmarks<T> : StructureBenchmarks<T> where T : un
 
     /// <summary>Creates a SafeArray, fills it and frees it.</summary>
     [Benchmark(Description = "new SafeArray<T> + Fill (4 KiB pages)")]
-    [BenchmarkCategory(Categories.Create)]
+    [BenchmarkCategory(Categories.Create, Categories.Fill)]
     public override void CreateNative() => CreateAndFill(AllocationOptions.Default);
 
     /// <summary>Creates a SafeArray on transparent huge pages, fills it and frees it.</summary>
     [Benchmark(Description = "new SafeArray<T> + Fill (huge pages)")]
-    [BenchmarkCategory(Categories.Create)]
+    [BenchmarkCategory(Categories.Create, Categories.Fill)]
     public override void CreateNativeHugePages() => CreateAndFill(AllocationOptions.WithHugePages);
 
     /// <inheritdoc/>

@@ -147,7 +147,7 @@ public abstract class StructureMathBenchmarks<T> where T : unmanaged, INumber<T>
 
     private void CheckMultiplied(string where, bool allEqual)
     {
-        string name = $"{GetType().Name} math {where} [{Parameter}]";
+        string name = $"{StructureName} math: {where} [{Parameter}]";
         if (_multiplications > 0)
         {
             ResultChecks.Check(name, allEqual, $"every element equals 1 x 3^{_multiplications} after {_multiplications} multiplications");
