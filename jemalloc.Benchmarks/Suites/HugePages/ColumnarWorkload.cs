@@ -47,7 +47,8 @@ public static unsafe class ColumnarWorkload
     public static long NativeBytes(long rows, int columns) => (columns + 1L) * LargeSizeClass(checked(rows * sizeof(ulong)));
 
     /// <summary>
-    /// jemalloc's size class for a large allocation: each power-of-two range is split into four
+    /// jemalloc's size class for a large allocation (above 16 KiB; smaller sizes are rounded up to
+    /// whole pages, never less than jemalloc takes): each power-of-two range is split into four
     /// classes, so a size is rounded up to a multiple of a quarter of the power of two below it.
     /// </summary>
     public static long LargeSizeClass(long bytes)
