@@ -28,6 +28,7 @@ public static class Program
     [
         typeof(MallocOptions), typeof(ArrayOptions), typeof(BufferOptions), typeof(HugeArrayOptions),
         typeof(VectorOptions), typeof(AllocOptions), typeof(InfoOptions), typeof(MicroOptions),
+        typeof(HugePagesOptions), typeof(ArenaOptions),
     ];
 
     /// <summary>"jembench" and its version, from this assembly (not the process's entry assembly, which may be a test host).</summary>
@@ -60,6 +61,8 @@ public static class Program
                 VectorOptions o => SuiteCommands.Vector(o, output),
                 AllocOptions o => SuiteCommands.Alloc(o, output),
                 InfoOptions o => InfoCommand.Run(o, output),
+                HugePagesOptions o => HugePagesCommand.Run(o, output),
+                ArenaOptions o => ArenaCommand.Run(o, output),
                 MicroOptions o => MicroCommand.Run(o, output),
                 _ => throw new CommandLineException($"Unknown verb {parsed.Value.GetType().Name}."),
             };

@@ -9,12 +9,16 @@ namespace jemalloc;
 public sealed class HugeArray<T> : HugeBuffer<T>
     where T : unmanaged, IEquatable<T>
 {
-    /// <summary>Allocates <paramref name="length"/> zero-filled elements with the default options.</summary>
+    /// <summary>
+    /// Allocates <paramref name="length"/> zero-filled elements with the default options: on
+    /// transparent huge pages from <see cref="HugePagePolicy.ThresholdBytes"/> (2 MiB) up, where the
+    /// kernel offers them.
+    /// </summary>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="length"/> is zero or negative.</exception>
     /// <exception cref="OverflowException">The size in bytes does not fit in the address space.</exception>
     /// <exception cref="OutOfMemoryException">jemalloc could not allocate the memory.</exception>
     public HugeArray(long length)
-        : base(length, AllocationOptions.Default)
+        : base(length, HugePagePolicy.DefaultFor<T>(length))
     {
     }
 

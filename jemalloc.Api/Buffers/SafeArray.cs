@@ -15,11 +15,15 @@ namespace jemalloc;
 public sealed class SafeArray<T> : SafeBuffer<T>
     where T : unmanaged, IEquatable<T>
 {
-    /// <summary>Allocates <paramref name="length"/> zero-filled elements with the default options.</summary>
+    /// <summary>
+    /// Allocates <paramref name="length"/> zero-filled elements with the default options: on
+    /// transparent huge pages from <see cref="HugePagePolicy.ThresholdBytes"/> (2 MiB) up, where the
+    /// kernel offers them.
+    /// </summary>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="length"/> is zero or negative.</exception>
     /// <exception cref="OutOfMemoryException">jemalloc could not allocate the memory.</exception>
     public SafeArray(int length)
-        : base(length, AllocationOptions.Default)
+        : base(length, HugePagePolicy.DefaultFor<T>(length))
     {
     }
 
@@ -44,7 +48,7 @@ public sealed class SafeArray<T> : SafeBuffer<T>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="values"/> is empty.</exception>
     /// <exception cref="OutOfMemoryException">jemalloc could not allocate the memory.</exception>
     public SafeArray(ReadOnlySpan<T> values)
-        : base(values.Length, AllocationOptions.Default)
+        : base(values.Length, HugePagePolicy.DefaultFor<T>(values.Length))
     {
         CopyFrom(values);
     }

@@ -1,6 +1,7 @@
 using System.Diagnostics;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
+using jemalloc.Arenas;
 using jemalloc.Interop;
 using jemalloc.Internal;
 
@@ -119,21 +120,32 @@ public static unsafe class AllocationLedger
             flags = (flags & ~0x3F) | HugePageShift;
         }
 
-        void* memory = flags == 0 ? JemNative.Malloc(size) : JemNative.Mallocx(size, flags);
-        if (memory == null)
+        // A JemArena's arena: counted against its budget, kept out of thread caches, never racing its reset.
+        ArenaAccount? account = ArenaAccounts.BeginAllocation(size, ref flags);
+        bool allocated = false;
+        try
         {
-            ThrowHelper.ThrowOutOfMemory(size);
-        }
+            void* memory = flags == 0 ? JemNative.Malloc(size) : JemNative.Mallocx(size, flags);
+            if (memory == null)
+            {
+                ThrowHelper.ThrowOutOfMemory(size);
+            }
 
-        if (hugePages && OperatingSystem.IsLinux())
+            if (hugePages && OperatingSystem.IsLinux())
+            {
+                // Advice only: a kernel with THP off or unavailable refuses it and the memory is used as it is.
+                nuint advised = size & ~(((nuint)1 << HugePageShift) - 1);
+                _ = Libc.Madvise((nint)memory, advised, Libc.MadvHugePage);
+            }
+
+            handle = Register(memory, size, flags, kind, elementType);
+            allocated = true;
+            return memory;
+        }
+        finally
         {
-            // Advice only: a kernel with THP off or unavailable refuses it and the memory is used as it is.
-            nuint advised = size & ~(((nuint)1 << HugePageShift) - 1);
-            _ = Libc.Madvise((nint)memory, advised, Libc.MadvHugePage);
+            ArenaAccounts.EndAllocation(account, size, flags, allocated);
         }
-
-        handle = Register(memory, size, flags, kind, elementType);
-        return memory;
     }
 
     /// <summary>
@@ -144,13 +156,23 @@ public static unsafe class AllocationLedger
     /// <exception cref="InvalidOperationException">It is still acquired.</exception>
     internal static void Free(in AllocationHandle handle, string ownerName)
     {
-        Invalidate(handle, ownerName);
-        ref Entry entry = ref EntryOf(handle.Slot);
-        void* address = (void*)entry.Address;
-        nuint size = entry.Size;
-        int flags = entry.Flags;
-        ReleaseSlot(handle.Slot, ref entry);
-        JemNative.Sdallocx(address, size, flags);
+        ArenaAccount? account = handle.State == null ? null : ArenaAccounts.BeginFree(EntryOf(handle.Slot).Arena);
+        nuint size = 0;
+        int flags = 0;
+        try
+        {
+            Invalidate(handle, ownerName);
+            ref Entry entry = ref EntryOf(handle.Slot);
+            void* address = (void*)entry.Address;
+            size = entry.Size;
+            flags = entry.Flags;
+            ReleaseSlot(handle.Slot, ref entry);
+            JemNative.Sdallocx(address, size, flags);
+        }
+        finally
+        {
+            ArenaAccounts.EndFree(account, size, flags);
+        }
     }
 
     /// <summary>
@@ -204,11 +226,26 @@ public static unsafe class AllocationLedger
     /// <summary>Frees the memory of an allocation retired by <see cref="Retire"/> and gives its slot back.</summary>
     internal static void FreeRetired(in AllocationHandle handle)
     {
+        ArenaAccount? account = ArenaAccounts.BeginFree(EntryOf(handle.Slot).Arena);
+        nuint size = 0;
+        int flags = 0;
+        try
+        {
+            FreeRetiredCore(handle, out size, out flags);
+        }
+        finally
+        {
+            ArenaAccounts.EndFree(account, size, flags);
+        }
+    }
+
+    private static void FreeRetiredCore(in AllocationHandle handle, out nuint size, out int flags)
+    {
         Debug.Assert(Volatile.Read(ref *handle.State) == ((long)((ulong)(handle.Generation + 1) << 32) | PendingFreeCount));
         ref Entry entry = ref EntryOf(handle.Slot);
         void* address = (void*)entry.Address;
-        nuint size = entry.Size;
-        int flags = entry.Flags;
+        size = entry.Size;
+        flags = entry.Flags;
         Volatile.Write(ref *handle.State, (long)((ulong)(handle.Generation + 1) << 32));
         ReleaseSlot(handle.Slot, ref entry);
         JemNative.Sdallocx(address, size, flags);
@@ -226,11 +263,21 @@ public static unsafe class AllocationLedger
             return;
         }
 
-        _ = Retire(handle, ownerName, force: true);
-        long pending = (long)((ulong)(handle.Generation + 1) << 32) | PendingFreeCount;
-        if (Volatile.Read(ref *handle.State) == pending)
+        ArenaAccount? account = ArenaAccounts.BeginFree(EntryOf(handle.Slot).Arena);
+        nuint size = 0;
+        int flags = 0;
+        try
         {
-            FreeRetired(handle);
+            _ = Retire(handle, ownerName, force: true);
+            long pending = (long)((ulong)(handle.Generation + 1) << 32) | PendingFreeCount;
+            if (Volatile.Read(ref *handle.State) == pending)
+            {
+                FreeRetiredCore(handle, out size, out flags);
+            }
+        }
+        finally
+        {
+            ArenaAccounts.EndFree(account, size, flags);
         }
     }
 

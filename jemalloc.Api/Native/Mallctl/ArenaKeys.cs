@@ -45,4 +45,28 @@ public readonly record struct ArenaKeys(uint Index)
 
     /// <summary><c>stats.arenas.&lt;i&gt;.large.allocated</c>: bytes in large allocations.</summary>
     public MallctlKey<nuint> LargeAllocated => new($"stats.arenas.{Index}.large.allocated");
+
+    /// <summary><c>arena.&lt;i&gt;.initialized</c>: whether the arena exists (an index may be unused or destroyed).</summary>
+    public MallctlKey<bool> Initialized => new($"arena.{Index}.initialized");
+
+    /// <summary><c>stats.arenas.&lt;i&gt;.retained</c>: bytes of virtual memory retained for reuse.</summary>
+    public MallctlKey<nuint> Retained => new($"stats.arenas.{Index}.retained");
+
+    /// <summary><c>stats.arenas.&lt;i&gt;.small.nmalloc</c>: small allocations made.</summary>
+    public MallctlKey<ulong> SmallAllocationCount => new($"stats.arenas.{Index}.small.nmalloc");
+
+    /// <summary><c>stats.arenas.&lt;i&gt;.small.ndalloc</c>: small allocations freed.</summary>
+    public MallctlKey<ulong> SmallDeallocationCount => new($"stats.arenas.{Index}.small.ndalloc");
+
+    /// <summary><c>stats.arenas.&lt;i&gt;.large.nmalloc</c>: large allocations made.</summary>
+    public MallctlKey<ulong> LargeAllocationCount => new($"stats.arenas.{Index}.large.nmalloc");
+
+    /// <summary><c>stats.arenas.&lt;i&gt;.large.ndalloc</c>: large allocations freed.</summary>
+    public MallctlKey<ulong> LargeDeallocationCount => new($"stats.arenas.{Index}.large.ndalloc");
+
+    /// <summary><c>stats.arenas.&lt;i&gt;.dirty_purged</c>: dirty pages purged so far.</summary>
+    public MallctlKey<ulong> DirtyPurged => new($"stats.arenas.{Index}.dirty_purged");
+
+    /// <summary><c>stats.arenas.&lt;i&gt;.muzzy_purged</c>: muzzy pages purged so far.</summary>
+    public MallctlKey<ulong> MuzzyPurged => new($"stats.arenas.{Index}.muzzy_purged");
 }

@@ -96,6 +96,18 @@ public static class MallctlKeys
 
         /// <summary><c>opt.stats_print</c>: print statistics at exit.</summary>
         public static MallctlKey<bool> StatsPrint => new("opt.stats_print");
+
+        /// <summary><c>opt.tcache_nslots_small_min</c>: the fewest objects a thread cache holds per small size class.</summary>
+        public static MallctlKey<uint> TcacheNslotsSmallMin => new("opt.tcache_nslots_small_min");
+
+        /// <summary><c>opt.tcache_nslots_small_max</c>: the most objects a thread cache holds per small size class.</summary>
+        public static MallctlKey<uint> TcacheNslotsSmallMax => new("opt.tcache_nslots_small_max");
+
+        /// <summary><c>opt.tcache_nslots_large</c>: the objects a thread cache holds per large size class.</summary>
+        public static MallctlKey<uint> TcacheNslotsLarge => new("opt.tcache_nslots_large");
+
+        /// <summary><c>opt.max_background_threads</c>: the most background threads, as configured.</summary>
+        public static MallctlKey<nuint> MaxBackgroundThreads => new("opt.max_background_threads");
     }
 
     /// <summary>Facts shared by all arenas (<c>arenas.*</c>).</summary>

@@ -1,0 +1,209 @@
+using jemalloc.Interop;
+using jemalloc.Internal;
+
+namespace jemalloc.Arenas;
+
+/// <summary>
+/// The book-keeping of one <see cref="JemArena"/>: its byte budget, used and peak bytes, and a gate
+/// that lets any number of allocations and frees run at once but none while the arena is being
+/// reset or destroyed (so no allocation can slip past a reset's invalidation, and no free can hand
+/// memory back that the reset already freed).
+/// </summary>
+internal sealed class ArenaAccount
+{
+    internal const long Unlimited = long.MaxValue;
+    private const long InFlightMask = (1L << 40) - 1;
+    private const long ClosedBit = 1L << 40;
+    private const long DestroyedBit = 1L << 41;
+    private const int TcacheMask = 0xFFF00;
+    private const int TcacheNone = 0x100;
+
+    private long _gate;
+    private long _used;
+    private long _peak;
+
+    internal ArenaAccount(uint index, long budget)
+    {
+        Index = index;
+        Budget = budget;
+    }
+
+    internal uint Index { get; }
+
+    internal long Budget { get; }
+
+    internal long Used => Volatile.Read(ref _used);
+
+    internal long Peak => Volatile.Read(ref _peak);
+
+    internal bool IsDestroyed => (Volatile.Read(ref _gate) & DestroyedBit) != 0;
+
+    /// <summary>
+    /// Memory an arena reset may free must never sit in a thread cache: whatever thread cache the
+    /// caller's flags name is replaced by none.
+    /// </summary>
+    internal static int WithoutThreadCache(int flags) => (flags & ~TcacheMask) | TcacheNone;
+
+    /// <summary>Enters the gate, waiting while a reset runs.</summary>
+    /// <returns><see langword="false"/> if the arena was destroyed (nothing entered).</returns>
+    internal bool TryEnter()
+    {
+        var spin = default(SpinWait);
+        while (true)
+        {
+            long gate = Volatile.Read(ref _gate);
+            if ((gate & DestroyedBit) != 0)
+            {
+                return false;
+            }
+
+            if ((gate & ClosedBit) != 0)
+            {
+                spin.SpinOnce();
+                continue;
+            }
+
+            if (Interlocked.CompareExchange(ref _gate, gate + 1, gate) == gate)
+            {
+                return true;
+            }
+        }
+    }
+
+    /// <summary>Enters the gate, waiting while a reset runs.</summary>
+    /// <exception cref="ObjectDisposedException">The arena was destroyed.</exception>
+    internal void Enter()
+    {
+        if (!TryEnter())
+        {
+            ThrowDestroyed();
+        }
+    }
+
+    internal void Exit() => Interlocked.Decrement(ref _gate);
+
+    /// <summary>
+    /// Enters the gate and charges an allocation of <paramref name="size"/> bytes with
+    /// <paramref name="flags"/> (its jemalloc size class) against the budget. The caller must
+    /// <see cref="Exit"/>, and <see cref="Refund"/> the charge if the allocation then fails.
+    /// </summary>
+    /// <returns>The bytes charged.</returns>
+    /// <exception cref="ObjectDisposedException">The arena was destroyed.</exception>
+    /// <exception cref="ArenaBudgetExceededException">The allocation would exceed the budget.</exception>
+    /// <exception cref="OutOfMemoryException">The size is beyond anything jemalloc can allocate.</exception>
+    internal unsafe long EnterAndCharge(nuint size, int flags)
+    {
+        nuint sizeClass = JemNative.Nallocx(size, flags);
+        if (sizeClass == 0 || sizeClass > long.MaxValue)
+        {
+            ThrowHelper.ThrowOutOfMemory(size);
+        }
+
+        Enter();
+        try
+        {
+            Charge((long)sizeClass);
+        }
+        catch
+        {
+            Exit();
+            throw;
+        }
+
+        return (long)sizeClass;
+    }
+
+    /// <exception cref="ArenaBudgetExceededException">The charge would exceed the budget.</exception>
+    internal void Charge(long bytes)
+    {
+        long used;
+        if (Budget == Unlimited)
+        {
+            used = Interlocked.Add(ref _used, bytes);
+        }
+        else
+        {
+            while (true)
+            {
+                long current = Volatile.Read(ref _used);
+                if (bytes > Budget - current)
+                {
+                    throw new ArenaBudgetExceededException(Index, Budget, current, bytes);
+                }
+
+                used = current + bytes;
+                if (Interlocked.CompareExchange(ref _used, used, current) == current)
+                {
+                    break;
+                }
+            }
+        }
+
+        long peak = Volatile.Read(ref _peak);
+        while (used > peak)
+        {
+            long seen = Interlocked.CompareExchange(ref _peak, used, peak);
+            if (seen == peak)
+            {
+                break;
+            }
+
+            peak = seen;
+        }
+    }
+
+    internal void Refund(long bytes) => Interlocked.Add(ref _used, -bytes);
+
+    /// <summary>
+    /// Closes the gate and waits until every allocation and free in flight has left it: from then on
+    /// only the caller touches the arena. Concurrent resets take turns.
+    /// </summary>
+    /// <exception cref="ObjectDisposedException">The arena was destroyed.</exception>
+    internal void CloseAndDrain()
+    {
+        var spin = default(SpinWait);
+        while (true)
+        {
+            long gate = Volatile.Read(ref _gate);
+            if ((gate & DestroyedBit) != 0)
+            {
+                ThrowDestroyed();
+            }
+
+            if ((gate & ClosedBit) == 0 && Interlocked.CompareExchange(ref _gate, gate | ClosedBit, gate) == gate)
+            {
+                break;
+            }
+
+            spin.SpinOnce();
+        }
+
+        spin = default;
+        while ((Volatile.Read(ref _gate) & InFlightMask) != 0)
+        {
+            spin.SpinOnce();
+        }
+    }
+
+    /// <summary>Opens the gate closed by <see cref="CloseAndDrain"/>; after a reset, nothing is in use any more.</summary>
+    internal void Reopen(bool cleared)
+    {
+        if (cleared)
+        {
+            Volatile.Write(ref _used, 0);
+        }
+
+        Interlocked.And(ref _gate, ~ClosedBit);
+    }
+
+    /// <summary>Marks the arena destroyed and opens the gate closed by <see cref="CloseAndDrain"/>: every later entry fails.</summary>
+    internal void MarkDestroyed()
+    {
+        Volatile.Write(ref _used, 0);
+        Interlocked.Or(ref _gate, DestroyedBit);
+        Interlocked.And(ref _gate, ~ClosedBit);
+    }
+
+    private void ThrowDestroyed() =>
+        throw new ObjectDisposedException(nameof(JemArena), $"Arena {Index} has been destroyed; nothing can be allocated or freed in it any more.");
+}

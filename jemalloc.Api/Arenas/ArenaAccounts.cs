@@ -1,0 +1,118 @@
+using System.Diagnostics;
+using jemalloc.Interop;
+
+namespace jemalloc.Arenas;
+
+/// <summary>
+/// The <see cref="ArenaAccount"/> of every arena made by a <see cref="JemArena"/>, indexed by
+/// jemalloc arena index, and the two hooks the <see cref="AllocationLedger"/> calls so that a
+/// structure allocated in such an arena counts against its budget and never races a reset.
+/// </summary>
+/// <remarks>
+/// Finding an account is one array load: allocations whose flags name no arena (the common case)
+/// cost a shift and a compare.
+/// </remarks>
+internal static class ArenaAccounts
+{
+    private const int ArenaShift = 20;
+
+    // MALLOCX_ARENA keeps (index + 1) in the 12 bits above bit 20, so 4096 entries cover every index.
+    private static readonly ArenaAccount?[] Accounts = new ArenaAccount?[1 << (32 - ArenaShift)];
+
+    /// <summary>The account of the arena named by <paramref name="flags"/>, if a <see cref="JemArena"/> made it.</summary>
+    internal static ArenaAccount? Find(int flags)
+    {
+        uint arenaPlusOne = (uint)flags >> ArenaShift;
+        return arenaPlusOne == 0 ? null : Volatile.Read(ref Accounts[arenaPlusOne - 1]);
+    }
+
+    /// <summary>The account of arena <paramref name="arena"/>, if a <see cref="JemArena"/> made it.</summary>
+    internal static ArenaAccount? FindByIndex(uint arena) =>
+        arena < (uint)Accounts.Length ? Volatile.Read(ref Accounts[arena]) : null;
+
+    /// <summary>Records the account of a newly created arena, replacing that of a destroyed one at the same index.</summary>
+    internal static void Register(ArenaAccount account)
+    {
+        Debug.Assert(Accounts[account.Index] is null or { IsDestroyed: true });
+        Volatile.Write(ref Accounts[account.Index], account);
+    }
+
+    /// <summary>
+    /// The ledger's hook before it allocates with <paramref name="flags"/>: for an arena with an
+    /// account, removes the thread cache from the flags, enters the arena's gate and charges the
+    /// allocation. The ledger must call <see cref="EndAllocation"/> afterwards, whatever happens.
+    /// </summary>
+    /// <returns>The account entered, or <see langword="null"/> when the arena has none.</returns>
+    /// <exception cref="ObjectDisposedException">The arena was destroyed.</exception>
+    /// <exception cref="ArenaBudgetExceededException">The allocation would exceed the arena's budget.</exception>
+    internal static ArenaAccount? BeginAllocation(nuint size, ref int flags)
+    {
+        ArenaAccount? account = Find(flags);
+        if (account is { IsDestroyed: true } && ArenaExists(account.Index))
+        {
+            // The destroyed arena's index was reused by an arena made without a JemArena: its
+            // allocations are not ours to count. (Until reuse, the destroyed account refuses them.)
+            _ = Interlocked.CompareExchange(ref Accounts[account.Index], null, account);
+            account = null;
+        }
+
+        if (account is not null)
+        {
+            flags = ArenaAccount.WithoutThreadCache(flags);
+            account.EnterAndCharge(size, flags);
+        }
+
+        return account;
+    }
+
+    // Reading an arena's decay time fails (EFAULT) exactly when no arena has that index.
+    private static unsafe bool ArenaExists(uint index)
+    {
+        nint decay = 0;
+        nuint length = (nuint)sizeof(nint);
+        return Jem.Mallctl($"arena.{index}.dirty_decay_ms", &decay, &length, null, 0) == 0;
+    }
+
+    /// <summary>The ledger's hook after an allocation begun with <see cref="BeginAllocation"/>: refunds it if it failed and leaves the gate.</summary>
+    internal static unsafe void EndAllocation(ArenaAccount? account, nuint size, int flags, bool succeeded)
+    {
+        if (account is null)
+        {
+            return;
+        }
+
+        if (!succeeded)
+        {
+            account.Refund((long)JemNative.Nallocx(size, flags));
+        }
+
+        account.Exit();
+    }
+
+    /// <summary>
+    /// The ledger's hook before it frees an allocation recorded in <paramref name="arena"/>: enters
+    /// the arena's gate so that the free cannot interleave with a reset.
+    /// </summary>
+    /// <returns>The account entered, or <see langword="null"/> when the arena has none or was destroyed (its allocations are then all invalid already).</returns>
+    internal static ArenaAccount? BeginFree(uint arena)
+    {
+        ArenaAccount? account = FindByIndex(arena);
+        return account is not null && account.TryEnter() ? account : null;
+    }
+
+    /// <summary>The ledger's hook after a free begun with <see cref="BeginFree"/>: refunds the freed bytes, if any, and leaves the gate.</summary>
+    internal static unsafe void EndFree(ArenaAccount? account, nuint freedSize, int flags)
+    {
+        if (account is null)
+        {
+            return;
+        }
+
+        if (freedSize != 0)
+        {
+            account.Refund((long)JemNative.Nallocx(freedSize, flags));
+        }
+
+        account.Exit();
+    }
+}

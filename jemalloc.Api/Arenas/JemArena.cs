@@ -1,0 +1,408 @@
+using jemalloc.Arenas;
+using jemalloc.HugePages;
+using jemalloc.Interop;
+using jemalloc.Internal;
+
+namespace jemalloc;
+
+/// <summary>
+/// A jemalloc arena of its own (<c>arenas.create</c>): a heap for one working set (a request, a
+/// query, a batch) that can be thrown away all at once with <see cref="Reset"/> instead of freeing
+/// each allocation, optionally under a byte budget. <see cref="Dispose"/> destroys it.
+/// </summary>
+/// <remarks>
+/// <para>
+/// No automatic thread cache ever holds the arena's memory, so a reset cannot leave one pointing at
+/// freed memory. Raw allocations (<see cref="Allocate(nuint)"/>) go through an explicit jemalloc
+/// thread cache per thread and arena (<c>tcache.create</c>), which keeps small allocations on
+/// jemalloc's fast path; the arena flushes all of them before a reset and destroys them with the
+/// arena. Structures are allocated with <c>MALLOCX_ARENA(i) | MALLOCX_TCACHE_NONE</c>, because they
+/// may be freed on any thread. High-level structures are created in it through <see cref="Options"/>; they count against the
+/// budget, and <see cref="Reset"/> and <see cref="Dispose"/> invalidate them through the
+/// <see cref="AllocationLedger"/> before the memory goes: any later access to them throws
+/// <see cref="ObjectDisposedException"/>, and disposing them afterwards frees nothing twice.
+/// </para>
+/// <para>
+/// Raw memory from <see cref="Allocate(nuint)"/> is different: a pointer cannot be invalidated, so
+/// after <see cref="Reset"/> or <see cref="Dispose"/> every such pointer dangles. Reading or writing
+/// through it, or passing it to <see cref="Free"/>, is undefined behaviour exactly like a
+/// use-after-free in C. Use the raw API only for memory whose lifetime ends with the arena's.
+/// </para>
+/// <para>
+/// All members are thread-safe: any number of threads may allocate and free in one arena at once.
+/// A <see cref="Reset"/> waits until allocations and frees already running have finished and holds
+/// new ones back until it is done. An arena that is never disposed keeps its memory until the
+/// process ends; it has no finalizer, because structures in it may outlive the
+/// <see cref="JemArena"/> object.
+/// </para>
+/// </remarks>
+public sealed unsafe class JemArena : IDisposable
+{
+    private const string TypeName = nameof(JemArena);
+    private readonly ArenaAccount _account;
+    private readonly ArenaThreadCaches _threadCaches = new();
+    private readonly int _flags;
+
+    /// <summary>Creates a new arena.</summary>
+    /// <param name="budgetBytes">
+    /// The most bytes the arena may have in use at once, counted in jemalloc size classes (what each
+    /// allocation really takes), or <see langword="null"/> for no limit.
+    /// </param>
+    /// <param name="hugePages">
+    /// Ask for transparent huge pages for every allocation of 2 MiB or more in the arena (2 MiB
+    /// alignment and <c>madvise(MADV_HUGEPAGE)</c>); see <see cref="HugePageInfo"/>.
+    /// </param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="budgetBytes"/> is not positive.</exception>
+    /// <exception cref="MallctlException">jemalloc could not create another arena.</exception>
+    /// <exception cref="JemallocLibraryException">The native library could not be loaded.</exception>
+    public JemArena(long? budgetBytes = null, bool hugePages = false)
+    {
+        if (budgetBytes is { } budget)
+        {
+            ArgumentOutOfRangeException.ThrowIfNegativeOrZero(budget, nameof(budgetBytes));
+        }
+
+        uint index = MallctlKeys.Arenas.Create.Get();
+        _account = new ArenaAccount(index, budgetBytes ?? ArenaAccount.Unlimited);
+        ArenaAccounts.Register(_account);
+        _flags = (MallocxFlags.Arena(index) | MallocxFlags.NoThreadCache).Value;
+        HugePages = hugePages;
+    }
+
+    /// <summary>The arena's jemalloc index (the <c>&lt;i&gt;</c> in <c>arena.&lt;i&gt;.*</c>).</summary>
+    public uint Index => _account.Index;
+
+    /// <summary>The byte budget, or <see langword="null"/> when the arena has none.</summary>
+    public long? BudgetBytes => _account.Budget == ArenaAccount.Unlimited ? null : _account.Budget;
+
+    /// <summary>
+    /// The bytes in use in the arena: the jemalloc size classes of its live allocations, both raw
+    /// ones and those of structures created with <see cref="Options"/>. Zero after <see cref="Reset"/>.
+    /// </summary>
+    public long UsedBytes => _account.Used;
+
+    /// <summary>The most bytes the arena has had in use at once since it was created (a reset does not clear it).</summary>
+    public long PeakBytes => _account.Peak;
+
+    /// <summary>Whether allocations of 2 MiB or more in the arena ask for transparent huge pages.</summary>
+    public bool HugePages { get; }
+
+    /// <summary>Whether the arena has been destroyed by <see cref="Dispose"/>.</summary>
+    public bool IsDisposed => _account.IsDestroyed;
+
+    /// <summary>The <c>mallocx</c> flags that allocate in this arena without a thread cache.</summary>
+    /// <exception cref="ObjectDisposedException">The arena has been destroyed.</exception>
+    public MallocxFlags Flags
+    {
+        get
+        {
+            ThrowIfDisposed();
+            return MallocxFlags.Arena(Index) | MallocxFlags.NoThreadCache;
+        }
+    }
+
+    /// <summary>
+    /// The options that create a <c>FixedBuffer&lt;T&gt;</c>, <c>SafeArray&lt;T&gt;</c> or
+    /// <c>HugeArray&lt;T&gt;</c> in this arena, counted against its budget and invalidated by its reset.
+    /// </summary>
+    /// <remarks>
+    /// Options name the arena by index. After <see cref="Dispose"/>, structures created with them
+    /// throw <see cref="ObjectDisposedException"/> until jemalloc reuses the index for a new arena;
+    /// from then on they would be created in the new arena: do not keep options past the arena's life.
+    /// </remarks>
+    /// <exception cref="ObjectDisposedException">The arena has been destroyed.</exception>
+    public AllocationOptions Options => new(Flags, HugePages);
+
+    /// <summary>The arena's dirty page decay time in milliseconds (<c>arena.&lt;i&gt;.dirty_decay_ms</c>): -1 keeps unused dirty pages, 0 purges them at once.</summary>
+    /// <exception cref="ArgumentOutOfRangeException">The value is less than -1.</exception>
+    /// <exception cref="ObjectDisposedException">The arena has been destroyed.</exception>
+    public long DirtyDecayMilliseconds
+    {
+        get => GetDecay(dirty: true);
+        set => SetDecay(dirty: true, value);
+    }
+
+    /// <summary>The arena's muzzy page decay time in milliseconds (<c>arena.&lt;i&gt;.muzzy_decay_ms</c>): -1 keeps unused muzzy pages, 0 purges them at once.</summary>
+    /// <exception cref="ArgumentOutOfRangeException">The value is less than -1.</exception>
+    /// <exception cref="ObjectDisposedException">The arena has been destroyed.</exception>
+    public long MuzzyDecayMilliseconds
+    {
+        get => GetDecay(dirty: false);
+        set => SetDecay(dirty: false, value);
+    }
+
+    /// <summary>
+    /// Allocates <paramref name="size"/> bytes in the arena. The memory is raw: it dangles after
+    /// <see cref="Reset"/> or <see cref="Dispose"/> (see the remarks on <see cref="JemArena"/>).
+    /// </summary>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="size"/> is zero.</exception>
+    /// <exception cref="ArenaBudgetExceededException">The allocation would exceed the arena's budget; nothing was allocated.</exception>
+    /// <exception cref="OutOfMemoryException">jemalloc could not allocate the memory.</exception>
+    /// <exception cref="ObjectDisposedException">The arena has been destroyed.</exception>
+    public void* Allocate(nuint size) => AllocateCore(size, _flags);
+
+    /// <summary>Allocates <paramref name="size"/> zero-filled bytes in the arena; see <see cref="Allocate(nuint)"/>.</summary>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="size"/> is zero.</exception>
+    /// <exception cref="ArenaBudgetExceededException">The allocation would exceed the arena's budget; nothing was allocated.</exception>
+    /// <exception cref="OutOfMemoryException">jemalloc could not allocate the memory.</exception>
+    /// <exception cref="ObjectDisposedException">The arena has been destroyed.</exception>
+    public void* AllocateZeroed(nuint size) => AllocateCore(size, _flags | MallocxFlags.Zero.Value);
+
+    /// <summary>Allocates <paramref name="size"/> bytes aligned to <paramref name="alignment"/> in the arena; see <see cref="Allocate(nuint)"/>.</summary>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="size"/> is zero.</exception>
+    /// <exception cref="ArgumentException"><paramref name="alignment"/> is not a power of two.</exception>
+    /// <exception cref="ArenaBudgetExceededException">The allocation would exceed the arena's budget; nothing was allocated.</exception>
+    /// <exception cref="OutOfMemoryException">jemalloc could not allocate the memory.</exception>
+    /// <exception cref="ObjectDisposedException">The arena has been destroyed.</exception>
+    public void* Allocate(nuint size, nuint alignment) => AllocateCore(size, _flags | MallocxFlags.Align(alignment).Value);
+
+    /// <summary>
+    /// Frees memory returned by this arena's <see cref="Allocate(nuint)"/> since its last
+    /// <see cref="Reset"/>. A null pointer is ignored. Any other pointer is undefined behaviour.
+    /// </summary>
+    /// <exception cref="ObjectDisposedException">The arena has been destroyed (which freed the memory already).</exception>
+    public void Free(void* memory)
+    {
+        if (memory == null)
+        {
+            return;
+        }
+
+        _account.Enter();
+        try
+        {
+            nuint size = JemNative.Sallocx(memory, _flags);
+            JemNative.Dallocx(memory, _threadCaches.FlagsFor(_flags));
+            _account.Refund((long)size);
+        }
+        finally
+        {
+            _account.Exit();
+        }
+    }
+
+    /// <summary>Creates a zero-filled <see cref="FixedBuffer{T}"/> of <paramref name="length"/> elements in the arena.</summary>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="length"/> is zero or negative.</exception>
+    /// <exception cref="NotSupportedException"><typeparamref name="T"/> is not a primitive type.</exception>
+    /// <exception cref="ArenaBudgetExceededException">The buffer would exceed the arena's budget.</exception>
+    /// <exception cref="OutOfMemoryException">jemalloc could not allocate the memory.</exception>
+    /// <exception cref="ObjectDisposedException">The arena has been destroyed.</exception>
+    public FixedBuffer<T> CreateBuffer<T>(int length)
+        where T : unmanaged => new(length, Options);
+
+    /// <summary>Creates a zero-filled <see cref="SafeArray{T}"/> of <paramref name="length"/> elements in the arena.</summary>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="length"/> is zero or negative.</exception>
+    /// <exception cref="ArenaBudgetExceededException">The array would exceed the arena's budget.</exception>
+    /// <exception cref="OutOfMemoryException">jemalloc could not allocate the memory.</exception>
+    /// <exception cref="ObjectDisposedException">The arena has been destroyed.</exception>
+    public SafeArray<T> CreateArray<T>(int length)
+        where T : unmanaged, IEquatable<T> => new(length, Options);
+
+    /// <summary>Creates a zero-filled <see cref="HugeArray{T}"/> of <paramref name="length"/> elements in the arena.</summary>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="length"/> is zero or negative.</exception>
+    /// <exception cref="OverflowException">The size in bytes does not fit in the address space.</exception>
+    /// <exception cref="ArenaBudgetExceededException">The array would exceed the arena's budget.</exception>
+    /// <exception cref="OutOfMemoryException">jemalloc could not allocate the memory.</exception>
+    /// <exception cref="ObjectDisposedException">The arena has been destroyed.</exception>
+    public HugeArray<T> CreateHugeArray<T>(long length)
+        where T : unmanaged, IEquatable<T> => new(length, Options);
+
+    /// <summary>
+    /// Frees everything allocated in the arena at once (<c>arena.&lt;i&gt;.reset</c>). Structures
+    /// created in it become invalid first: any later access to them throws
+    /// <see cref="ObjectDisposedException"/>. Raw pointers from <see cref="Allocate(nuint)"/> dangle.
+    /// <see cref="UsedBytes"/> drops to zero; the arena stays usable.
+    /// </summary>
+    /// <exception cref="InvalidOperationException">A structure in the arena is acquired (or in use by a native call); nothing was reset.</exception>
+    /// <exception cref="ObjectDisposedException">The arena has been destroyed.</exception>
+    public void Reset()
+    {
+        _account.CloseAndDrain();
+        bool reset = false;
+        try
+        {
+            _ = AllocationLedger.InvalidateArena(Index);
+            _threadCaches.FlushAll();
+            MallctlKeys.Arena(Index).Reset.Run();
+            reset = true;
+        }
+        finally
+        {
+            _account.Reopen(cleared: reset);
+        }
+    }
+
+    /// <summary>Purges all of the arena's unused dirty pages now (<c>arena.&lt;i&gt;.purge</c>), returning them to the OS.</summary>
+    /// <exception cref="ObjectDisposedException">The arena has been destroyed.</exception>
+    public void Purge()
+    {
+        ThrowIfDisposed();
+        MallctlKeys.Arena(Index).Purge.Run();
+    }
+
+    /// <summary>Purges the unused pages the decay settings say are due (<c>arena.&lt;i&gt;.decay</c>).</summary>
+    /// <exception cref="ObjectDisposedException">The arena has been destroyed.</exception>
+    public void Decay()
+    {
+        ThrowIfDisposed();
+        MallctlKeys.Arena(Index).Decay.Run();
+    }
+
+    /// <summary>
+    /// Reads the arena's statistics from jemalloc. Returns the per-thread caches' objects to the
+    /// arena (holding allocations back meanwhile) and refreshes jemalloc's statistics first (writes
+    /// <c>epoch</c>), which costs far more than an allocation: not for hot paths.
+    /// </summary>
+    /// <exception cref="ObjectDisposedException">The arena has been destroyed.</exception>
+    /// <exception cref="MallctlException">jemalloc was built without statistics.</exception>
+    public ArenaStatistics GetStatistics()
+    {
+        // Objects freed into the per-thread caches still count as allocated in the arena: return them first.
+        _account.CloseAndDrain();
+        try
+        {
+            _threadCaches.FlushAll();
+        }
+        finally
+        {
+            _account.Reopen(cleared: false);
+        }
+
+        MallctlKeys.Epoch.Set(1);
+        ArenaKeys keys = MallctlKeys.Arena(Index);
+        long page = (long)MallctlKeys.Arenas.Page.Get();
+        return new ArenaStatistics(
+            ActiveBytes: (long)keys.ActivePages.Get() * page,
+            DirtyBytes: (long)keys.DirtyPages.Get() * page,
+            MuzzyBytes: (long)keys.MuzzyPages.Get() * page,
+            MappedBytes: (long)keys.Mapped.Get(),
+            ResidentBytes: (long)keys.Resident.Get(),
+            RetainedBytes: (long)keys.Retained.Get(),
+            SmallAllocatedBytes: (long)keys.SmallAllocated.Get(),
+            LargeAllocatedBytes: (long)keys.LargeAllocated.Get(),
+            SmallAllocations: keys.SmallAllocationCount.Get(),
+            SmallDeallocations: keys.SmallDeallocationCount.Get(),
+            LargeAllocations: keys.LargeAllocationCount.Get(),
+            LargeDeallocations: keys.LargeDeallocationCount.Get(),
+            ThreadCount: keys.ThreadCount.Get());
+    }
+
+    /// <summary>
+    /// Destroys the arena (<c>arena.&lt;i&gt;.destroy</c>): frees everything in it, as
+    /// <see cref="Reset"/> does, and removes it; jemalloc may reuse its index for a later arena.
+    /// Calling it again does nothing.
+    /// </summary>
+    /// <exception cref="InvalidOperationException">
+    /// A structure in the arena is acquired (nothing was freed); or a thread still has the arena as
+    /// its <c>thread.arena</c> (everything was freed, as by <see cref="Reset"/>, but the arena remains).
+    /// </exception>
+    public void Dispose()
+    {
+        if (!_account.TryEnter())
+        {
+            return;
+        }
+
+        _account.Exit();
+        try
+        {
+            _account.CloseAndDrain();
+        }
+        catch (ObjectDisposedException)
+        {
+            return; // Another thread destroyed it meanwhile.
+        }
+
+        try
+        {
+            _ = AllocationLedger.InvalidateArena(Index);
+        }
+        catch
+        {
+            _account.Reopen(cleared: false);
+            throw;
+        }
+
+        try
+        {
+            _threadCaches.FlushAll();
+            MallctlKeys.Arena(Index).Destroy.Run();
+        }
+        catch (MallctlException e)
+        {
+            // jemalloc refuses to destroy an arena some thread is bound to; free its memory anyway.
+            MallctlKeys.Arena(Index).Reset.Run();
+            _account.Reopen(cleared: true);
+            throw new InvalidOperationException(
+                $"Arena {Index} cannot be destroyed while a thread has it as its thread.arena; its memory was freed (as by Reset) but the arena remains. Move those threads to another arena first.", e);
+        }
+
+        _threadCaches.Dispose();
+        _account.MarkDestroyed();
+    }
+
+    /// <inheritdoc/>
+    public override string ToString() =>
+        $"{TypeName} {Index}: {UsedBytes:N0} bytes used, peak {PeakBytes:N0}" +
+        (BudgetBytes is { } budget ? $", budget {budget:N0}" : string.Empty) +
+        (HugePages ? ", huge pages" : string.Empty) + (IsDisposed ? ", destroyed" : string.Empty);
+
+    private void* AllocateCore(nuint size, int flags)
+    {
+        if (size == 0)
+        {
+            ThrowHelper.ThrowArgumentOutOfRange(nameof(size), size, "The size must be greater than zero.");
+        }
+
+        bool hugePages = HugePages && HugePageAdvisor.Applies(size);
+        if (hugePages)
+        {
+            flags = HugePageAdvisor.AlignFlags(flags);
+        }
+
+        long charged = _account.EnterAndCharge(size, flags);
+        try
+        {
+            void* memory = JemNative.Mallocx(size, _threadCaches.FlagsFor(flags));
+            if (memory == null)
+            {
+                _account.Refund(charged);
+                ThrowHelper.ThrowOutOfMemory(size);
+            }
+
+            if (hugePages)
+            {
+                HugePageAdvisor.Advise(memory, size);
+            }
+
+            return memory;
+        }
+        finally
+        {
+            _account.Exit();
+        }
+    }
+
+    private long GetDecay(bool dirty)
+    {
+        ThrowIfDisposed();
+        ArenaKeys keys = MallctlKeys.Arena(Index);
+        return dirty ? keys.DirtyDecayMs.Get() : keys.MuzzyDecayMs.Get();
+    }
+
+    private void SetDecay(bool dirty, long milliseconds)
+    {
+        ArgumentOutOfRangeException.ThrowIfLessThan(milliseconds, -1, dirty ? nameof(DirtyDecayMilliseconds) : nameof(MuzzyDecayMilliseconds));
+        ThrowIfDisposed();
+        ArenaKeys keys = MallctlKeys.Arena(Index);
+        (dirty ? keys.DirtyDecayMs : keys.MuzzyDecayMs).Set((nint)milliseconds);
+    }
+
+    private void ThrowIfDisposed()
+    {
+        if (_account.IsDestroyed)
+        {
+            throw new ObjectDisposedException(TypeName, $"Arena {Index} has been destroyed.");
+        }
+    }
+}

@@ -1,0 +1,72 @@
+namespace jemalloc;
+
+/// <summary>
+/// jemalloc configuration strings for common workloads, to read, adapt and pass at start-up (to
+/// <c>Jem.Init</c>, <c>jembench --conf</c>, or the <c>JE_MALLOC_CONF</c> environment variable of a
+/// new process). jemalloc reads its configuration once, when the library loads: these cannot change
+/// a running process; <see cref="JemTuning"/> changes what can be changed at run time.
+/// </summary>
+/// <remarks>
+/// A conf string is <c>key:value</c> pairs separated by commas; where a key appears twice the later
+/// value wins, so <c>Combine(Throughput, "narenas:4")</c> adapts a preset. An unknown key or bad
+/// value is not fatal: jemalloc prints <c>Invalid conf pair</c> and ignores it.
+/// </remarks>
+public static class TuningPresets
+{
+    /// <summary>
+    /// Speed first, memory second: unused pages are kept 30 s for reuse (instead of 10 s), purging
+    /// runs on background threads instead of in allocating threads, and the thread caches hold more
+    /// and bigger objects.
+    /// </summary>
+    public const string Throughput = "background_thread:true,dirty_decay_ms:30000,muzzy_decay_ms:30000,tcache_max:32768,tcache_nslots_small_min:200,tcache_nslots_small_max:1000";
+
+    /// <summary>
+    /// Memory first: one automatic arena (less fragmentation across arenas), unused pages given
+    /// back to the OS at once, small thread caches, and no retained virtual memory.
+    /// </summary>
+    public const string LowMemory = "narenas:1,dirty_decay_ms:0,muzzy_decay_ms:0,tcache_max:4096,tcache_nslots_small_max:50,retain:false";
+
+    /// <summary>
+    /// jemalloc itself asks for transparent huge pages for every mapping it makes
+    /// (<c>thp:always</c>) and for its metadata (<c>metadata_thp:auto</c>), and purges slowly so huge
+    /// pages are not broken up. Needs a kernel in THP mode <c>madvise</c> or <c>always</c>
+    /// (see <see cref="HugePageInfo.Mode"/>). Best for processes dominated by big arrays; per-structure
+    /// huge pages (<see cref="AllocationOptions.HugePages"/>) need no conf at all.
+    /// </summary>
+    public const string HugePages = "thp:always,metadata_thp:auto,dirty_decay_ms:30000,muzzy_decay_ms:0";
+
+    /// <summary>
+    /// Many small objects alive at once (thousands of 64 B to 4 KiB allocations): thread caches with
+    /// room for 1000-2000 objects per size class. Measured on a 2-core Linux machine, in C, with 2048
+    /// live allocations of 64..4096 bytes: jemalloc went from slower than glibc to about 1.5-2x faster.
+    /// </summary>
+    public const string SmallObjects = "tcache_nslots_small_min:1000,tcache_nslots_small_max:2000";
+
+    /// <summary>Joins conf strings (or single pairs) into one; empty parts are skipped; for a repeated key the later part wins.</summary>
+    /// <exception cref="ArgumentNullException"><paramref name="parts"/> is null.</exception>
+    public static string Combine(params string?[] parts)
+    {
+        ArgumentNullException.ThrowIfNull(parts);
+        return string.Join(',', parts.Where(part => !string.IsNullOrWhiteSpace(part)).Select(part => part!.Trim().Trim(',')));
+    }
+
+    /// <summary>The conf pair for jemalloc's own transparent huge page use (<c>thp</c>).</summary>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="mode"/> is not a defined value.</exception>
+    public static string Thp(JemallocThpMode mode) => mode switch
+    {
+        JemallocThpMode.Default => "thp:default",
+        JemallocThpMode.Always => "thp:always",
+        JemallocThpMode.Never => "thp:never",
+        _ => throw new ArgumentOutOfRangeException(nameof(mode), mode, "Not a JemallocThpMode value."),
+    };
+
+    /// <summary>The conf pair for huge pages in jemalloc's metadata (<c>metadata_thp</c>).</summary>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="mode"/> is not a defined value.</exception>
+    public static string MetadataThp(JemallocMetadataThpMode mode) => mode switch
+    {
+        JemallocMetadataThpMode.Disabled => "metadata_thp:disabled",
+        JemallocMetadataThpMode.Auto => "metadata_thp:auto",
+        JemallocMetadataThpMode.Always => "metadata_thp:always",
+        _ => throw new ArgumentOutOfRangeException(nameof(mode), mode, "Not a JemallocMetadataThpMode value."),
+    };
+}

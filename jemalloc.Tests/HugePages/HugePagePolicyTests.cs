@@ -1,0 +1,73 @@
+using jemalloc.Tests.Tuning;
+
+namespace jemalloc.Tests.HugePages;
+
+[Collection(GlobalSettings.Name)]
+public sealed class HugePagePolicyTests
+{
+    private const long MiB = 1 << 20;
+
+    [Fact]
+    public void Arrays_from_the_threshold_up_ask_for_huge_pages_where_the_kernel_offers_them()
+    {
+        Assert.Equal(2 * MiB, HugePagePolicy.DefaultThresholdBytes);
+        Assert.Equal(2 * MiB, HugePagePolicy.ThresholdBytes);
+        Assert.Equal(AllocationOptions.WithHugePages, HugePagePolicy.DefaultForBytes(2 * MiB, kernelOffersHugePages: true));
+        Assert.Equal(AllocationOptions.WithHugePages, HugePagePolicy.DefaultForBytes(long.MaxValue, kernelOffersHugePages: true));
+        Assert.Equal(AllocationOptions.Default, HugePagePolicy.DefaultForBytes(2 * MiB - 1, kernelOffersHugePages: true));
+        Assert.Equal(AllocationOptions.Default, HugePagePolicy.DefaultForBytes(0, kernelOffersHugePages: true));
+        Assert.Equal(AllocationOptions.Default, HugePagePolicy.DefaultForBytes(1024 * MiB, kernelOffersHugePages: false));
+    }
+
+    [Fact]
+    public void Element_counts_are_turned_into_bytes_without_overflow()
+    {
+        bool offered = HugePageInfo.IsAvailable;
+        Assert.Equal(offered, HugePagePolicy.DefaultFor<ulong>(MiB / 4).HugePages);
+        Assert.False(HugePagePolicy.DefaultFor<ulong>(MiB / 4 - 1).HugePages);
+        Assert.Equal(offered, HugePagePolicy.DefaultFor<ulong>(long.MaxValue).HugePages);
+        Assert.False(HugePagePolicy.DefaultFor<byte>(-5).HugePages);
+    }
+
+    [Fact]
+    public void The_threshold_can_be_changed_and_switched_off_but_not_negative()
+    {
+        try
+        {
+            HugePagePolicy.ThresholdBytes = 64 * MiB;
+            Assert.Equal(64 * MiB, HugePagePolicy.ThresholdBytes);
+            Assert.False(HugePagePolicy.DefaultForBytes(32 * MiB, kernelOffersHugePages: true).HugePages);
+            Assert.True(HugePagePolicy.DefaultForBytes(64 * MiB, kernelOffersHugePages: true).HugePages);
+
+            HugePagePolicy.ThresholdBytes = long.MaxValue;
+            Assert.False(HugePagePolicy.DefaultForBytes(1L << 40, kernelOffersHugePages: true).HugePages);
+            Assert.Throws<ArgumentOutOfRangeException>(() => HugePagePolicy.ThresholdBytes = -1);
+            Assert.Equal(long.MaxValue, HugePagePolicy.ThresholdBytes);
+        }
+        finally
+        {
+            HugePagePolicy.ThresholdBytes = HugePagePolicy.DefaultThresholdBytes;
+        }
+    }
+
+    [Fact]
+    public void A_big_array_created_without_options_gets_huge_pages_on_this_machine()
+    {
+        using var huge = new HugeArray<ulong>(8 * MiB / sizeof(ulong));
+        using var safe = new SafeArray<ulong>((int)(4 * MiB / sizeof(ulong)));
+        huge.Fill(3);
+        safe.AsSpan().Fill(3);
+
+        HugePageReport hugeReport = HugePageInfo.Query(huge);
+        HugePageReport safeReport = HugePageInfo.Query(safe);
+
+        if (HugePageInfo.IsAvailable)
+        {
+            Assert.Equal(0, huge.Pointer % (2 * MiB));
+            Assert.Equal(0, safe.Pointer % (2 * MiB));
+        }
+
+        Assert.Equal(hugeReport.IsAvailable ? 8 * MiB : 0, hugeReport.HugePageBytes);
+        Assert.Equal(safeReport.IsAvailable ? 4 * MiB : 0, safeReport.HugePageBytes);
+    }
+}

@@ -1,0 +1,231 @@
+namespace jemalloc.Tests.Tuning;
+
+[Collection(GlobalSettings.Name)]
+public sealed unsafe class JemTuningTests
+{
+    [Fact]
+    public void Background_thread_is_read_back_after_it_is_set()
+    {
+        bool old = JemTuning.BackgroundThread;
+        try
+        {
+            JemTuning.BackgroundThread = !old;
+            Assert.Equal(!old, JemTuning.BackgroundThread);
+            Assert.Equal(!old, MallctlKeys.BackgroundThread.Get());
+            JemTuning.BackgroundThread = old;
+            Assert.Equal(old, JemTuning.BackgroundThread);
+        }
+        finally
+        {
+            JemTuning.BackgroundThread = old;
+        }
+    }
+
+    [Fact]
+    public void Max_background_threads_is_read_back_after_it_is_set()
+    {
+        int old = JemTuning.MaxBackgroundThreads;
+        try
+        {
+            JemTuning.MaxBackgroundThreads = 1;
+            Assert.Equal(1, JemTuning.MaxBackgroundThreads);
+            Assert.Throws<ArgumentOutOfRangeException>(() => JemTuning.MaxBackgroundThreads = 0);
+            Assert.Equal(1, JemTuning.MaxBackgroundThreads);
+        }
+        finally
+        {
+            JemTuning.MaxBackgroundThreads = old;
+        }
+
+        Assert.Equal(old, JemTuning.MaxBackgroundThreads);
+    }
+
+    [Fact]
+    public void Default_decay_times_are_read_back_and_given_to_new_arenas()
+    {
+        long oldDirty = JemTuning.DefaultDirtyDecayMilliseconds;
+        long oldMuzzy = JemTuning.DefaultMuzzyDecayMilliseconds;
+        try
+        {
+            JemTuning.DefaultDirtyDecayMilliseconds = 1234;
+            JemTuning.DefaultMuzzyDecayMilliseconds = -1;
+            Assert.Equal(1234, JemTuning.DefaultDirtyDecayMilliseconds);
+            Assert.Equal(-1, JemTuning.DefaultMuzzyDecayMilliseconds);
+            using var arena = new JemArena();
+            Assert.Equal(1234, arena.DirtyDecayMilliseconds);
+            Assert.Equal(-1, arena.MuzzyDecayMilliseconds);
+            Assert.Throws<ArgumentOutOfRangeException>(() => JemTuning.DefaultDirtyDecayMilliseconds = -2);
+            Assert.Throws<ArgumentOutOfRangeException>(() => JemTuning.DefaultMuzzyDecayMilliseconds = -2);
+        }
+        finally
+        {
+            JemTuning.DefaultDirtyDecayMilliseconds = oldDirty;
+            JemTuning.DefaultMuzzyDecayMilliseconds = oldMuzzy;
+        }
+
+        Assert.Equal(oldDirty, JemTuning.DefaultDirtyDecayMilliseconds);
+        Assert.Equal(oldMuzzy, JemTuning.DefaultMuzzyDecayMilliseconds);
+    }
+
+    [Fact]
+    public void Per_arena_decay_times_are_read_back_after_they_are_set()
+    {
+        long oldDirty = JemTuning.GetDirtyDecayMilliseconds(0);
+        long oldMuzzy = JemTuning.GetMuzzyDecayMilliseconds(0);
+        try
+        {
+            JemTuning.SetDirtyDecayMilliseconds(0, 2500);
+            JemTuning.SetMuzzyDecayMilliseconds(0, 0);
+            Assert.Equal(2500, JemTuning.GetDirtyDecayMilliseconds(0));
+            Assert.Equal(0, JemTuning.GetMuzzyDecayMilliseconds(0));
+            Assert.Equal(2500, MallctlKeys.Arena(0).DirtyDecayMs.Get());
+            Assert.Throws<ArgumentOutOfRangeException>(() => JemTuning.SetDirtyDecayMilliseconds(0, -5));
+            Assert.Throws<MallctlException>(() => JemTuning.SetDirtyDecayMilliseconds(MallctlKeys.AllArenas - 1, 100));
+        }
+        finally
+        {
+            JemTuning.SetDirtyDecayMilliseconds(0, oldDirty);
+            JemTuning.SetMuzzyDecayMilliseconds(0, oldMuzzy);
+        }
+
+        Assert.Equal(oldDirty, JemTuning.GetDirtyDecayMilliseconds(0));
+    }
+
+    [Fact]
+    public void Decay_for_all_arenas_reaches_every_initialized_arena_and_the_default()
+    {
+        using var created = new JemArena();
+        MallctlKeys.Epoch.Set(1); // refreshes arena.<i>.initialized
+        uint count = JemTuning.ArenaCount;
+        var initialized = Enumerable.Range(0, (int)count).Select(i => (uint)i).Where(i => MallctlKeys.Arena(i).Initialized.Get()).ToList();
+        var old = initialized.ToDictionary(i => i, i => (Dirty: JemTuning.GetDirtyDecayMilliseconds(i), Muzzy: JemTuning.GetMuzzyDecayMilliseconds(i)));
+        long oldDefaultDirty = JemTuning.DefaultDirtyDecayMilliseconds;
+        long oldDefaultMuzzy = JemTuning.DefaultMuzzyDecayMilliseconds;
+        try
+        {
+            int changed = JemTuning.SetDecayForAllArenas(7000, null);
+
+            Assert.Equal(initialized.Count, changed);
+            Assert.Contains(created.Index, initialized);
+            Assert.All(initialized, i => Assert.Equal(7000, JemTuning.GetDirtyDecayMilliseconds(i)));
+            Assert.All(initialized, i => Assert.Equal(old[i].Muzzy, JemTuning.GetMuzzyDecayMilliseconds(i)));
+            Assert.Equal(7000, JemTuning.DefaultDirtyDecayMilliseconds);
+            Assert.Equal(oldDefaultMuzzy, JemTuning.DefaultMuzzyDecayMilliseconds);
+            Assert.Throws<ArgumentOutOfRangeException>(() => JemTuning.SetDecayForAllArenas(null, -3));
+        }
+        finally
+        {
+            foreach (var (arena, (dirty, muzzy)) in old)
+            {
+                JemTuning.SetDirtyDecayMilliseconds(arena, dirty);
+                JemTuning.SetMuzzyDecayMilliseconds(arena, muzzy);
+            }
+
+            JemTuning.DefaultDirtyDecayMilliseconds = oldDefaultDirty;
+            JemTuning.DefaultMuzzyDecayMilliseconds = oldDefaultMuzzy;
+        }
+    }
+
+    [Fact]
+    public void Thread_arena_is_read_back_after_it_is_set_and_checked()
+    {
+        using var arena = new JemArena();
+        RunOnNewThread(() =>
+        {
+            uint old = JemTuning.ThreadArena;
+            uint other = old == 0 ? 1u : 0u;
+            JemTuning.ThreadArena = other;
+            Assert.Equal(other, JemTuning.ThreadArena);
+            Assert.Equal(other, MallctlKeys.Thread.Arena.Get());
+
+            Assert.Throws<ArgumentOutOfRangeException>(() => JemTuning.ThreadArena = JemTuning.ArenaCount);
+            Assert.Throws<InvalidOperationException>(() => JemTuning.ThreadArena = arena.Index);
+            Assert.Equal(other, JemTuning.ThreadArena);
+
+            JemTuning.ThreadArena = old;
+            Assert.Equal(old, JemTuning.ThreadArena);
+        });
+    }
+
+    [Fact]
+    public void Thread_cache_enabled_is_read_back_after_it_is_set()
+    {
+        RunOnNewThread(() =>
+        {
+            bool old = JemTuning.ThreadCacheEnabled;
+            JemTuning.ThreadCacheEnabled = !old;
+            Assert.Equal(!old, JemTuning.ThreadCacheEnabled);
+            JemTuning.ThreadCacheEnabled = old;
+            Assert.Equal(old, JemTuning.ThreadCacheEnabled);
+        });
+    }
+
+    [Fact]
+    public void Flushing_the_thread_cache_returns_its_objects_to_the_arena()
+    {
+        RunOnNewThread(() =>
+        {
+            var blocks = Enumerable.Range(0, 200).Select(_ => (nint)Jem.Malloc(256)).ToList();
+            blocks.ForEach(block => Jem.Free((void*)block));
+            long cached = ThreadCacheBytes();
+            Assert.True(cached >= 256);
+
+            JemTuning.FlushThreadCache();
+
+            Assert.True(ThreadCacheBytes() <= cached - 256 * 10);
+        });
+    }
+
+    [Fact]
+    public void Purge_returns_dirty_pages_and_decay_keeps_those_decay_says_to_keep()
+    {
+        using var arena = new JemArena { DirtyDecayMilliseconds = -1, MuzzyDecayMilliseconds = -1 };
+        DirtyFourMiB(arena);
+        JemTuning.Decay(arena.Index);
+        JemTuning.DecayAll();
+        Assert.True(arena.GetStatistics().DirtyBytes >= 4 << 20);
+
+        JemTuning.Purge(arena.Index);
+        Assert.Equal(0, arena.GetStatistics().DirtyBytes);
+
+        DirtyFourMiB(arena);
+        JemTuning.PurgeAll();
+        Assert.Equal(0, arena.GetStatistics().DirtyBytes);
+        Assert.Throws<MallctlException>(() => JemTuning.Purge(MallctlKeys.AllArenas - 1));
+    }
+
+    private static void DirtyFourMiB(JemArena arena)
+    {
+        void* memory = arena.Allocate(4 << 20);
+        new Span<byte>(memory, 4 << 20).Fill(1);
+        arena.Free(memory);
+    }
+
+    private static long ThreadCacheBytes()
+    {
+        MallctlKeys.Epoch.Set(1);
+        return (long)Jem.GetMallctl<nuint>("stats.arenas.4096.tcache_bytes");
+    }
+
+    private static void RunOnNewThread(Action action)
+    {
+        Exception? failure = null;
+        var thread = new Thread(() =>
+        {
+            try
+            {
+                action();
+            }
+            catch (Exception e)
+            {
+                failure = e;
+            }
+        });
+        thread.Start();
+        thread.Join();
+        if (failure is not null)
+        {
+            throw new InvalidOperationException("The test failed on its own thread.", failure);
+        }
+    }
+}
