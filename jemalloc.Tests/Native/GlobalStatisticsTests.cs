@@ -23,8 +23,11 @@ public unsafe class GlobalStatisticsTests
             JemallocStatistics during = Jem.GetStatistics(exact: true);
             Assert.InRange(during.Allocated, before.Allocated + Size - Tolerance, before.Allocated + Size + Tolerance);
             Assert.True(during.Active >= before.Active + Size - Tolerance);
-            Assert.True(during.Resident >= before.Resident + Size - Tolerance);
-            Assert.True(during.Mapped >= before.Mapped + Size - Tolerance);
+            // Resident and mapped need not grow: the block may reuse memory jemalloc kept from earlier
+            // frees (the library's default keeps freed large blocks as lazily freed pages). They must
+            // at least cover the block.
+            Assert.True(during.Resident >= Size);
+            Assert.True(during.Mapped >= Size);
         }
         finally
         {

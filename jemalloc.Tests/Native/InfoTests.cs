@@ -21,7 +21,8 @@ public class InfoTests
         Assert.Equal(Jem.GetMallctl<bool>("config.lazy_lock"), build.LazyLock);
         Assert.Equal(Jem.GetMallctl<bool>("config.utrace"), build.Utrace);
         Assert.Equal(Jem.GetMallctl<bool>("config.xmalloc"), build.Xmalloc);
-        Assert.Equal(string.Empty, build.MallocConf);
+        Assert.Equal(Jem.GetMallctlString("config.malloc_conf"), build.MallocConf);
+        Assert.Contains("muzzy_decay_ms:-1", build.MallocConf, StringComparison.Ordinal);
     }
 
     [Fact]
