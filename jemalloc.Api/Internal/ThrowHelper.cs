@@ -14,9 +14,7 @@ internal static class ThrowHelper
         throw new ObjectDisposedException(typeName, $"This {typeName} has been freed (through this or another copy, or by an arena reset); its memory can no longer be used.");
 
     // Indexers throw what arrays and Span<T> throw for the same mistake (CA2201 reserves the type for the runtime).
-    // Not NoInlining: a throw-only method is recognised by the JIT as never returning, which keeps
-    // indexers' failure paths out of loops.
-    [DoesNotReturn]
+    [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
     [SuppressMessage("Usage", "CA2201:Do not raise reserved exception types", Justification = "Same exception as T[] and Span<T> indexers.")]
     internal static void ThrowIndexOutOfRange(long index, long length) =>
         throw new IndexOutOfRangeException($"Index {index} is outside the bounds of the buffer (length {length}).");
@@ -65,22 +63,6 @@ internal static class ThrowHelper
     /// <summary>The failure of an indexer's validity check in a class: the name is taken only here, off the hot path.</summary>
     [DoesNotReturn]
     internal static void ThrowFreed(object owner) => throw Freed(owner.GetType().Name);
-
-    /// <summary>
-    /// The failure of an indexer's validity check, which comes before its bounds check: a default
-    /// structure (length 0, owns nothing) reports the index as out of range, a freed one that it was
-    /// freed. A throw-only body, as <see cref="ThrowIndexFailure(long, long, AllocationHandle, string)"/>.
-    /// </summary>
-    [DoesNotReturn]
-    [SuppressMessage("Usage", "CA2201:Do not raise reserved exception types", Justification = "Same exception as T[] and Span<T> indexers.")]
-    internal static void ThrowFreedOrIndexFailure(long index, long length, string typeName) =>
-        throw (length == 0 ? new IndexOutOfRangeException($"Index {index} is outside the bounds of the buffer (length 0).") : Freed(typeName));
-
-    /// <summary>As <see cref="ThrowFreedOrIndexFailure(long, long, string)"/> for a class.</summary>
-    [DoesNotReturn]
-    [SuppressMessage("Usage", "CA2201:Do not raise reserved exception types", Justification = "Same exception as T[] and Span<T> indexers.")]
-    internal static void ThrowFreedOrIndexFailure(long index, long length, object owner) =>
-        throw (length == 0 ? new IndexOutOfRangeException($"Index {index} is outside the bounds of the buffer (length 0).") : Freed(owner.GetType().Name));
 
     /// <summary>As <see cref="ThrowIndexFailure(long, long, AllocationHandle, string)"/> for a class.</summary>
     [DoesNotReturn]

@@ -43,39 +43,6 @@ public readonly unsafe struct AllocationHandle : IEquatable<AllocationHandle>
         get => *((uint*)State + (BitConverter.IsLittleEndian ? 1 : 0)) == Generation;
     }
 
-    /// <summary>
-    /// For the indexers' single-branch check: zero exactly when the allocation is live, otherwise a
-    /// value that, negated and widened, is at least 2^63 - 2^32 and so fails any bounds check it is
-    /// OR-ed into. A default handle reads a sentinel state word whose generation no handle has, so
-    /// default structures need no separate null test (the choice of address is loop-invariant).
-    /// </summary>
-    internal uint Mismatch
-    {
-        [MethodImpl(MethodImplOptions.AggressiveInlining)]
-        get
-        {
-            long* state = State != null ? State : NeverValidState;
-            return *((uint*)state + (BitConverter.IsLittleEndian ? 1 : 0)) ^ Generation;
-        }
-    }
-
-    /// <summary>As <see cref="Mismatch"/> for a handle known to be non-default (a structure that was constructed).</summary>
-    internal uint LiveMismatch
-    {
-        [MethodImpl(MethodImplOptions.AggressiveInlining)]
-        get => *((uint*)State + (BitConverter.IsLittleEndian ? 1 : 0)) ^ Generation;
-    }
-
-    // A state word whose generation (all ones) differs from a default handle's (zero); never freed.
-    private static readonly long* NeverValidState = CreateNeverValidState();
-
-    private static long* CreateNeverValidState()
-    {
-        long* state = (long*)System.Runtime.InteropServices.NativeMemory.Alloc(sizeof(long));
-        *state = -1;
-        return state;
-    }
-
     /// <summary>How many acquisitions are outstanding, or -1 when the handle is no longer valid.</summary>
     public int AcquireCount
     {
