@@ -21,8 +21,10 @@ internal static class Program
                 return Messages();
             case "report":
                 return Report();
+            case "messages-before-load":
+                return MessagesBeforeLoad();
             default:
-                Console.Error.WriteLine("usage: load | load-from <path> | conf <malloc_conf> | report | messages");
+                Console.Error.WriteLine("usage: load | load-from <path> | conf <malloc_conf> | report | messages | messages-before-load");
                 return 2;
         }
     }
@@ -64,6 +66,17 @@ internal static class Program
             Console.WriteLine($"INIT_AFTER_LOAD {exception.GetType().Name} {exception.Message}");
         }
 
+        return 0;
+    }
+
+    /// <summary>Sets a writer before the library is loaded: the hook must be installed when it loads.</summary>
+    private static int MessagesBeforeLoad()
+    {
+        using var writer = new StringWriter();
+        Jem.MessageWriter = writer;
+        Console.WriteLine($"LOADED_AFTER_SETTING_WRITER {Jem.IsLoaded}");
+        Jem.PrintStats("J");
+        Console.WriteLine($"CAPTURED_BEGIN{Environment.NewLine}{writer}{Environment.NewLine}CAPTURED_END");
         return 0;
     }
 

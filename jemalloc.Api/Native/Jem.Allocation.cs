@@ -37,7 +37,8 @@ public static unsafe partial class Jem
         void* memory = JemNative.Calloc(count, size);
         if (memory == null)
         {
-            ThrowHelper.ThrowOutOfMemory(count * size < count && size != 0 ? ulong.MaxValue : (ulong)(count * size));
+            UInt128 bytes = (UInt128)(ulong)count * (ulong)size;
+            ThrowHelper.ThrowOutOfMemory(bytes > ulong.MaxValue ? ulong.MaxValue : (ulong)bytes);
         }
 
         return memory;

@@ -93,6 +93,16 @@ public class MessageTests
         Assert.Equal(1, Occurrences(captured, "\"jemalloc\""));
     }
 
+    [Fact]
+    public void A_writer_set_before_the_library_loads_is_hooked_in_when_it_loads()
+    {
+        ChildProcessRunner.Result result = ChildProcessRunner.RunHelper(new Dictionary<string, string?>(), "messages-before-load");
+        Assert.True(result.ExitCode == 0, result.ToString());
+        Assert.Contains("LOADED_AFTER_SETTING_WRITER False", result.Output, StringComparison.Ordinal);
+        Assert.Equal(1, Occurrences(result.Output, "\"jemalloc\""));
+        Assert.Equal(0, Occurrences(result.Error, "\"jemalloc\""));
+    }
+
     private static int Occurrences(string text, string value)
     {
         int count = 0;
