@@ -374,15 +374,16 @@ public static unsafe class AllocationLedger
     /// <summary>
     /// Invalidates every live allocation recorded in <paramref name="arena"/> without freeing its memory
     /// (the arena's reset or destruction frees it all at once). Fails, invalidating nothing, if any of
-    /// them is acquired.
+    /// them is acquired. Calls for the same arena must not overlap (a <see cref="JemArena"/> runs its
+    /// resets one at a time).
     /// </summary>
     /// <returns>The number of allocations invalidated.</returns>
     /// <exception cref="InvalidOperationException">An allocation in the arena is acquired.</exception>
     internal static int InvalidateArena(uint arena)
     {
-        // First pass: lock each live slot of the arena against acquisition and freeing by setting its
-        // count to a negative sentinel; if one is acquired, undo and fail.
-        var locked = new List<(int Slot, long State)>();
+        // First pass: lock each live slot of the arena against acquisition and freeing by setting the
+        // negative sentinel in its count; if one is acquired, undo and fail. The sentinel itself marks
+        // the slots locked, so no list is needed (a reset of many small structures allocates nothing).
         int slots = Volatile.Read(ref s_slotsHandedOut);
         for (int slot = 0; slot < slots; slot++)
         {
@@ -400,7 +401,7 @@ public static unsafe class AllocationLedger
                 {
                     if (state == ((long)((ulong)Generation(state) << 32) | PendingFreeCount))
                     {
-                        Unlock(locked);
+                        Unlock(arena, slot);
                         ThrowHelper.ThrowInvalidOperation(
                             $"An allocation of {entry.Size} bytes ({entry.Kind}) in arena {arena} was disposed but a native call still uses it; wait for the call to return before resetting or destroying the arena.");
                     }
@@ -410,39 +411,53 @@ public static unsafe class AllocationLedger
 
                 if ((int)state != 0)
                 {
-                    Unlock(locked);
+                    Unlock(arena, slot);
                     ThrowHelper.ThrowInvalidOperation(
                         $"An allocation of {entry.Size} bytes ({entry.Kind}) in arena {arena} is still acquired; release it before resetting or destroying the arena.");
                 }
 
                 if (Interlocked.CompareExchange(ref *statePtr, state | ResettingCount, state) == state)
                 {
-                    locked.Add((slot, state));
                     break;
                 }
             }
         }
 
-        foreach (var (slot, state) in locked)
+        int invalidated = 0;
+        for (int slot = 0; slot < slots; slot++)
         {
-            Volatile.Write(ref *StateOf(slot), (long)((ulong)(Generation(state) + 1) << 32));
+            long state = Volatile.Read(ref *StateOf(slot));
             ref Entry entry = ref EntryOf(slot);
+            if (entry.Arena != arena || (Generation(state) & 1) == 0 || (int)state >= 0)
+            {
+                continue;
+            }
+
+            Volatile.Write(ref *StateOf(slot), (long)((ulong)(Generation(state) + 1) << 32));
             if (entry.Owner is not null && entry.Owner.TryGetTarget(out IAllocationOwner? owner))
             {
                 owner.OnInvalidated();
             }
 
             ReleaseSlot(slot, ref entry);
+            invalidated++;
         }
 
-        return locked.Count;
+        return invalidated;
     }
 
-    private static void Unlock(List<(int Slot, long State)> locked)
+    // Undoes the first pass of InvalidateArena up to (not including) the slot that failed: a locked
+    // slot had a count of zero, so clearing the sentinel restores it exactly.
+    private static void Unlock(uint arena, int failedSlot)
     {
-        foreach (var (slot, state) in locked)
+        for (int slot = 0; slot < failedSlot; slot++)
         {
-            Volatile.Write(ref *StateOf(slot), state);
+            long* statePtr = StateOf(slot);
+            long state = Volatile.Read(ref *statePtr);
+            if (EntryOf(slot).Arena == arena && (Generation(state) & 1) == 1 && (int)state < 0)
+            {
+                Volatile.Write(ref *statePtr, state & ~ResettingCount);
+            }
         }
     }
 
