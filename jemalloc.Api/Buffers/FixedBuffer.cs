@@ -109,7 +109,7 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
             // Length; it also rejects a default structure (length 0), so the validity check after it
             // needs no null test and is one load and one compare. Its throw is out of line.
             ref T element = ref MemoryMarshal.CreateSpan(ref Unsafe.AsRef<T>(_pointer), _length)[index];
-            if (_handle.LiveMismatch != 0)
+            if (!_handle.IsLive)
             {
                 ThrowHelper.ThrowFreed(TypeName);
             }
@@ -185,7 +185,7 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
     /// <exception cref="ObjectDisposedException">The buffer was freed.</exception>
     public T[] ToArray() => Span.ToArray();
 
-    /// <summary>Whether the buffer holds exactly the elements of <paramref name="other"/>.</summary>
+    /// <summary>Whether the buffer holds exactly the elements of <paramref name="other"/>, compared bit for bit (so a NaN equals the same NaN).</summary>
     /// <exception cref="ObjectDisposedException">The buffer was freed.</exception>
     public bool SequenceEqual(ReadOnlySpan<T> other) => MemoryExtensions.SequenceEqual<byte>(
         System.Runtime.InteropServices.MemoryMarshal.AsBytes<T>(Span), System.Runtime.InteropServices.MemoryMarshal.AsBytes(other));

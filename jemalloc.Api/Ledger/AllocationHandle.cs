@@ -43,16 +43,6 @@ public readonly unsafe struct AllocationHandle : IEquatable<AllocationHandle>
         get => *((uint*)State + (BitConverter.IsLittleEndian ? 1 : 0)) == Generation;
     }
 
-    /// <summary>
-    /// For the <see cref="FixedBuffer{T}"/> indexer: zero exactly when the allocation is live. Like
-    /// <see cref="IsLive"/>, one load and no null test, for handles known to be non-default.
-    /// </summary>
-    internal uint LiveMismatch
-    {
-        [MethodImpl(MethodImplOptions.AggressiveInlining)]
-        get => *((uint*)State + (BitConverter.IsLittleEndian ? 1 : 0)) ^ Generation;
-    }
-
     /// <summary>How many acquisitions are outstanding, or -1 when the handle is no longer valid.</summary>
     public int AcquireCount
     {

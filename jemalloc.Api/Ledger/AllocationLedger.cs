@@ -37,6 +37,10 @@ public static unsafe class AllocationLedger
     // The count half of a retired slot (generation even) whose memory is still waiting for
     // FreeRetired: a SafeHandle closed while a native call still held it.
     private const long PendingFreeCount = 0x40000000L;
+    // MALLOCX_ZERO.
+    private const int ZeroFlag = 0x40;
+    // Zeroed requests up to this size are served by je_malloc and cleared here (see Allocate).
+    private const nuint SmallZeroingLimit = 4096;
 
     private struct Entry
     {
@@ -125,11 +129,34 @@ public static unsafe class AllocationLedger
         bool allocated = false;
         try
         {
-            void* memory = flags == 0 ? JemNative.Malloc(size) : JemNative.Mallocx(size, flags);
+            void* memory;
+            if ((flags & ~ZeroFlag) != 0)
+            {
+                memory = JemNative.Mallocx(size, flags);
+            }
+            else if ((flags & ZeroFlag) != 0 && size <= SmallZeroingLimit)
+            {
+                // je_malloc has a fast path that je_mallocx lacks; a small region is zeroed with a memset
+                // either way, so clearing it here costs the same and saves the slow path.
+                memory = JemNative.Malloc(size);
+                if (memory != null)
+                {
+                    NativeMemory.Clear(memory, size);
+                }
+            }
+            else
+            {
+                // Large zeroed requests go to jemalloc, which skips the memset for fresh pages.
+                memory = flags == 0 ? JemNative.Malloc(size) : JemNative.Mallocx(size, flags);
+            }
+
             if (memory == null)
             {
                 ThrowHelper.ThrowOutOfMemory(size);
             }
+
+            // Freeing ignores MALLOCX_ZERO, and je_sdallocx takes its fast path only for flags == 0.
+            flags &= ~ZeroFlag;
 
             if (hugePages && OperatingSystem.IsLinux())
             {
@@ -373,9 +400,10 @@ public static unsafe class AllocationLedger
 
     /// <summary>
     /// Invalidates every live allocation recorded in <paramref name="arena"/> without freeing its memory
-    /// (the arena's reset or destruction frees it all at once). Fails, invalidating nothing, if any of
-    /// them is acquired. Calls for the same arena must not overlap (a <see cref="JemArena"/> runs its
-    /// resets one at a time).
+    /// (the arena's reset or destruction frees it all at once), and tells the owning arrays (see
+    /// <see cref="AttachOwner"/>). Fails, invalidating nothing, if any of them is acquired, or was
+    /// disposed while a native call still holds it. Calls for the same arena must not overlap (a
+    /// <see cref="JemArena"/> runs its resets one at a time).
     /// </summary>
     /// <returns>The number of allocations invalidated.</returns>
     /// <exception cref="InvalidOperationException">An allocation in the arena is acquired.</exception>
