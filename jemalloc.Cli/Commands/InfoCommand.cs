@@ -75,6 +75,7 @@ public static class InfoCommand
         output.WriteLine();
         output.WriteLine("Full report (malloc_stats_print):");
         output.Write(JemControl.StatisticsReport(json: false));
+        output.WriteLine();
         return Program.ExitSuccess;
     }
 
