@@ -118,7 +118,8 @@ public static class Program
             h.AdditionalNewLineAfterOption = false;
             h.AddDashesToOption = true;
             h.Copyright = "Benchmarks jemalloc.NET's native data structures against managed arrays (BenchmarkDotNet).";
-            return HelpText.DefaultParsingErrorsHandler(result, h);
+            // Asking for help (or giving no verb) is not an error: show the help without an error list.
+            return askedForHelp ? h : HelpText.DefaultParsingErrorsHandler(result, h);
         }, e => e, verbsIndex: true);
         if (askedForHelp)
         {

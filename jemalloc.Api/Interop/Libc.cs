@@ -26,9 +26,6 @@ internal static partial class Libc
     [LibraryImport(LibraryName, EntryPoint = "madvise", SetLastError = true)]
     internal static partial int Madvise(nint address, nuint length, int advice);
 
-    /// <summary><c>MADV_DONTNEED</c> on Linux: drops the pages; private anonymous memory reads back as zeros.</summary>
-    internal const int MadvDontNeed = 4;
-
     /// <summary><c>MADV_HUGEPAGE</c> on Linux.</summary>
     internal const int MadvHugePage = 14;
 

@@ -263,6 +263,40 @@ public sealed unsafe class JemArenaTests : LeakCheckedTest
     }
 
     [Fact]
+    public void A_refused_reset_leaves_every_other_structure_exactly_as_it_was()
+    {
+        using var arena = new JemArena();
+        FixedBuffer<int>[] buffers = Enumerable.Range(0, 20).Select(i => arena.CreateBuffer<int>(4)).ToArray();
+        for (int i = 0; i < buffers.Length; i++)
+        {
+            buffers[i][0] = i;
+        }
+
+        buffers[10].Acquire();
+        Assert.Throws<InvalidOperationException>(() => arena.Reset());
+
+        for (int i = 0; i < buffers.Length; i++)
+        {
+            Assert.True(buffers[i].IsValid);
+            Assert.Equal(i, buffers[i][0]);
+            if (i != 10)
+            {
+                buffers[i].Acquire();
+                buffers[i].Release();
+            }
+        }
+
+        buffers[10].Release();
+        Assert.Equal(20 * 16, arena.UsedBytes);
+        foreach (FixedBuffer<int> buffer in buffers)
+        {
+            buffer.Free();
+        }
+
+        Assert.Equal(0, arena.UsedBytes);
+    }
+
+    [Fact]
     public void Destroy_while_a_thread_is_bound_frees_the_memory_and_keeps_the_arena()
     {
         var arena = new JemArena();

@@ -1,5 +1,8 @@
+using jemalloc.Tests.Tuning;
+
 namespace jemalloc.Tests.HugePages;
 
+[Collection(GlobalSettings.Name)]
 public sealed unsafe class HugePageInfoTests
 {
     private const int MiB = 1 << 20;
@@ -23,6 +26,8 @@ public sealed unsafe class HugePageInfoTests
     [Fact]
     public void Huge_page_request_is_honoured_on_this_machine_as_smaps_shows()
     {
+        // See HugePagePolicyTests: pages kept from earlier 4 KiB-backed blocks would stay 4 KiB pages.
+        JemTuning.PurgeAll();
         using var array = new HugeArray<ulong>(8 * MiB / sizeof(ulong), AllocationOptions.WithHugePages);
         Assert.Equal(0, array.Pointer % (2 * MiB));
         array.AsSpan(0, (int)array.Length).Fill(1);
