@@ -2,7 +2,8 @@
 # Builds everything jemalloc.NET needs on Linux x64, then (optionally) runs a command.
 #
 #   ./build.sh                 native jemalloc (if not up to date) + the solution in Release
-#   ./build.sh jembench ARGS   ... then runs jembench with ARGS (the README's main job)
+#   ./build.sh jembench [ARGS] ... then runs jembench with ARGS; without ARGS, the main job:
+#                              jembench array --fill 10000000 100000000 -l -u
 #   ./build.sh test            ... then runs the test suite
 #   ./build.sh native          only the native library
 #   ./build.sh pack            ... then makes the NuGet package into artifacts/packages
@@ -172,6 +173,8 @@ main() {
     build) build_native; build_solution ;;
     jembench)
       build_native; build_solution
+      # The main job, with no arguments: native against managed arrays, fill and create-and-fill.
+      [ $# -gt 0 ] || set -- array --fill 10000000 100000000 -l -u
       step "jembench $*"
       dotnet "$ROOT/jemalloc.Cli/bin/$CONFIGURATION/net10.0/jembench.dll" "$@" ;;
     test)
@@ -183,7 +186,7 @@ main() {
       step "packing jemalloc.NET"
       dotnet pack "$ROOT/jemalloc.Api/jemalloc.Api.csproj" -c "$CONFIGURATION" --no-build --nologo \
         -o "$ROOT/artifacts/packages" ;;
-    -h|--help|help) sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' ;;
+    -h|--help|help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}" ;;
     *) die "unknown command '$command' (try: build, native, jembench, test, pack, help)" ;;
   esac
 }
