@@ -156,11 +156,7 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
     public Span<T> Slice(int start, int length)
     {
         ThrowIfInvalid();
-        if ((ulong)(uint)start + (uint)length > (uint)_length)
-        {
-            ThrowHelper.ThrowArgumentOutOfRange(nameof(start), start, $"The range [{start}, {start}+{length}) is not inside the buffer of length {_length}.");
-        }
-
+        BufferGuard.CheckRange(start, length, _length, nameof(start), "buffer");
         return new Span<T>(_pointer + start, length);
     }
 
@@ -173,11 +169,7 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
     /// <exception cref="ArgumentException"><paramref name="destination"/> is shorter than the buffer.</exception>
     public void CopyTo(Span<T> destination)
     {
-        if (destination.Length < _length)
-        {
-            ThrowHelper.ThrowArgument(nameof(destination), $"The destination has {destination.Length} elements; the buffer has {_length}.");
-        }
-
+        BufferGuard.CheckDestination(destination.Length, _length, "buffer");
         Span.CopyTo(destination);
     }
 

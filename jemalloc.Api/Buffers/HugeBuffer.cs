@@ -184,13 +184,7 @@ public abstract unsafe class HugeBuffer<T> : SafeHandle, IEnumerable<T>, IAlloca
     /// <summary>Throws if the array was disposed; otherwise does nothing.</summary>
     /// <exception cref="ObjectDisposedException">The array was disposed.</exception>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public void ThrowIfInvalid()
-    {
-        if (!_handle.IsLive)
-        {
-            ThrowHelper.ThrowFreed(this);
-        }
-    }
+    public void ThrowIfInvalid() => BufferGuard.ThrowIfFreed(_handle, this);
 
     /// <summary>Enumerates copies of the elements, checking validity at each step.</summary>
     public Enumerator GetEnumerator() => new(this);
@@ -209,7 +203,7 @@ public abstract unsafe class HugeBuffer<T> : SafeHandle, IEnumerable<T>, IAlloca
     /// <exception cref="InvalidOperationException">The array is acquired (only when <paramref name="disposing"/>).</exception>
     protected override void Dispose(bool disposing)
     {
-        if (disposing && !IsClosed && AllocationLedger.Retire(_handle, GetType().Name, force: false))
+        if (BufferGuard.RetireOnDispose(this, _handle, disposing))
         {
             _accessibleLength = 0;
         }
@@ -225,13 +219,7 @@ public abstract unsafe class HugeBuffer<T> : SafeHandle, IEnumerable<T>, IAlloca
         return true;
     }
 
-    private void CheckRange(long start, int count, string paramName)
-    {
-        if (start < 0 || count < 0 || start > _length - count)
-        {
-            ThrowHelper.ThrowArgumentOutOfRange(paramName, start, $"The range [{start}, {start}+{count}) is not inside the array of length {_length}.");
-        }
-    }
+    private void CheckRange(long start, int count, string paramName) => BufferGuard.CheckRange(start, count, _length, paramName, "array");
 
     /// <summary>Walks a <see cref="HugeBuffer{T}"/> as consecutive spans; use with <see langword="foreach"/>.</summary>
     public ref struct ChunkEnumerator

@@ -137,11 +137,7 @@ public abstract unsafe class SafeBuffer<T> : SafeHandle, IEnumerable<T>, IAlloca
     public Span<T> AsSpan(int start, int length)
     {
         ThrowIfInvalid();
-        if ((ulong)(uint)start + (uint)length > (uint)_length)
-        {
-            ThrowHelper.ThrowArgumentOutOfRange(nameof(start), start, $"The range [{start}, {start}+{length}) is not inside the array of length {_length}.");
-        }
-
+        BufferGuard.CheckRange(start, length, _length, nameof(start), "array");
         return new Span<T>(_pointer + start, length);
     }
 
@@ -154,11 +150,7 @@ public abstract unsafe class SafeBuffer<T> : SafeHandle, IEnumerable<T>, IAlloca
     /// <exception cref="ArgumentException"><paramref name="destination"/> is shorter than the array.</exception>
     public void CopyTo(Span<T> destination)
     {
-        if (destination.Length < _length)
-        {
-            ThrowHelper.ThrowArgument(nameof(destination), $"The destination has {destination.Length} elements; the array has {_length}.");
-        }
-
+        BufferGuard.CheckDestination(destination.Length, _length, "array");
         Span.CopyTo(destination);
     }
 
@@ -199,13 +191,7 @@ public abstract unsafe class SafeBuffer<T> : SafeHandle, IEnumerable<T>, IAlloca
     /// <summary>Throws if the array was disposed; otherwise does nothing.</summary>
     /// <exception cref="ObjectDisposedException">The array was disposed.</exception>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public void ThrowIfInvalid()
-    {
-        if (!_handle.IsLive)
-        {
-            ThrowHelper.ThrowFreed(this);
-        }
-    }
+    public void ThrowIfInvalid() => BufferGuard.ThrowIfFreed(_handle, this);
 
     /// <summary>Enumerates copies of the elements, checking validity at each step.</summary>
     public Enumerator GetEnumerator() => new(this);
@@ -224,7 +210,7 @@ public abstract unsafe class SafeBuffer<T> : SafeHandle, IEnumerable<T>, IAlloca
     /// <exception cref="InvalidOperationException">The array is acquired (only when <paramref name="disposing"/>).</exception>
     protected override void Dispose(bool disposing)
     {
-        if (disposing && !IsClosed && AllocationLedger.Retire(_handle, GetType().Name, force: false))
+        if (BufferGuard.RetireOnDispose(this, _handle, disposing))
         {
             _accessibleLength = 0;
         }

@@ -1,0 +1,64 @@
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+
+namespace jemalloc.Internal;
+
+/// <summary>
+/// Argument and lifetime checks shared by <see cref="FixedBuffer{T}"/>, <see cref="SafeBuffer{T}"/> and
+/// <see cref="HugeBuffer{T}"/>, on lengths and ledger handles only. The indexers keep their own
+/// one-compare checks; these serve the bulk operations, where one call is negligible.
+/// </summary>
+internal static class BufferGuard
+{
+    /// <summary>Throws unless <c>[start, start + count)</c> lies inside a structure of <paramref name="length"/> elements.</summary>
+    /// <param name="start">The first index of the range.</param>
+    /// <param name="count">The number of elements in the range.</param>
+    /// <param name="length">The number of elements of the structure.</param>
+    /// <param name="paramName">The argument named in the exception.</param>
+    /// <param name="structureName">What the structure is called in the message ("array", "buffer").</param>
+    /// <exception cref="ArgumentOutOfRangeException">The range is not inside the structure.</exception>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal static void CheckRange(long start, int count, long length, string paramName, string structureName)
+    {
+        if (start < 0 || count < 0 || start > length - count)
+        {
+            ThrowRangeOutside(start, count, length, paramName, structureName);
+        }
+    }
+
+    /// <summary>Throws unless a destination of <paramref name="destinationLength"/> elements can take all <paramref name="length"/> elements.</summary>
+    /// <exception cref="ArgumentException">The destination is shorter than the structure.</exception>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal static void CheckDestination(int destinationLength, long length, string structureName)
+    {
+        if (destinationLength < length)
+        {
+            ThrowHelper.ThrowArgument("destination", $"The destination has {destinationLength} elements; the {structureName} has {length}.");
+        }
+    }
+
+    /// <summary>Throws if the memory behind <paramref name="handle"/> is no longer live.</summary>
+    /// <exception cref="ObjectDisposedException">The memory was freed or invalidated.</exception>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal static void ThrowIfFreed(in AllocationHandle handle, object owner)
+    {
+        if (!handle.IsLive)
+        {
+            ThrowHelper.ThrowFreed(owner);
+        }
+    }
+
+    /// <summary>
+    /// The first step of disposing a ledger-backed <see cref="SafeHandle"/>: retires its allocation so every
+    /// later access throws, leaving the free to <see cref="SafeHandle"/>'s release.
+    /// </summary>
+    /// <returns>Whether the allocation was retired by this call, so the owner must stop accepting accesses.</returns>
+    /// <exception cref="InvalidOperationException">The allocation is acquired (only when <paramref name="disposing"/>).</exception>
+    internal static bool RetireOnDispose(SafeHandle owner, in AllocationHandle handle, bool disposing) =>
+        disposing && !owner.IsClosed && AllocationLedger.Retire(handle, owner.GetType().Name, force: false);
+
+    // Out of line: only the failing path formats the message.
+    [System.Diagnostics.CodeAnalysis.DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
+    private static void ThrowRangeOutside(long start, int count, long length, string paramName, string structureName) =>
+        ThrowHelper.ThrowArgumentOutOfRange(paramName, start, $"The range [{start}, {start}+{count}) is not inside the {structureName} of length {length}.");
+}
