@@ -2,6 +2,7 @@ using System.Buffers;
 using System.Runtime.InteropServices;
 using BenchmarkDotNet.Attributes;
 using jemalloc.Benchmarks.Infrastructure;
+using static jemalloc.Benchmarks.Infrastructure.SmallObjectWorkload;
 
 namespace jemalloc.Benchmarks.Suites;
 
@@ -34,15 +35,7 @@ public unsafe class AllocBenchmarks
     public void Setup()
     {
         int count = checked((int)Parameter);
-        var random = new Random(2048);
-        _sizes = new int[count];
-        _expected = 0;
-        for (int i = 0; i < count; i++)
-        {
-            _sizes[i] = AllocationSizes[random.Next(AllocationSizes.Count)];
-            _expected += _sizes[i] + (byte)i;
-        }
-
+        _sizes = SmallObjectWorkload.DrawSizes(AllocationSizes, count, seed: 2048, out _expected);
         _pointers = new nint[count];
         _arrays = new byte[]?[count];
     }
@@ -117,24 +110,7 @@ public unsafe class AllocBenchmarks
     [Benchmark(Description = "new byte[]")]
     public long ManagedArrays()
     {
-        int[] sizes = _sizes;
-        byte[]?[] arrays = _arrays;
-        long total = 0;
-        for (int i = 0; i < sizes.Length; i++)
-        {
-            byte[] array = new byte[sizes[i]];
-            array[0] = (byte)i;
-            array[^1] = (byte)i;
-            arrays[i] = array;
-        }
-
-        for (int i = 0; i < arrays.Length; i++)
-        {
-            total += arrays[i]!.Length + arrays[i]![^1];
-        }
-
-        Array.Clear(arrays);
-        return _lastResult = total;
+        return _lastResult = SmallObjectWorkload.AllocateAndDropManagedArrays(_sizes, _arrays);
     }
 
     /// <summary>Arrays rented from the shared pool and all returned.</summary>
@@ -166,26 +142,4 @@ public unsafe class AllocBenchmarks
     [GlobalCleanup]
     public void Cleanup() =>
         ResultChecks.Equal($"alloc x{Parameter}", _expected, _lastResult, "sum of sizes and bytes written in the last operation");
-
-    private static void Touch(byte* memory, int size, int index)
-    {
-        if (memory == null)
-        {
-            NativeMemoryError.Throw("allocator", (nuint)size);
-        }
-
-        memory[0] = (byte)index;
-        memory[size - 1] = (byte)index;
-    }
-
-    private static long Sum(nint[] pointers, int[] sizes)
-    {
-        long total = 0;
-        for (int i = 0; i < pointers.Length; i++)
-        {
-            total += sizes[i] + ((byte*)pointers[i])[sizes[i] - 1];
-        }
-
-        return total;
-    }
 }

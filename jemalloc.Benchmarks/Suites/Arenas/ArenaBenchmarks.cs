@@ -2,6 +2,7 @@ using System.Diagnostics.CodeAnalysis;
 using System.Runtime.InteropServices;
 using BenchmarkDotNet.Attributes;
 using jemalloc.Benchmarks.Infrastructure;
+using static jemalloc.Benchmarks.Infrastructure.SmallObjectWorkload;
 
 namespace jemalloc.Benchmarks.Suites.Arenas;
 
@@ -43,15 +44,7 @@ public unsafe class ArenaBenchmarks
     public void Setup()
     {
         int count = checked((int)Parameter);
-        var random = new Random(4096);
-        _sizes = new int[count];
-        _expected = 0;
-        for (int i = 0; i < count; i++)
-        {
-            _sizes[i] = AllocationSizes[random.Next(AllocationSizes.Count)];
-            _expected += _sizes[i] + (byte)i;
-        }
-
+        _sizes = SmallObjectWorkload.DrawSizes(AllocationSizes, count, seed: 4096, out _expected);
         _pointers = new nint[count];
         _arrays = new byte[]?[count];
         _buffers = new FixedBuffer<byte>[count];
@@ -62,24 +55,7 @@ public unsafe class ArenaBenchmarks
     [Benchmark(Baseline = true, Description = "new byte[], dropped")]
     public long ManagedArrays()
     {
-        int[] sizes = _sizes;
-        byte[]?[] arrays = _arrays;
-        for (int i = 0; i < sizes.Length; i++)
-        {
-            byte[] array = new byte[sizes[i]];
-            array[0] = (byte)i;
-            array[^1] = (byte)i;
-            arrays[i] = array;
-        }
-
-        long total = 0;
-        for (int i = 0; i < arrays.Length; i++)
-        {
-            total += arrays[i]!.Length + arrays[i]![^1];
-        }
-
-        Array.Clear(arrays);
-        return _lastResult = total;
+        return _lastResult = SmallObjectWorkload.AllocateAndDropManagedArrays(_sizes, _arrays);
     }
 
     /// <summary>Raw memory in a <see cref="JemArena"/>, all freed by one reset.</summary>
@@ -216,29 +192,6 @@ public unsafe class ArenaBenchmarks
         {
             _arena?.Dispose();
         }
-    }
-
-    private static nint Touch(byte* memory, int size, int index)
-    {
-        if (memory == null)
-        {
-            NativeMemoryError.Throw("allocator", (nuint)size);
-        }
-
-        memory[0] = (byte)index;
-        memory[size - 1] = (byte)index;
-        return (nint)memory;
-    }
-
-    private static long Sum(nint[] pointers, int[] sizes)
-    {
-        long total = 0;
-        for (int i = 0; i < pointers.Length; i++)
-        {
-            total += sizes[i] + ((byte*)pointers[i])[sizes[i] - 1];
-        }
-
-        return total;
     }
 
     private static long SumBuffers(FixedBuffer<byte>[] buffers)
