@@ -236,10 +236,7 @@ public unsafe class MallocBenchmarks<T> where T : unmanaged
                 for (int i = 0; i < PerRound; i++)
                 {
                     nuint bytes = BytesFor(BaseBytes + (i * StepBytes));
-                    int slot = (int)(round % KeptRounds * PerRound) + i;
-                    FreeNative(kept[slot], keptBytes[slot]);
-                    kept[slot] = AllocateNative(bytes, ref total);
-                    keptBytes[slot] = bytes;
+                    ReplaceKept(kept, keptBytes, (int)(round % KeptRounds * PerRound) + i, bytes, ref total);
                     FreeNative(AllocateNative(bytes, ref total), bytes);
                     nuint bigger = BytesFor(BaseBytes + ((i + 2) * StepBytes));
                     FreeNative(AllocateNative(bigger, ref total), bigger);
@@ -248,10 +245,7 @@ public unsafe class MallocBenchmarks<T> where T : unmanaged
         }
         finally
         {
-            for (int slot = 0; slot < kept.Length; slot++)
-            {
-                FreeNative(kept[slot], keptBytes[slot]);
-            }
+            FreeAllNative(kept, keptBytes);
         }
 
         return _lastResult = total;
@@ -275,18 +269,12 @@ public unsafe class MallocBenchmarks<T> where T : unmanaged
                 {
                     // Interleave a long-lived block and a short-lived one, so freeing the short-lived ones leaves holes.
                     nuint bytes = BytesFor(BaseBytes + (i * StepBytes));
-                    int slot = (int)(round % KeptRounds * PerRound) + i;
-                    FreeNative(kept[slot], keptBytes[slot]);
-                    kept[slot] = AllocateNative(bytes, ref total);
-                    keptBytes[slot] = bytes;
+                    ReplaceKept(kept, keptBytes, (int)(round % KeptRounds * PerRound) + i, bytes, ref total);
                     holes[i] = AllocateNative(bytes, ref total);
                     holeBytes[i] = bytes;
                 }
 
-                for (int i = 0; i < PerRound; i++)
-                {
-                    FreeNative(holes[i], holeBytes[i]);
-                }
+                FreeAllNative(holes, holeBytes);
 
                 for (int i = 0; i < PerRound; i++)
                 {
@@ -297,10 +285,7 @@ public unsafe class MallocBenchmarks<T> where T : unmanaged
         }
         finally
         {
-            for (int slot = 0; slot < kept.Length; slot++)
-            {
-                FreeNative(kept[slot], keptBytes[slot]);
-            }
+            FreeAllNative(kept, keptBytes);
         }
 
         return _lastResult = total;
@@ -382,6 +367,22 @@ public unsafe class MallocBenchmarks<T> where T : unmanaged
         if (memory != 0)
         {
             Jem.Sdallocx((void*)memory, bytes, 0);
+        }
+    }
+
+    // The long-lived blocks form a ring of KeptRounds rounds: a slot's block is freed when the slot comes round again.
+    private static void ReplaceKept(nint[] kept, nuint[] keptBytes, int slot, nuint bytes, ref long total)
+    {
+        FreeNative(kept[slot], keptBytes[slot]);
+        kept[slot] = AllocateNative(bytes, ref total);
+        keptBytes[slot] = bytes;
+    }
+
+    private static void FreeAllNative(nint[] blocks, nuint[] blockBytes)
+    {
+        for (int i = 0; i < blocks.Length; i++)
+        {
+            FreeNative(blocks[i], blockBytes[i]);
         }
     }
 
