@@ -44,15 +44,7 @@ public static unsafe class HugePageInfo
         where T : unmanaged, IEquatable<T>
     {
         ArgumentNullException.ThrowIfNull(buffer);
-        buffer.Acquire();
-        try
-        {
-            return QueryAllocation(buffer.Handle);
-        }
-        finally
-        {
-            buffer.Release();
-        }
+        return QueryAllocation(buffer.Handle, buffer.GetType().Name);
     }
 
     /// <summary>Reports how a <see cref="SafeArray{T}"/> (or other <see cref="SafeBuffer{T}"/>) is backed.</summary>
@@ -62,21 +54,22 @@ public static unsafe class HugePageInfo
         where T : unmanaged, IEquatable<T>
     {
         ArgumentNullException.ThrowIfNull(buffer);
-        buffer.Acquire();
+        return QueryAllocation(buffer.Handle, buffer.GetType().Name);
+    }
+
+    // Acquired while its pages are read, as the buffer's own Acquire/Release would, so no thread can free it meanwhile.
+    private static HugePageReport QueryAllocation(in AllocationHandle handle, string ownerName)
+    {
+        AllocationLedger.Acquire(handle, ownerName);
         try
         {
-            return QueryAllocation(buffer.Handle);
+            (nint address, nuint size) = AllocationLedger.Describe(handle);
+            return Query(address, size, SystemHugePageSource.Instance);
         }
         finally
         {
-            buffer.Release();
+            AllocationLedger.Release(handle, ownerName);
         }
-    }
-
-    private static HugePageReport QueryAllocation(in AllocationHandle handle)
-    {
-        (nint address, nuint size) = AllocationLedger.Describe(handle);
-        return Query(address, size, SystemHugePageSource.Instance);
     }
 
     internal static TransparentHugePageMode ReadMode(IHugePageSource source)
