@@ -18,6 +18,16 @@ internal static class BufferGuard
     /// <param name="structureName">What the structure is called in the message ("array", "buffer").</param>
     /// <exception cref="ArgumentOutOfRangeException">The range is not inside the structure.</exception>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal static void CheckRange(int start, int count, int length, string paramName, string structureName)
+    {
+        if ((ulong)(uint)start + (uint)count > (uint)length)
+        {
+            ThrowRangeOutside(start, count, length, paramName, structureName);
+        }
+    }
+
+    /// <inheritdoc cref="CheckRange(int, int, int, string, string)"/>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal static void CheckRange(long start, int count, long length, string paramName, string structureName)
     {
         if (start < 0 || count < 0 || start > length - count)
@@ -57,8 +67,9 @@ internal static class BufferGuard
     internal static bool RetireOnDispose(SafeHandle owner, in AllocationHandle handle, bool disposing) =>
         disposing && !owner.IsClosed && AllocationLedger.Retire(handle, owner.GetType().Name, force: false);
 
-    // Out of line: only the failing path formats the message.
+    // Out of line: only the failing path formats the message. The start is boxed at the (never-taken) call,
+    // so the exception's ActualValue keeps the caller's index type.
     [System.Diagnostics.CodeAnalysis.DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
-    private static void ThrowRangeOutside(long start, int count, long length, string paramName, string structureName) =>
+    private static void ThrowRangeOutside(object start, int count, long length, string paramName, string structureName) =>
         ThrowHelper.ThrowArgumentOutOfRange(paramName, start, $"The range [{start}, {start}+{count}) is not inside the {structureName} of length {length}.");
 }
