@@ -26,9 +26,10 @@ public sealed unsafe class HugePageInfoTests
     [Fact]
     public void Huge_page_request_is_honoured_on_this_machine_as_smaps_shows()
     {
-        // See HugePagePolicyTests: pages kept from earlier 4 KiB-backed blocks would stay 4 KiB pages.
-        JemTuning.PurgeAll();
-        using var array = new HugeArray<ulong>(8 * MiB / sizeof(ulong), AllocationOptions.WithHugePages);
+        // A new arena maps fresh memory: pages jemalloc kept from an earlier 4 KiB-backed block would
+        // stay 4 KiB pages.
+        using var arena = new JemArena(hugePages: true);
+        using var array = arena.CreateHugeArray<ulong>(8 * MiB / sizeof(ulong));
         Assert.Equal(0, array.Pointer % (2 * MiB));
         array.AsSpan(0, (int)array.Length).Fill(1);
 

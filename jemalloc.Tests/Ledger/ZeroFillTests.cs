@@ -6,6 +6,7 @@ namespace jemalloc.Tests.Ledger;
 /// New structures are zero-filled even when jemalloc hands back memory it kept from an earlier free
 /// (the ledger clears it itself, or drops the pages for huge-page blocks).
 /// </summary>
+[Collection(LeakChecked.Name)]
 public sealed class ZeroFillTests : LeakCheckedTest
 {
     public static TheoryData<int, bool> Sizes => new()
