@@ -164,7 +164,8 @@ public class ArgumentErrorTests
         Jembench.Result result = Jembench.Run(commandLine.Split(' ', StringSplitOptions.RemoveEmptyEntries));
         Assert.Equal(Program.ExitSuccess, result.ExitCode);
         Assert.Contains("jembench 0.", result.Output, StringComparison.Ordinal);
-        foreach (string verb in new[] { "malloc", "array, safe", "buffer", "hugearray, huge", "vector", "alloc", "info", "micro" })
+        Assert.DoesNotContain("ERROR", result.Output, StringComparison.Ordinal);
+        foreach (string verb in new[] { "malloc", "array, safe", "buffer", "hugearray, huge", "vector", "alloc", "info", "micro", "hugepages", "arena" })
         {
             Assert.Contains(verb, result.Output, StringComparison.Ordinal);
         }
