@@ -71,7 +71,7 @@ public static class JemBenchConfig
         ManualConfig config = ManualConfig.CreateEmpty()
             .AddJob(jobs)
             .AddColumnProvider(DefaultColumnProviders.Instance)
-            .AddColumn(CategoriesColumn.Default)
+            .AddColumn(CategoriesColumn.Default, PageFaultsColumn.Instance)
             .AddLogger(ConsoleLogger.Default)
             .AddDiagnoser(MemoryDiagnoser.Default, ResourceDiagnoser.Instance)
             .AddValidator(DefaultConfig.Instance.GetValidators().ToArray())

@@ -14,7 +14,8 @@ namespace jemalloc.Benchmarks.Infrastructure;
 /// <summary>
 /// Adds three measurements per benchmark, taken around BenchmarkDotNet's actual (measured) run:
 /// the change of the bytes allocated by jemalloc (<c>stats.allocated</c>: memory a benchmark keeps or
-/// leaks), the process's peak resident memory, and page faults per operation.
+/// leaks), the process's peak resident memory, and page faults (shown per operation by
+/// <see cref="PageFaultsColumn"/>).
 /// </summary>
 /// <remarks>
 /// The measurements are taken by the host when the benchmark process signals the start and end of
@@ -27,6 +28,7 @@ public sealed class ResourceDiagnoser : IDiagnoser
 {
     private readonly ConcurrentDictionary<BenchmarkCase, Sample> _before = new();
     private readonly ConcurrentDictionary<BenchmarkCase, Sample> _after = new();
+    private readonly ConcurrentDictionary<BenchmarkCase, long> _pageFaults = new();
 
     /// <summary>The one instance added to every configuration.</summary>
     public static ResourceDiagnoser Instance { get; } = new();
@@ -83,7 +85,6 @@ public sealed class ResourceDiagnoser : IDiagnoser
             yield break;
         }
 
-        double operations = Math.Max(1, results.TotalOperations);
         if (before.JemLive is ulong liveBefore && after.JemLive is ulong liveAfter)
         {
             yield return new Metric(ResourceMetric.JemLiveChange, (double)(long)(liveAfter - liveBefore));
@@ -96,9 +97,15 @@ public sealed class ResourceDiagnoser : IDiagnoser
 
         if (before.Faults is var (minorBefore, majorBefore) && after.Faults is var (minorAfter, majorAfter))
         {
-            yield return new Metric(ResourceMetric.PageFaultsPerOperation, (minorAfter - minorBefore + majorAfter - majorBefore) / operations);
+            // Kept as a total: DiagnoserResults.TotalOperations also counts the jitting, pilot and
+            // warm-up operations, which ran before the first sample, so the per-operation figure is
+            // made by PageFaultsColumn from the actual iterations' operation count.
+            _pageFaults[results.BenchmarkCase] = minorAfter - minorBefore + majorAfter - majorBefore;
         }
     }
+
+    /// <summary>The page faults counted over the actual run of <paramref name="benchmarkCase"/>.</summary>
+    internal bool TryGetPageFaults(BenchmarkCase benchmarkCase, out long faults) => _pageFaults.TryGetValue(benchmarkCase, out faults);
 
     /// <inheritdoc/>
     public void DisplayResults(ILogger logger)

@@ -12,9 +12,6 @@ internal sealed class ResourceMetric : IMetricDescriptor
     public static readonly ResourceMetric PeakResident = new(
         "PeakRss", "Peak RSS", "Peak resident memory of the process during the measured run (VmHWM)", UnitType.Size, "B", 3);
 
-    public static readonly ResourceMetric PageFaultsPerOperation = new(
-        "PageFaults", "Faults/op", "Page faults (minor + major) per operation (/proc/<pid>/stat)", UnitType.Dimensionless, "", 4);
-
     private ResourceMetric(string id, string displayName, string legend, UnitType unitType, string unit, int priority)
     {
         Id = id;
