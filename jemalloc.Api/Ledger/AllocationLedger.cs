@@ -132,9 +132,10 @@ public static unsafe class AllocationLedger
         // Small blocks also get je_malloc's fast path, and je_sdallocx its fast path (flags == 0).
         bool zero = (flags & ZeroFlag) != 0;
         flags &= ~ZeroFlag;
+        void* memory = null;
         try
         {
-            void* memory = flags == 0 ? JemNative.Malloc(size) : JemNative.Mallocx(size, flags);
+            memory = flags == 0 ? JemNative.Malloc(size) : JemNative.Mallocx(size, flags);
             if (memory == null)
             {
                 ThrowHelper.ThrowOutOfMemory(size);
@@ -162,6 +163,12 @@ public static unsafe class AllocationLedger
         }
         finally
         {
+            if (!allocated && memory != null)
+            {
+                // Recording it failed (the ledger could not grow): the memory must not leak.
+                JemNative.Sdallocx(memory, size, flags);
+            }
+
             ArenaAccounts.EndAllocation(account, size, flags, allocated);
         }
     }
