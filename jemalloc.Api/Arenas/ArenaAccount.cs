@@ -15,8 +15,6 @@ internal sealed class ArenaAccount
     private const long InFlightMask = (1L << 40) - 1;
     private const long ClosedBit = 1L << 40;
     private const long DestroyedBit = 1L << 41;
-    private const int TcacheMask = 0xFFF00;
-    private const int TcacheNone = 0x100;
 
     private long _gate;
     private long _used;
@@ -42,7 +40,7 @@ internal sealed class ArenaAccount
     /// Memory an arena reset may free must never sit in a thread cache: whatever thread cache the
     /// caller's flags name is replaced by none.
     /// </summary>
-    internal static int WithoutThreadCache(int flags) => (flags & ~TcacheMask) | TcacheNone;
+    internal static int WithoutThreadCache(int flags) => (flags & ~MallocxFlags.TcacheMask) | MallocxFlags.TcacheNoneBits;
 
     /// <summary>Enters the gate, waiting while a reset runs.</summary>
     /// <returns><see langword="false"/> if the arena was destroyed (nothing entered).</returns>
@@ -61,6 +59,28 @@ internal sealed class ArenaAccount
             {
                 spin.SpinOnce();
                 continue;
+            }
+
+            if (Interlocked.CompareExchange(ref _gate, gate + 1, gate) == gate)
+            {
+                return true;
+            }
+        }
+    }
+
+    /// <summary>
+    /// Enters the gate even while it is closed: only for the free of a disposed structure's memory,
+    /// which a reset in progress waits for (see <see cref="AllocationLedger.InvalidateArena"/>).
+    /// </summary>
+    /// <returns><see langword="false"/> if the arena was destroyed (nothing entered).</returns>
+    internal bool TryEnterPastReset()
+    {
+        while (true)
+        {
+            long gate = Volatile.Read(ref _gate);
+            if ((gate & DestroyedBit) != 0)
+            {
+                return false;
             }
 
             if (Interlocked.CompareExchange(ref _gate, gate + 1, gate) == gate)
@@ -178,7 +198,13 @@ internal sealed class ArenaAccount
             spin.SpinOnce();
         }
 
-        spin = default;
+        WaitUntilEmpty();
+    }
+
+    /// <summary>With the gate closed: waits until nothing is in flight (the frees let in past a reset have left).</summary>
+    internal void WaitUntilEmpty()
+    {
+        var spin = default(SpinWait);
         while ((Volatile.Read(ref _gate) & InFlightMask) != 0)
         {
             spin.SpinOnce();

@@ -14,15 +14,13 @@ namespace jemalloc.Arenas;
 /// </remarks>
 internal static class ArenaAccounts
 {
-    private const int ArenaShift = 20;
-
     // MALLOCX_ARENA keeps (index + 1) in the 12 bits above bit 20, so 4096 entries cover every index.
-    private static readonly ArenaAccount?[] Accounts = new ArenaAccount?[1 << (32 - ArenaShift)];
+    private static readonly ArenaAccount?[] Accounts = new ArenaAccount?[1 << (32 - MallocxFlags.ArenaShift)];
 
     /// <summary>The account of the arena named by <paramref name="flags"/>, if a <see cref="JemArena"/> made it.</summary>
     internal static ArenaAccount? Find(int flags)
     {
-        uint arenaPlusOne = (uint)flags >> ArenaShift;
+        uint arenaPlusOne = (uint)flags >> MallocxFlags.ArenaShift;
         return arenaPlusOne == 0 ? null : Volatile.Read(ref Accounts[arenaPlusOne - 1]);
     }
 
@@ -90,14 +88,24 @@ internal static class ArenaAccounts
     }
 
     /// <summary>
-    /// The ledger's hook before it frees an allocation recorded in <paramref name="arena"/>: enters
+    /// The ledger's hook before it frees an allocation made with <paramref name="flags"/>: enters
     /// the arena's gate so that the free cannot interleave with a reset.
     /// </summary>
     /// <returns>The account entered, or <see langword="null"/> when the arena has none or was destroyed (its allocations are then all invalid already).</returns>
-    internal static ArenaAccount? BeginFree(uint arena)
+    internal static ArenaAccount? BeginFree(int flags)
     {
-        ArenaAccount? account = FindByIndex(arena);
+        ArenaAccount? account = Find(flags);
         return account is not null && account.TryEnter() ? account : null;
+    }
+
+    /// <summary>
+    /// As <see cref="BeginFree"/> for the free of a retired allocation (a disposed structure): enters
+    /// even while a reset holds the gate closed, because that reset waits for this very free.
+    /// </summary>
+    internal static ArenaAccount? BeginPendingFree(int flags)
+    {
+        ArenaAccount? account = Find(flags);
+        return account is not null && account.TryEnterPastReset() ? account : null;
     }
 
     /// <summary>The ledger's hook after a free begun with <see cref="BeginFree"/>: refunds the freed bytes, if any, and leaves the gate.</summary>

@@ -172,7 +172,7 @@ public sealed unsafe class JemArena : IDisposable
         try
         {
             nuint size = JemNative.Sallocx(memory, _flags);
-            JemNative.Dallocx(memory, _threadCaches.FlagsFor(_flags));
+            NativeAllocator.Free(memory, size, _threadCaches.FlagsFor(_flags));
             _account.Refund((long)size);
         }
         finally
@@ -222,6 +222,8 @@ public sealed unsafe class JemArena : IDisposable
         try
         {
             _ = AllocationLedger.InvalidateArena(Index);
+            // Frees of structures disposed just before the reset were let in past the closed gate.
+            _account.WaitUntilEmpty();
             _threadCaches.FlushAll();
             MallctlKeys.Arena(Index).Reset.Run();
             reset = true;
@@ -316,6 +318,7 @@ public sealed unsafe class JemArena : IDisposable
         try
         {
             _ = AllocationLedger.InvalidateArena(Index);
+            _account.WaitUntilEmpty();
         }
         catch
         {
@@ -360,22 +363,17 @@ public sealed unsafe class JemArena : IDisposable
             flags = HugePageAdvisor.AlignFlags(flags);
         }
 
+        bool zero = (flags & MallocxFlags.ZeroBit) != 0;
+        flags &= ~MallocxFlags.ZeroBit;
         long charged = _account.EnterAndCharge(size, flags);
         try
         {
-            void* memory = JemNative.Mallocx(size, _threadCaches.FlagsFor(flags));
-            if (memory == null)
-            {
-                _account.Refund(charged);
-                ThrowHelper.ThrowOutOfMemory(size);
-            }
-
-            if (hugePages)
-            {
-                HugePageAdvisor.Advise(memory, size);
-            }
-
-            return memory;
+            return NativeAllocator.Allocate(size, _threadCaches.FlagsFor(flags), hugePages, zero);
+        }
+        catch
+        {
+            _account.Refund(charged);
+            throw;
         }
         finally
         {

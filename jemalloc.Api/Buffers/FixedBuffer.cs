@@ -1,15 +1,15 @@
-using System.Diagnostics.CodeAnalysis;
 using System.Collections;
+using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
-using System.Runtime.InteropServices;
 using jemalloc.Internal;
 
 namespace jemalloc;
 
 /// <summary>
-/// A fixed-length array of a primitive type in native memory allocated by jemalloc. It is a small
-/// unmanaged struct (a pointer, a length and an <see cref="AllocationHandle"/>), so it can be a field
-/// of a user struct stored in a <see cref="SafeArray{T}"/>.
+/// A fixed-length array of a primitive type in native memory allocated by jemalloc. It is an
+/// 8-byte unmanaged struct (its <see cref="AllocationHandle"/>; the address and length live in the
+/// ledger), so it can be a field of a user struct stored in a <see cref="SafeArray{T}"/>, and a copy
+/// of it is always whole, even one made while another thread overwrites the variable.
 /// </summary>
 /// <typeparam name="T">
 /// A primitive type: <see cref="bool"/>, <see cref="byte"/>, <see cref="sbyte"/>, <see cref="short"/>,
@@ -23,9 +23,9 @@ namespace jemalloc;
 /// copy throws <see cref="ObjectDisposedException"/> (an <see cref="InvalidOperationException"/>).
 /// </para>
 /// <para>
-/// Spans returned by <see cref="Span"/>, <see cref="AsSpan()"/> and <see cref="Slice"/> are not
-/// checked on each access: <see cref="Acquire"/> the buffer while you hold one so that it cannot be
-/// freed under you. <see langword="default"/> is an empty buffer that owns no memory.
+/// Spans and element references are handed out only by a <see cref="Lease"/>, which keeps the
+/// buffer from being freed while they are in use. <see langword="default"/> is an empty buffer that
+/// owns no memory. See the README's "Threading contract" for what holds when threads share a buffer.
 /// </para>
 /// </remarks>
 public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnumerable<T>
@@ -33,14 +33,12 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
 {
     private const string TypeName = "FixedBuffer";
 
-    private readonly T* _pointer;
-    private readonly int _length;
     private readonly AllocationHandle _handle;
 
     /// <summary>Allocates a zero-filled buffer of <paramref name="length"/> elements with the default options.</summary>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="length"/> is zero or negative.</exception>
     /// <exception cref="NotSupportedException"><typeparamref name="T"/> is not a primitive type.</exception>
-    /// <exception cref="OutOfMemoryException">jemalloc could not allocate the memory.</exception>
+    /// <exception cref="OutOfMemoryException">The memory cannot be had.</exception>
     public FixedBuffer(int length)
         : this(length, AllocationOptions.Default)
     {
@@ -48,28 +46,22 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
 
     /// <summary>Allocates a zero-filled buffer of <paramref name="length"/> elements with the given options.</summary>
     /// <param name="length">The number of elements; greater than zero.</param>
-    /// <param name="options">Arena, alignment, thread cache and huge-page choices.</param>
+    /// <param name="options">Arena, alignment and huge-page choices.</param>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="length"/> is zero or negative.</exception>
+    /// <exception cref="ArgumentException"><paramref name="options"/> name a thread cache, arena or alignment that cannot be used.</exception>
     /// <exception cref="NotSupportedException"><typeparamref name="T"/> is not a primitive type.</exception>
-    /// <exception cref="OutOfMemoryException">jemalloc could not allocate the memory.</exception>
+    /// <exception cref="OutOfMemoryException">The memory cannot be had.</exception>
+    /// <exception cref="ArenaBudgetExceededException">The buffer would exceed its arena's budget.</exception>
     public FixedBuffer(int length, AllocationOptions options)
+        : this(length, options, AllocationKind.FixedBuffer)
     {
-        ThrowIfNotPrimitive();
-        if (length <= 0)
-        {
-            ThrowHelper.ThrowArgumentOutOfRange(nameof(length), length, "A FixedBuffer must have at least one element.");
-        }
-
-        var zeroed = options with { Flags = options.Flags | MallocxFlags.Zero };
-        _pointer = (T*)AllocationLedger.Allocate((nuint)length * (nuint)sizeof(T), zeroed, AllocationKind.FixedBuffer, typeof(T), out _handle);
-        _length = length;
     }
 
     /// <summary>Allocates a buffer holding a copy of <paramref name="values"/>.</summary>
     /// <exception cref="ArgumentNullException"><paramref name="values"/> is null.</exception>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="values"/> is empty.</exception>
     /// <exception cref="NotSupportedException"><typeparamref name="T"/> is not a primitive type.</exception>
-    /// <exception cref="OutOfMemoryException">jemalloc could not allocate the memory.</exception>
+    /// <exception cref="OutOfMemoryException">The memory cannot be had.</exception>
     public FixedBuffer(T[] values)
         : this(new ReadOnlySpan<T>(values ?? throw new ArgumentNullException(nameof(values))))
     {
@@ -78,15 +70,44 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
     /// <summary>Allocates a buffer holding a copy of <paramref name="values"/>.</summary>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="values"/> is empty.</exception>
     /// <exception cref="NotSupportedException"><typeparamref name="T"/> is not a primitive type.</exception>
-    /// <exception cref="OutOfMemoryException">jemalloc could not allocate the memory.</exception>
+    /// <exception cref="OutOfMemoryException">The memory cannot be had.</exception>
     public FixedBuffer(ReadOnlySpan<T> values)
         : this(values.Length)
     {
-        values.CopyTo(new Span<T>(_pointer, _length));
+        values.CopyTo(new Span<T>(UnsafePointer, values.Length));
     }
 
-    /// <summary>The number of elements; 0 for <see langword="default"/>. Still readable after the buffer is freed.</summary>
-    public int Length => _length;
+    internal FixedBuffer(int length, AllocationOptions options, AllocationKind kind)
+    {
+        ThrowIfNotPrimitive();
+        if (length <= 0)
+        {
+            ThrowHelper.ThrowArgumentOutOfRange(nameof(length), length, "A FixedBuffer must have at least one element.");
+        }
+
+        _ = AllocationLedger.Allocate((nuint)length * (nuint)sizeof(T), options, kind, ElementTypes.IdOf<T>(), (uint)length, owner: null, out _handle);
+    }
+
+    /// <summary>The number of elements; 0 for <see langword="default"/>.</summary>
+    /// <exception cref="ObjectDisposedException">The buffer was freed (its slot may already describe other memory).</exception>
+    public int Length
+    {
+        get
+        {
+            if (_handle == default)
+            {
+                return 0;
+            }
+
+            long key = SlotTable.ReadKey(ref SlotTable.HotOf(_handle.Slot));
+            if ((ulong)(key ^ (long)_handle.Value) >> 32 != 0)
+            {
+                ThrowHelper.ThrowObjectDisposed(TypeName);
+            }
+
+            return (int)(uint)key;
+        }
+    }
 
     /// <summary>Whether the memory is still allocated (no copy has freed it). <see langword="false"/> for <see langword="default"/>.</summary>
     public bool IsValid => _handle.IsValid;
@@ -97,39 +118,19 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
     /// <summary>How many <see cref="Acquire"/> calls are not yet released, or -1 once freed.</summary>
     public int AcquireCount => _handle.AcquireCount;
 
-    /// <summary>A reference to the element at <paramref name="index"/>: reading copies, a <see langword="ref"/> local aliases the memory.</summary>
+    /// <summary>The element at <paramref name="index"/>, read or written in place.</summary>
     /// <exception cref="IndexOutOfRangeException"><paramref name="index"/> is negative or not less than <see cref="Length"/>.</exception>
     /// <exception cref="ObjectDisposedException">The buffer was freed through this or another copy.</exception>
-    public ref T this[int index]
+    public T this[int index]
     {
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
-        get
-        {
-            // The bounds check first, as a span's, which the JIT removes in loops that run up to
-            // Length; it also rejects a default structure (length 0), so the validity check after it
-            // needs no null test and is one load and one compare. Its throw is out of line.
-            ref T element = ref MemoryMarshal.CreateSpan(ref Unsafe.AsRef<T>(_pointer), _length)[index];
-            if (!_handle.IsLive)
-            {
-                ThrowHelper.ThrowFreed(TypeName);
-            }
+        get => *ElementAt(index);
 
-            return ref element;
-        }
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        set => *ElementAt(index) = value;
     }
 
-    /// <summary>The whole buffer as a span. Acquire the buffer while you hold the span.</summary>
-    /// <exception cref="ObjectDisposedException">The buffer was freed.</exception>
-    public Span<T> Span
-    {
-        get
-        {
-            ThrowIfInvalid();
-            return new Span<T>(_pointer, _length);
-        }
-    }
-
-    /// <summary>The raw address of the first element, for native calls. Acquire the buffer for the duration of the call.</summary>
+    /// <summary>The raw address of the first element, for native calls. Hold a <see cref="Lease"/> (or <see cref="Acquire"/>) for the duration of the call.</summary>
     /// <exception cref="ObjectDisposedException">The buffer was freed.</exception>
     [SuppressMessage("Naming", "CA1720:Identifier contains type name", Justification = "It is the raw pointer, named as the users of the API expect.")]
     public nint Pointer
@@ -137,76 +138,89 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
         get
         {
             ThrowIfInvalid();
-            return (nint)_pointer;
+            return (nint)UnsafePointer;
         }
     }
 
-    /// <summary>The whole buffer as a span. Acquire the buffer while you hold the span.</summary>
-    /// <exception cref="ObjectDisposedException">The buffer was freed.</exception>
-    public Span<T> AsSpan() => Span;
-
-    /// <summary>A part of the buffer as a span. Acquire the buffer while you hold the span.</summary>
-    /// <exception cref="ObjectDisposedException">The buffer was freed.</exception>
-    /// <exception cref="ArgumentOutOfRangeException">The range is not inside the buffer.</exception>
-    public Span<T> AsSpan(int start, int length) => Slice(start, length);
-
-    /// <summary>A part of the buffer as a span. Acquire the buffer while you hold the span.</summary>
-    /// <exception cref="ObjectDisposedException">The buffer was freed.</exception>
-    /// <exception cref="ArgumentOutOfRangeException">The range is not inside the buffer.</exception>
-    public Span<T> Slice(int start, int length)
-    {
-        ThrowIfInvalid();
-        BufferGuard.CheckRange(start, length, _length, nameof(start), "buffer");
-        return new Span<T>(_pointer + start, length);
-    }
+    /// <summary>
+    /// Opens a lease: until it is disposed, the buffer cannot be freed, and the lease hands out its
+    /// span, element references and pointer. Use it as <c>using var lease = buffer.Lease();</c>.
+    /// </summary>
+    /// <exception cref="ObjectDisposedException">The buffer was freed, or is <see langword="default"/>.</exception>
+    public MemoryLease<T> Lease() => BeginLease(withToken: true);
 
     /// <summary>Sets every element to <paramref name="value"/>.</summary>
-    /// <exception cref="ObjectDisposedException">The buffer was freed.</exception>
-    public void Fill(T value) => Span.Fill(value);
+    /// <exception cref="ObjectDisposedException">The buffer was freed, or is <see langword="default"/>.</exception>
+    public void Fill(T value)
+    {
+        using MemoryLease<T> lease = BeginOperation();
+        lease.Span.Fill(value);
+    }
 
     /// <summary>Copies every element to <paramref name="destination"/>.</summary>
-    /// <exception cref="ObjectDisposedException">The buffer was freed.</exception>
+    /// <exception cref="ObjectDisposedException">The buffer was freed, or is <see langword="default"/>.</exception>
     /// <exception cref="ArgumentException"><paramref name="destination"/> is shorter than the buffer.</exception>
     public void CopyTo(Span<T> destination)
     {
-        BufferGuard.CheckDestination(destination.Length, _length, "buffer");
-        Span.CopyTo(destination);
+        using MemoryLease<T> lease = BeginOperation();
+        BufferGuard.CheckDestination(destination.Length, lease.Length, "buffer");
+        lease.Span.CopyTo(destination);
+    }
+
+    /// <summary>Copies <paramref name="source"/> into the buffer, starting at element <paramref name="destinationIndex"/>.</summary>
+    /// <exception cref="ObjectDisposedException">The buffer was freed, or is <see langword="default"/>.</exception>
+    /// <exception cref="ArgumentOutOfRangeException">The source does not fit in the buffer at that index.</exception>
+    public void CopyFrom(ReadOnlySpan<T> source, int destinationIndex = 0)
+    {
+        using MemoryLease<T> lease = BeginOperation();
+        source.CopyTo(lease.AsSpan(destinationIndex, source.Length));
     }
 
     /// <summary>Copies the elements into a new managed array.</summary>
-    /// <exception cref="ObjectDisposedException">The buffer was freed.</exception>
-    public T[] ToArray() => Span.ToArray();
+    /// <exception cref="ObjectDisposedException">The buffer was freed, or is <see langword="default"/>.</exception>
+    public T[] ToArray()
+    {
+        using MemoryLease<T> lease = BeginOperation();
+        return lease.Span.ToArray();
+    }
 
     /// <summary>Whether the buffer holds exactly the elements of <paramref name="other"/>, compared bit for bit (so a NaN equals the same NaN).</summary>
-    /// <exception cref="ObjectDisposedException">The buffer was freed.</exception>
-    public bool SequenceEqual(ReadOnlySpan<T> other) => MemoryExtensions.SequenceEqual<byte>(
-        System.Runtime.InteropServices.MemoryMarshal.AsBytes<T>(Span), System.Runtime.InteropServices.MemoryMarshal.AsBytes(other));
+    /// <exception cref="ObjectDisposedException">The buffer was freed, or is <see langword="default"/>.</exception>
+    public bool SequenceEqual(ReadOnlySpan<T> other)
+    {
+        using MemoryLease<T> lease = BeginOperation();
+        return System.Runtime.InteropServices.MemoryMarshal.AsBytes((ReadOnlySpan<T>)lease.Span)
+            .SequenceEqual(System.Runtime.InteropServices.MemoryMarshal.AsBytes(other));
+    }
 
     /// <summary>
-    /// Adds one to the buffer's reference count: until the matching <see cref="Release"/>, freeing it
-    /// through any copy throws. Use it while a span or pointer to the memory is in use, or while the
-    /// buffer is shared with another thread.
+    /// Adds one to the buffer's acquire count: until the matching <see cref="Release"/>, freeing it
+    /// through any copy throws. Prefer <see cref="Lease"/>, which is counted per holder and released
+    /// by <see langword="using"/>.
     /// </summary>
     /// <exception cref="ObjectDisposedException">The buffer was freed.</exception>
+    /// <exception cref="InvalidOperationException">It is already acquired 32,767 times.</exception>
     public void Acquire() => AllocationLedger.Acquire(_handle, TypeName);
 
-    /// <summary>Takes one from the buffer's reference count.</summary>
+    /// <summary>Takes one from the buffer's acquire count (never closes a lease).</summary>
     /// <exception cref="ObjectDisposedException">The buffer was freed.</exception>
     /// <exception cref="InvalidOperationException">It was released more times than acquired.</exception>
     public void Release() => AllocationLedger.Release(_handle, TypeName);
 
     /// <summary>Frees the memory; every copy of the buffer becomes invalid.</summary>
-    /// <exception cref="ObjectDisposedException">It was already freed (through any copy).</exception>
-    /// <exception cref="InvalidOperationException">It is acquired.</exception>
+    /// <exception cref="ObjectDisposedException">It was already freed (through any copy), or is <see langword="default"/>.</exception>
+    /// <exception cref="InvalidOperationException">It is acquired or leased.</exception>
     public void Free() => AllocationLedger.Free(_handle, TypeName);
 
     /// <summary>Throws if the buffer was freed; otherwise does nothing.</summary>
     /// <exception cref="ObjectDisposedException">The buffer was freed.</exception>
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public void ThrowIfInvalid() => AllocationLedger.ThrowIfInvalid(_handle, TypeName);
 
-    /// <summary>The address, for callers that validated already.</summary>
-    internal T* UnsafePointer => _pointer;
+    /// <summary>The address, for callers that hold a lease or checked already.</summary>
+    internal T* UnsafePointer => (T*)SlotTable.HotOf(_handle.Slot).Pointer;
+
+    /// <summary>A lease for one of the library's own operations: no token, closed exactly once by the caller's <see langword="using"/>.</summary>
+    internal MemoryLease<T> BeginOperation() => BeginLease(withToken: false);
 
     /// <summary>Enumerates copies of the elements, checking validity at each step.</summary>
     public Enumerator GetEnumerator() => new(this);
@@ -215,23 +229,64 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
 
     IEnumerator IEnumerable.GetEnumerator() => GetEnumerator();
 
-    /// <summary>Whether both refer to the same memory (copies of one buffer). Contents are compared by <see cref="SequenceEqual"/>.</summary>
-    public bool Equals(FixedBuffer<T> other) => _pointer == other._pointer && _length == other._length && _handle == other._handle;
+    /// <summary>Whether both are copies of one buffer. Contents are compared by <see cref="SequenceEqual"/>.</summary>
+    public bool Equals(FixedBuffer<T> other) => _handle == other._handle;
 
     /// <inheritdoc/>
     public override bool Equals(object? obj) => obj is FixedBuffer<T> other && Equals(other);
 
     /// <inheritdoc/>
-    public override int GetHashCode() => HashCode.Combine((nint)_pointer, _length, _handle);
+    public override int GetHashCode() => _handle.GetHashCode();
 
     /// <inheritdoc/>
-    public override string ToString() => $"FixedBuffer<{typeof(T).Name}>[{_length}]{(IsValid ? "" : " (freed)")}";
+    public override string ToString() => _handle == default ? $"FixedBuffer<{typeof(T).Name}>[0]"
+        : IsValid ? $"FixedBuffer<{typeof(T).Name}>[{Length}]" : $"FixedBuffer<{typeof(T).Name}> (freed)";
 
-    /// <summary>Whether both refer to the same memory.</summary>
+    /// <summary>Whether both are copies of one buffer.</summary>
     public static bool operator ==(FixedBuffer<T> left, FixedBuffer<T> right) => left.Equals(right);
 
-    /// <summary>Whether they refer to different memory.</summary>
+    /// <summary>Whether they are different buffers.</summary>
     public static bool operator !=(FixedBuffer<T> left, FixedBuffer<T> right) => !left.Equals(right);
+
+    // The hot path: one load of the slot's key (generation and length) and one of its pointer.
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private T* ElementAt(int index)
+    {
+        ref HotSlot slot = ref SlotTable.HotOf(_handle.Slot);
+        long key = SlotTable.ReadKey(ref slot);
+        // One compare for both checks: a generation mismatch sets bits above the 32 an index can use.
+        if (((ulong)(uint)index | ((ulong)(key ^ (long)_handle.Value) >> 32 << 32)) >= (uint)key)
+        {
+            ThrowIndexFailure(index, _handle);
+        }
+
+        return (T*)slot.Pointer + (uint)index;
+    }
+
+    [DoesNotReturn]
+    private static void ThrowIndexFailure(int index, AllocationHandle handle) =>
+        ThrowHelper.ThrowIndexFailure(index, handle.IsValid ? (uint)SlotTable.HotOf(handle.Slot).Key : 0, handle, TypeName);
+
+    private MemoryLease<T> BeginLease(bool withToken)
+    {
+        AllocationLedger.EnterLease(_handle, TypeName);
+        AllocationHandle token = default;
+        if (withToken)
+        {
+            try
+            {
+                token = AllocationLedger.TakeLeaseToken();
+            }
+            catch
+            {
+                AllocationLedger.ExitLease(_handle);
+                throw;
+            }
+        }
+
+        ref HotSlot slot = ref SlotTable.HotOf(_handle.Slot);
+        return new MemoryLease<T>(null, (T*)slot.Pointer, (uint)slot.Key, _handle, token);
+    }
 
     private static void ThrowIfNotPrimitive()
     {
@@ -246,11 +301,13 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
     public struct Enumerator : IEnumerator<T>
     {
         private readonly FixedBuffer<T> _buffer;
+        private readonly int _length;
         private int _index;
 
         internal Enumerator(FixedBuffer<T> buffer)
         {
             _buffer = buffer;
+            _length = buffer.Length;
             _index = -1;
         }
 
@@ -264,12 +321,12 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
         /// <exception cref="ObjectDisposedException">The buffer was freed.</exception>
         public bool MoveNext()
         {
-            if (_buffer._length > 0)
+            if (_length > 0)
             {
                 _buffer.ThrowIfInvalid();
             }
 
-            return ++_index < _buffer._length;
+            return ++_index < _length;
         }
 
         /// <summary>Goes back to before the first element.</summary>

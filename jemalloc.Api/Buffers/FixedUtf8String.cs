@@ -44,8 +44,9 @@ public readonly unsafe struct FixedUtf8String : IEquatable<FixedUtf8String>, IEq
             throw new ArgumentException($"The string has an unpaired surrogate at index {e.Index}: it cannot be encoded as UTF-8.", nameof(value), e);
         }
 
-        _buffer = new FixedBuffer<byte>(byteCount + 1);
-        StrictUtf8.GetBytes(value, _buffer.Span);
+        _buffer = new FixedBuffer<byte>(byteCount + 1, AllocationOptions.Default, AllocationKind.Utf8String);
+        using MemoryLease<byte> lease = _buffer.BeginOperation();
+        StrictUtf8.GetBytes(value, lease.Span);
     }
 
     /// <summary>Copies UTF-8 bytes into native memory after checking they are valid UTF-8.</summary>
@@ -67,8 +68,9 @@ public readonly unsafe struct FixedUtf8String : IEquatable<FixedUtf8String>, IEq
             ThrowHelper.ThrowArgument(nameof(utf8), $"The bytes are not valid UTF-8: the sequence at byte offset {FirstInvalidOffset(utf8)} is malformed.");
         }
 
-        _buffer = new FixedBuffer<byte>(utf8.Length + 1);
-        utf8.CopyTo(_buffer.Span);
+        _buffer = new FixedBuffer<byte>(utf8.Length + 1, AllocationOptions.Default, AllocationKind.Utf8String);
+        using MemoryLease<byte> lease = _buffer.BeginOperation();
+        utf8.CopyTo(lease.Span);
     }
 
     /// <summary>The length in UTF-8 bytes (without the terminating zero).</summary>
@@ -82,17 +84,54 @@ public readonly unsafe struct FixedUtf8String : IEquatable<FixedUtf8String>, IEq
     [SuppressMessage("Naming", "CA1720:Identifier contains type name", Justification = "It is the raw pointer, named as the users of the API expect.")]
     public nint Pointer => _buffer.Pointer;
 
-    /// <summary>The UTF-8 bytes, without the terminating zero. Acquire the string while you hold the span.</summary>
+    /// <summary>
+    /// Opens a lease on the string's UTF-8 bytes (without the terminating zero): until it is disposed
+    /// the string cannot be freed. Use it as <c>using var lease = name.Lease();</c>.
+    /// </summary>
     /// <exception cref="ObjectDisposedException">The string was freed.</exception>
-    public ReadOnlySpan<byte> AsSpan() => _buffer.Length == 0 ? default : _buffer.Slice(0, _buffer.Length - 1);
+    public ReadOnlyMemoryLease<byte> Lease() =>
+        _buffer == default ? default : new ReadOnlyMemoryLease<byte>(_buffer.Lease(), Length);
+
+    /// <summary>Copies the UTF-8 bytes (without the terminating zero) into a new array.</summary>
+    /// <exception cref="ObjectDisposedException">The string was freed.</exception>
+    public byte[] ToArray()
+    {
+        using MemoryLease<byte> lease = Open();
+        return Text(lease.Span).ToArray();
+    }
+
+    /// <summary>Copies the UTF-8 bytes (without the terminating zero) to <paramref name="destination"/>.</summary>
+    /// <exception cref="ObjectDisposedException">The string was freed.</exception>
+    /// <exception cref="ArgumentException"><paramref name="destination"/> is shorter than <see cref="Length"/>.</exception>
+    public void CopyTo(Span<byte> destination)
+    {
+        using MemoryLease<byte> lease = Open();
+        ReadOnlySpan<byte> mine = Text(lease.Span);
+        BufferGuard.CheckDestination(destination.Length, mine.Length, "string");
+        mine.CopyTo(destination);
+    }
 
     /// <summary>Decodes the string into a .NET <see cref="string"/>.</summary>
     /// <exception cref="ObjectDisposedException">The string was freed.</exception>
-    public override string ToString() => Encoding.UTF8.GetString(AsSpan());
+    public override string ToString()
+    {
+        using MemoryLease<byte> lease = Open();
+        return Encoding.UTF8.GetString(Text(lease.Span));
+    }
 
     /// <summary>Whether both hold the same bytes.</summary>
     /// <exception cref="ObjectDisposedException">One of them was freed (unless both are copies of the same string).</exception>
-    public bool Equals(FixedUtf8String other) => _buffer == other._buffer || AsSpan().SequenceEqual(other.AsSpan());
+    public bool Equals(FixedUtf8String other)
+    {
+        if (_buffer == other._buffer)
+        {
+            return true;
+        }
+
+        using MemoryLease<byte> mine = Open();
+        using MemoryLease<byte> theirs = other.Open();
+        return Text(mine.Span).SequenceEqual(Text(theirs.Span));
+    }
 
     /// <summary>Whether this string holds the UTF-8 encoding of <paramref name="other"/>; <see langword="false"/> for null or invalid UTF-16.</summary>
     /// <exception cref="ObjectDisposedException">This string was freed.</exception>
@@ -103,7 +142,8 @@ public readonly unsafe struct FixedUtf8String : IEquatable<FixedUtf8String>, IEq
             return false;
         }
 
-        ReadOnlySpan<byte> bytes = AsSpan();
+        using MemoryLease<byte> lease = Open();
+        ReadOnlySpan<byte> bytes = Text(lease.Span);
         // Each UTF-16 code unit needs one to three UTF-8 bytes.
         if (bytes.Length < other.Length || bytes.Length > other.Length * 3)
         {
@@ -121,14 +161,15 @@ public readonly unsafe struct FixedUtf8String : IEquatable<FixedUtf8String>, IEq
     /// <exception cref="ObjectDisposedException">The string was freed.</exception>
     public override int GetHashCode()
     {
+        using MemoryLease<byte> lease = Open();
         var hash = default(HashCode);
-        hash.AddBytes(AsSpan());
+        hash.AddBytes(Text(lease.Span));
         return hash.ToHashCode();
     }
 
     /// <summary>Ordinal comparison of the UTF-8 bytes (Unicode code point order): negative, zero or positive.</summary>
     /// <exception cref="ObjectDisposedException">One of them was freed.</exception>
-    public int CompareTo(FixedUtf8String other) => Math.Sign(AsSpan().SequenceCompareTo(other.AsSpan()));
+    public int CompareTo(FixedUtf8String other) => Compare(other, static (mine, theirs) => Math.Sign(mine.SequenceCompareTo(theirs)));
 
     /// <summary>The byte offset of the first occurrence of <paramref name="value"/>, or -1.</summary>
     /// <exception cref="ArgumentNullException"><paramref name="value"/> is null.</exception>
@@ -136,7 +177,7 @@ public readonly unsafe struct FixedUtf8String : IEquatable<FixedUtf8String>, IEq
     public int IndexOf(string value)
     {
         ArgumentNullException.ThrowIfNull(value);
-        return WithUtf8(value, AsSpan(), static (encoded, mine) => mine.IndexOf(encoded), fallback: NotFound);
+        return WithUtf8(value, this, static (encoded, mine) => mine.IndexOf(encoded), fallback: NotFound);
     }
 
     /// <summary>The byte offset of the first occurrence of <paramref name="value"/>, or -1 (always for a lone surrogate).</summary>
@@ -144,12 +185,12 @@ public readonly unsafe struct FixedUtf8String : IEquatable<FixedUtf8String>, IEq
     public int IndexOf(char value)
     {
         Span<byte> encoded = stackalloc byte[4];
-        return TryEncode(value, encoded, out int length) ? AsSpan().IndexOf(encoded[..length]) : NotFound;
+        return TryEncode(value, encoded, out int length) ? WithText(encoded[..length], static (encoded, mine) => mine.IndexOf(encoded)) : NotFound;
     }
 
     /// <summary>The byte offset of the first occurrence of <paramref name="value"/>, or -1.</summary>
     /// <exception cref="ObjectDisposedException">Either string was freed.</exception>
-    public int IndexOf(FixedUtf8String value) => AsSpan().IndexOf(value.AsSpan());
+    public int IndexOf(FixedUtf8String value) => Compare(value, static (mine, theirs) => mine.IndexOf(theirs));
 
     /// <summary>The byte offset of the last occurrence of <paramref name="value"/>, or -1.</summary>
     /// <exception cref="ArgumentNullException"><paramref name="value"/> is null.</exception>
@@ -157,7 +198,7 @@ public readonly unsafe struct FixedUtf8String : IEquatable<FixedUtf8String>, IEq
     public int LastIndexOf(string value)
     {
         ArgumentNullException.ThrowIfNull(value);
-        return WithUtf8(value, AsSpan(), static (encoded, mine) => mine.LastIndexOf(encoded), fallback: NotFound);
+        return WithUtf8(value, this, static (encoded, mine) => mine.LastIndexOf(encoded), fallback: NotFound);
     }
 
     /// <summary>The byte offset of the last occurrence of <paramref name="value"/>, or -1 (always for a lone surrogate).</summary>
@@ -165,12 +206,12 @@ public readonly unsafe struct FixedUtf8String : IEquatable<FixedUtf8String>, IEq
     public int LastIndexOf(char value)
     {
         Span<byte> encoded = stackalloc byte[4];
-        return TryEncode(value, encoded, out int length) ? AsSpan().LastIndexOf(encoded[..length]) : NotFound;
+        return TryEncode(value, encoded, out int length) ? WithText(encoded[..length], static (encoded, mine) => mine.LastIndexOf(encoded)) : NotFound;
     }
 
     /// <summary>The byte offset of the last occurrence of <paramref name="value"/>, or -1.</summary>
     /// <exception cref="ObjectDisposedException">Either string was freed.</exception>
-    public int LastIndexOf(FixedUtf8String value) => AsSpan().LastIndexOf(value.AsSpan());
+    public int LastIndexOf(FixedUtf8String value) => Compare(value, static (mine, theirs) => mine.LastIndexOf(theirs));
 
     /// <summary>Whether the string starts with <paramref name="value"/>.</summary>
     /// <exception cref="ArgumentNullException"><paramref name="value"/> is null.</exception>
@@ -178,12 +219,12 @@ public readonly unsafe struct FixedUtf8String : IEquatable<FixedUtf8String>, IEq
     public bool StartsWith(string value)
     {
         ArgumentNullException.ThrowIfNull(value);
-        return WithUtf8(value, AsSpan(), static (encoded, mine) => mine.StartsWith(encoded), fallback: false);
+        return WithUtf8(value, this, static (encoded, mine) => mine.StartsWith(encoded), fallback: false);
     }
 
     /// <summary>Whether the string starts with <paramref name="value"/>.</summary>
     /// <exception cref="ObjectDisposedException">Either string was freed.</exception>
-    public bool StartsWith(FixedUtf8String value) => AsSpan().StartsWith(value.AsSpan());
+    public bool StartsWith(FixedUtf8String value) => Compare(value, static (mine, theirs) => mine.StartsWith(theirs));
 
     /// <summary>Whether the string ends with <paramref name="value"/>.</summary>
     /// <exception cref="ArgumentNullException"><paramref name="value"/> is null.</exception>
@@ -191,12 +232,12 @@ public readonly unsafe struct FixedUtf8String : IEquatable<FixedUtf8String>, IEq
     public bool EndsWith(string value)
     {
         ArgumentNullException.ThrowIfNull(value);
-        return WithUtf8(value, AsSpan(), static (encoded, mine) => mine.EndsWith(encoded), fallback: false);
+        return WithUtf8(value, this, static (encoded, mine) => mine.EndsWith(encoded), fallback: false);
     }
 
     /// <summary>Whether the string ends with <paramref name="value"/>.</summary>
     /// <exception cref="ObjectDisposedException">Either string was freed.</exception>
-    public bool EndsWith(FixedUtf8String value) => AsSpan().EndsWith(value.AsSpan());
+    public bool EndsWith(FixedUtf8String value) => Compare(value, static (mine, theirs) => mine.EndsWith(theirs));
 
     /// <summary>A new string (new native memory) of the bytes from <paramref name="startIndex"/> to the end.</summary>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="startIndex"/> is outside the string.</exception>
@@ -210,7 +251,8 @@ public readonly unsafe struct FixedUtf8String : IEquatable<FixedUtf8String>, IEq
     /// <exception cref="ObjectDisposedException">The string was freed.</exception>
     public FixedUtf8String Substring(int startIndex, int length)
     {
-        ReadOnlySpan<byte> bytes = AsSpan();
+        using MemoryLease<byte> lease = Open();
+        ReadOnlySpan<byte> bytes = Text(lease.Span);
         if ((ulong)(uint)startIndex + (uint)length > (uint)bytes.Length)
         {
             ThrowHelper.ThrowArgumentOutOfRange(nameof(startIndex), startIndex, $"The range [{startIndex}, {startIndex}+{length}) is not inside the string of {bytes.Length} bytes.");
@@ -280,6 +322,31 @@ public readonly unsafe struct FixedUtf8String : IEquatable<FixedUtf8String>, IEq
     public static bool operator >=(FixedUtf8String left, FixedUtf8String right) => left.CompareTo(right) >= 0;
 
     private delegate TResult Utf8Operation<TResult>(ReadOnlySpan<byte> encoded, ReadOnlySpan<byte> mine);
+
+    /// <summary>A lease for the string's own operations; an empty one for <see langword="default"/>, which reads as the empty string.</summary>
+    private MemoryLease<byte> Open() => _buffer == default ? default : _buffer.BeginOperation();
+
+    /// <summary>The text of a leased buffer: without the terminating zero.</summary>
+    private static ReadOnlySpan<byte> Text(ReadOnlySpan<byte> withTerminator) => withTerminator.IsEmpty ? default : withTerminator[..^1];
+
+    private TResult Compare<TResult>(FixedUtf8String other, Utf8Operation<TResult> operation)
+    {
+        using MemoryLease<byte> mine = Open();
+        using MemoryLease<byte> theirs = other.Open();
+        return operation(Text(mine.Span), Text(theirs.Span));
+    }
+
+    private TResult WithText<TResult>(ReadOnlySpan<byte> encoded, Utf8Operation<TResult> operation)
+    {
+        using MemoryLease<byte> lease = Open();
+        return operation(encoded, Text(lease.Span));
+    }
+
+    private static TResult WithUtf8<TResult>(string value, FixedUtf8String self, Utf8Operation<TResult> operation, TResult fallback)
+    {
+        using MemoryLease<byte> lease = self.Open();
+        return WithUtf8(value, Text(lease.Span), operation, fallback);
+    }
 
     /// <summary>Encodes <paramref name="value"/> (on the stack when small) and runs <paramref name="operation"/>; <paramref name="fallback"/> for invalid UTF-16.</summary>
     private static TResult WithUtf8<TResult>(string value, ReadOnlySpan<byte> mine, Utf8Operation<TResult> operation, TResult fallback)

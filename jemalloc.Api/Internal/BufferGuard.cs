@@ -52,20 +52,11 @@ internal static class BufferGuard
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal static void ThrowIfFreed(in AllocationHandle handle, object owner)
     {
-        if (!handle.IsLive)
+        if (!handle.IsValid)
         {
             ThrowHelper.ThrowFreed(owner);
         }
     }
-
-    /// <summary>
-    /// The first step of disposing a ledger-backed <see cref="SafeHandle"/>: retires its allocation so every
-    /// later access throws, leaving the free to <see cref="SafeHandle"/>'s release.
-    /// </summary>
-    /// <returns>Whether the allocation was retired by this call, so the owner must stop accepting accesses.</returns>
-    /// <exception cref="InvalidOperationException">The allocation is acquired (only when <paramref name="disposing"/>).</exception>
-    internal static bool RetireOnDispose(SafeHandle owner, in AllocationHandle handle, bool disposing) =>
-        disposing && !owner.IsClosed && AllocationLedger.Retire(handle, owner.GetType().Name, force: false);
 
     // Out of line: only the failing path formats the message. The start is boxed at the (never-taken) call,
     // so the exception's ActualValue keeps the caller's index type.

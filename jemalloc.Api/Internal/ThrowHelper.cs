@@ -13,11 +13,21 @@ internal static class ThrowHelper
     internal static void ThrowObjectDisposed(string typeName) =>
         throw new ObjectDisposedException(typeName, $"This {typeName} has been freed (through this or another copy, or by an arena reset); its memory can no longer be used.");
 
-    // Indexers throw what arrays and Span<T> throw for the same mistake (CA2201 reserves the type for the runtime).
+    /// <summary>A free, dispose or reset refused because the allocation is acquired or leased.</summary>
     [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
-    [SuppressMessage("Usage", "CA2201:Do not raise reserved exception types", Justification = "Same exception as T[] and Span<T> indexers.")]
-    internal static void ThrowIndexOutOfRange(long index, long length) =>
-        throw new IndexOutOfRangeException($"Index {index} is outside the bounds of the buffer (length {length}).");
+    internal static void ThrowInUse(string typeName, string verb, long state) =>
+        throw new InvalidOperationException(
+            $"This {typeName} cannot be {verb}: it is {DescribeUse(state)}. Dispose each lease and call Release() for each Acquire() first.");
+
+    /// <summary>"acquired 2 time(s) and leased 1 time(s)" for a state word's counts.</summary>
+    internal static string DescribeUse(long state)
+    {
+        int acquired = SlotState.Acquisitions(state);
+        int leased = SlotState.Leases(state);
+        return acquired != 0 && leased != 0 ? $"acquired {acquired} time(s) and leased {leased} time(s)"
+            : acquired != 0 ? $"acquired {acquired} time(s)"
+            : $"leased {leased} time(s) (a Lease() not yet disposed, or an operation running on another thread)";
+    }
 
     [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
     internal static void ThrowArgumentOutOfRange(string paramName, object? actualValue, string message) =>
@@ -36,6 +46,12 @@ internal static class ThrowHelper
     [SuppressMessage("Usage", "CA2201:Do not raise reserved exception types", Justification = "Same exception as a failed managed allocation.")]
     internal static void ThrowOutOfMemory(ulong bytes) =>
         throw new OutOfMemoryException($"jemalloc could not allocate {bytes:N0} bytes.");
+
+    /// <summary>An allocation failure with its own message.</summary>
+    [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
+    [SuppressMessage("Usage", "CA2201:Do not raise reserved exception types", Justification = "Same exception as a failed managed allocation.")]
+    internal static void ThrowOutOfMemory(string message) =>
+        throw new OutOfMemoryException(message);
 
     [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
     internal static void ThrowSizeOverflow(long count, int elementSize) =>
@@ -76,7 +92,7 @@ internal static class ThrowHelper
     [MethodImpl(MethodImplOptions.NoInlining)]
     [SuppressMessage("Usage", "CA2201:Do not raise reserved exception types", Justification = "Same exception as T[] and Span<T> indexers.")]
     private static Exception IndexFailure(long index, long length, AllocationHandle handle, string typeName) =>
-        !handle.IsValid && length > 0
+        handle != default && !handle.IsValid
             ? Freed(typeName)
             : new IndexOutOfRangeException($"Index {index} is outside the bounds of the buffer (length {length}).");
 }

@@ -3,69 +3,84 @@ using System.Runtime.CompilerServices;
 namespace jemalloc;
 
 /// <summary>
-/// A reference to one allocation recorded in the <see cref="AllocationLedger"/>: the address of its
-/// slot's state word and the generation the slot had when the allocation was made.
+/// A reference to one allocation recorded in the <see cref="AllocationLedger"/>: its slot number and
+/// the generation the slot had when the allocation was made, in one 64-bit value.
 /// </summary>
 /// <remarks>
-/// It holds no object references, so structures that embed it stay unmanaged. Checking it is one
-/// load and one compare: the state word lives in pinned memory and its high half is the slot's
-/// generation, which changes the moment the allocation is freed or invalidated. Copies of a handle
-/// therefore all become invalid together. <see langword="default"/> is never valid.
+/// Eight bytes, so copying a handle (or a <see cref="FixedBuffer{T}"/>, which is nothing else) is a
+/// single atomic move: a copy made while another thread overwrites the variable is one handle or the
+/// other, never a mix. It holds no object references. The slot's generation changes the moment the
+/// allocation is freed or invalidated, so all copies become invalid together, and a slot is retired
+/// before its generation could come round again. <see langword="default"/> is never valid.
 /// </remarks>
-public readonly unsafe struct AllocationHandle : IEquatable<AllocationHandle>
+public readonly struct AllocationHandle : IEquatable<AllocationHandle>
 {
-    internal readonly long* State;
-    internal readonly int Slot;
-    internal readonly uint Generation;
+    // Generation in the high half, slot in the low half: the same layout as the slot's Key word, so
+    // that a check is one exclusive-or.
+    internal readonly ulong Value;
 
-    internal AllocationHandle(long* state, int slot, uint generation)
+    internal AllocationHandle(int slot, uint generation) => Value = (ulong)generation << 32 | (uint)slot;
+
+    internal int Slot
     {
-        State = state;
-        Slot = slot;
-        Generation = generation;
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        get => (int)(uint)Value;
+    }
+
+    internal uint Generation
+    {
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        get => (uint)(Value >> 32);
     }
 
     /// <summary>Whether the allocation is still live (neither freed nor invalidated).</summary>
     public bool IsValid
     {
-        [MethodImpl(MethodImplOptions.AggressiveInlining)]
-        get => State != null && (uint)((ulong)*State >> 32) == Generation;
+        get
+        {
+            uint generation = Generation;
+            return (generation & 1) == 1 && SlotState.Generation(Volatile.Read(ref SlotTable.HotOf(Slot).Key)) == generation;
+        }
     }
 
-    /// <summary>
-    /// The hot-path check used by the structures' indexers: the same as <see cref="IsValid"/> but
-    /// without the null test, so it is one 32-bit load of the generation half of the state word and
-    /// one compare. Only for handles known to be non-default (a structure with a non-zero length).
-    /// </summary>
-    internal bool IsLive
-    {
-        [MethodImpl(MethodImplOptions.AggressiveInlining)]
-        get => *((uint*)State + (BitConverter.IsLittleEndian ? 1 : 0)) == Generation;
-    }
-
-    /// <summary>How many acquisitions are outstanding, or -1 when the handle is no longer valid.</summary>
+    /// <summary>How many <c>Acquire()</c> calls are outstanding, or -1 when the handle is no longer valid.</summary>
     public int AcquireCount
     {
         get
         {
-            if (State == null)
+            if ((Generation & 1) == 0)
             {
                 return -1;
             }
 
-            long state = Volatile.Read(ref *State);
-            return (uint)((ulong)state >> 32) == Generation ? (int)state : -1;
+            long state = Volatile.Read(ref SlotTable.HotOf(Slot).State);
+            return SlotState.Generation(state) == Generation ? SlotState.Acquisitions(state) : -1;
+        }
+    }
+
+    /// <summary>How many leases (<c>Lease()</c>, and the library's own operations in progress) are open, or -1 when the handle is no longer valid.</summary>
+    public int LeaseCount
+    {
+        get
+        {
+            if ((Generation & 1) == 0)
+            {
+                return -1;
+            }
+
+            long state = Volatile.Read(ref SlotTable.HotOf(Slot).State);
+            return SlotState.Generation(state) == Generation ? SlotState.Leases(state) : -1;
         }
     }
 
     /// <inheritdoc/>
-    public bool Equals(AllocationHandle other) => State == other.State && Generation == other.Generation;
+    public bool Equals(AllocationHandle other) => Value == other.Value;
 
     /// <inheritdoc/>
     public override bool Equals(object? obj) => obj is AllocationHandle other && Equals(other);
 
     /// <inheritdoc/>
-    public override int GetHashCode() => HashCode.Combine(Slot, Generation);
+    public override int GetHashCode() => Value.GetHashCode();
 
     /// <summary>Compares two handles for identity.</summary>
     public static bool operator ==(AllocationHandle left, AllocationHandle right) => left.Equals(right);

@@ -8,11 +8,11 @@ namespace jemalloc;
 /// </summary>
 public readonly struct MallocxFlags : IEquatable<MallocxFlags>
 {
-    private const int ZeroBit = 0x40;
-    private const int TcacheNoneBits = 0x100;
-    private const int LgAlignMask = 0x3F;
-    private const int TcacheMask = 0xFFF00;
-    private const int ArenaShift = 20;
+    internal const int ZeroBit = 0x40;
+    internal const int TcacheNoneBits = 0x100;
+    internal const int LgAlignMask = 0x3F;
+    internal const int TcacheMask = 0xFFF00;
+    internal const int ArenaShift = 20;
 
     /// <summary>The raw value passed to jemalloc.</summary>
     public int Value { get; }

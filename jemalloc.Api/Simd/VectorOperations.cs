@@ -4,18 +4,19 @@ using jemalloc.Simd;
 namespace jemalloc;
 
 /// <summary>
-/// SIMD operations over the numeric elements of <see cref="FixedBuffer{T}"/>, <see cref="SafeBuffer{T}"/>
-/// and <see cref="HugeBuffer{T}"/>, using the widest vectors the CPU offers; every length is handled
-/// (the tail too). Integer results equal a scalar loop's, with the same wrap-around on overflow;
-/// floating-point sums may differ from a scalar loop's by rounding, because the order of additions differs.
+/// SIMD operations over the numeric elements of <see cref="FixedBuffer{T}"/>, <see cref="SafeArray{T}"/>
+/// and <see cref="HugeArray{T}"/> (any <see cref="NativeBuffer{T}"/>), using the widest vectors the CPU
+/// offers; every length is handled (the tail too). Integer results equal a scalar loop's, with the
+/// same wrap-around on overflow; floating-point sums may differ from a scalar loop's by rounding,
+/// because the order of additions differs.
 /// </summary>
 /// <remarks>
-/// Each operation checks the structure once and holds it acquired while it runs, so a concurrent
-/// free or dispose from another thread throws <see cref="InvalidOperationException"/> there instead
-/// of freeing memory in use. The <c>Parallel</c> forms on <see cref="HugeBuffer{T}"/> split the array
-/// into partitions run on the thread pool, each with the same SIMD kernel.
+/// Each operation holds the structure leased while it runs, so a free, dispose or arena reset from
+/// another thread meanwhile throws <see cref="InvalidOperationException"/> there instead of freeing
+/// memory in use. The <c>Parallel</c> forms on <see cref="HugeBuffer{T}"/> split the array into
+/// partitions run on the thread pool, each with the same SIMD kernel.
 /// </remarks>
-public static unsafe class VectorOperations
+public static class VectorOperations
 {
     // Below this many elements a parallel operation runs on the calling thread: splitting costs more than it saves.
     private const long ParallelThreshold = 1 << 18;
@@ -23,378 +24,136 @@ public static unsafe class VectorOperations
     private const int PartitionAlignment = 1024;
 
     /// <summary>Sets every element to <paramref name="value"/>.</summary>
-    /// <exception cref="ObjectDisposedException">The buffer was freed.</exception>
+    /// <exception cref="ObjectDisposedException">The buffer was freed, or is <see langword="default"/>.</exception>
     public static void VectorFill<T>(this FixedBuffer<T> buffer, T value)
         where T : unmanaged, INumber<T>
     {
-        buffer.Acquire();
-        try
-        {
-            SimdKernels.Fill(new Span<T>(buffer.UnsafePointer, buffer.Length), value);
-        }
-        finally
-        {
-            buffer.Release();
-        }
+        using MemoryLease<T> lease = buffer.BeginOperation();
+        Fill(lease, value);
     }
 
     /// <summary>Multiplies every element by <paramref name="factor"/> in place.</summary>
-    /// <exception cref="ObjectDisposedException">The buffer was freed.</exception>
+    /// <exception cref="ObjectDisposedException">The buffer was freed, or is <see langword="default"/>.</exception>
     public static void VectorMultiply<T>(this FixedBuffer<T> buffer, T factor)
         where T : unmanaged, INumber<T>
     {
-        buffer.Acquire();
-        try
-        {
-            SimdKernels.Multiply(new Span<T>(buffer.UnsafePointer, buffer.Length), factor);
-        }
-        finally
-        {
-            buffer.Release();
-        }
+        using MemoryLease<T> lease = buffer.BeginOperation();
+        Multiply(lease, factor);
     }
 
     /// <summary>Adds <paramref name="addend"/> to every element in place.</summary>
-    /// <exception cref="ObjectDisposedException">The buffer was freed.</exception>
+    /// <exception cref="ObjectDisposedException">The buffer was freed, or is <see langword="default"/>.</exception>
     public static void VectorAdd<T>(this FixedBuffer<T> buffer, T addend)
         where T : unmanaged, INumber<T>
     {
-        buffer.Acquire();
-        try
-        {
-            SimdKernels.Add(new Span<T>(buffer.UnsafePointer, buffer.Length), addend);
-        }
-        finally
-        {
-            buffer.Release();
-        }
+        using MemoryLease<T> lease = buffer.BeginOperation();
+        Add(lease, addend);
     }
 
     /// <summary>The sum of the elements (integers wrap around on overflow).</summary>
-    /// <exception cref="ObjectDisposedException">The buffer was freed.</exception>
+    /// <exception cref="ObjectDisposedException">The buffer was freed, or is <see langword="default"/>.</exception>
     public static T VectorSum<T>(this FixedBuffer<T> buffer)
         where T : unmanaged, INumber<T>
     {
-        buffer.Acquire();
-        try
-        {
-            return SimdKernels.Sum(new ReadOnlySpan<T>(buffer.UnsafePointer, buffer.Length));
-        }
-        finally
-        {
-            buffer.Release();
-        }
+        using MemoryLease<T> lease = buffer.BeginOperation();
+        return Sum(lease);
     }
 
     /// <summary>The smallest element (NaN if any element is NaN).</summary>
-    /// <exception cref="ObjectDisposedException">The buffer was freed.</exception>
+    /// <exception cref="ObjectDisposedException">The buffer was freed, or is <see langword="default"/>.</exception>
     public static T VectorMin<T>(this FixedBuffer<T> buffer)
         where T : unmanaged, INumber<T>
     {
-        buffer.Acquire();
-        try
-        {
-            return SimdKernels.Min(new ReadOnlySpan<T>(buffer.UnsafePointer, buffer.Length));
-        }
-        finally
-        {
-            buffer.Release();
-        }
+        using MemoryLease<T> lease = buffer.BeginOperation();
+        return Min(lease);
     }
 
     /// <summary>The largest element (NaN if any element is NaN).</summary>
-    /// <exception cref="ObjectDisposedException">The buffer was freed.</exception>
+    /// <exception cref="ObjectDisposedException">The buffer was freed, or is <see langword="default"/>.</exception>
     public static T VectorMax<T>(this FixedBuffer<T> buffer)
         where T : unmanaged, INumber<T>
     {
-        buffer.Acquire();
-        try
-        {
-            return SimdKernels.Max(new ReadOnlySpan<T>(buffer.UnsafePointer, buffer.Length));
-        }
-        finally
-        {
-            buffer.Release();
-        }
+        using MemoryLease<T> lease = buffer.BeginOperation();
+        return Max(lease);
     }
 
     /// <summary>Whether every element is less than <paramref name="bound"/> (a NaN element never is).</summary>
-    /// <exception cref="ObjectDisposedException">The buffer was freed.</exception>
+    /// <exception cref="ObjectDisposedException">The buffer was freed, or is <see langword="default"/>.</exception>
     public static bool VectorAllLessThan<T>(this FixedBuffer<T> buffer, T bound)
         where T : unmanaged, INumber<T>
     {
-        buffer.Acquire();
-        try
-        {
-            return SimdKernels.AllLessThan(new ReadOnlySpan<T>(buffer.UnsafePointer, buffer.Length), bound);
-        }
-        finally
-        {
-            buffer.Release();
-        }
+        using MemoryLease<T> lease = buffer.BeginOperation();
+        return AllLessThan(lease, bound);
     }
 
-    /// <summary>Sets every element to <paramref name="value"/>.</summary>
+    /// <summary>Sets every element to <paramref name="value"/>, on the calling thread.</summary>
     /// <exception cref="ArgumentNullException"><paramref name="buffer"/> is null.</exception>
     /// <exception cref="ObjectDisposedException">The array was disposed.</exception>
-    public static void VectorFill<T>(this SafeBuffer<T> buffer, T value)
+    public static void VectorFill<T>(this NativeBuffer<T> buffer, T value)
         where T : unmanaged, INumber<T>
     {
-        Span<T> span = AcquireSpan(buffer);
-        try
-        {
-            SimdKernels.Fill(span, value);
-        }
-        finally
-        {
-            buffer.Release();
-        }
+        using MemoryLease<T> lease = Begin(buffer);
+        Fill(lease, value);
     }
 
-    /// <summary>Multiplies every element by <paramref name="factor"/> in place.</summary>
+    /// <summary>Multiplies every element by <paramref name="factor"/> in place, on the calling thread.</summary>
     /// <exception cref="ArgumentNullException"><paramref name="buffer"/> is null.</exception>
     /// <exception cref="ObjectDisposedException">The array was disposed.</exception>
-    public static void VectorMultiply<T>(this SafeBuffer<T> buffer, T factor)
+    public static void VectorMultiply<T>(this NativeBuffer<T> buffer, T factor)
         where T : unmanaged, INumber<T>
     {
-        Span<T> span = AcquireSpan(buffer);
-        try
-        {
-            SimdKernels.Multiply(span, factor);
-        }
-        finally
-        {
-            buffer.Release();
-        }
+        using MemoryLease<T> lease = Begin(buffer);
+        Multiply(lease, factor);
     }
 
-    /// <summary>Adds <paramref name="addend"/> to every element in place.</summary>
+    /// <summary>Adds <paramref name="addend"/> to every element in place, on the calling thread.</summary>
     /// <exception cref="ArgumentNullException"><paramref name="buffer"/> is null.</exception>
     /// <exception cref="ObjectDisposedException">The array was disposed.</exception>
-    public static void VectorAdd<T>(this SafeBuffer<T> buffer, T addend)
+    public static void VectorAdd<T>(this NativeBuffer<T> buffer, T addend)
         where T : unmanaged, INumber<T>
     {
-        Span<T> span = AcquireSpan(buffer);
-        try
-        {
-            SimdKernels.Add(span, addend);
-        }
-        finally
-        {
-            buffer.Release();
-        }
-    }
-
-    /// <summary>The sum of the elements (integers wrap around on overflow).</summary>
-    /// <exception cref="ArgumentNullException"><paramref name="buffer"/> is null.</exception>
-    /// <exception cref="ObjectDisposedException">The array was disposed.</exception>
-    public static T VectorSum<T>(this SafeBuffer<T> buffer)
-        where T : unmanaged, INumber<T>
-    {
-        Span<T> span = AcquireSpan(buffer);
-        try
-        {
-            return SimdKernels.Sum<T>(span);
-        }
-        finally
-        {
-            buffer.Release();
-        }
-    }
-
-    /// <summary>The smallest element (NaN if any element is NaN).</summary>
-    /// <exception cref="ArgumentNullException"><paramref name="buffer"/> is null.</exception>
-    /// <exception cref="ObjectDisposedException">The array was disposed.</exception>
-    public static T VectorMin<T>(this SafeBuffer<T> buffer)
-        where T : unmanaged, INumber<T>
-    {
-        Span<T> span = AcquireSpan(buffer);
-        try
-        {
-            return SimdKernels.Min<T>(span);
-        }
-        finally
-        {
-            buffer.Release();
-        }
-    }
-
-    /// <summary>The largest element (NaN if any element is NaN).</summary>
-    /// <exception cref="ArgumentNullException"><paramref name="buffer"/> is null.</exception>
-    /// <exception cref="ObjectDisposedException">The array was disposed.</exception>
-    public static T VectorMax<T>(this SafeBuffer<T> buffer)
-        where T : unmanaged, INumber<T>
-    {
-        Span<T> span = AcquireSpan(buffer);
-        try
-        {
-            return SimdKernels.Max<T>(span);
-        }
-        finally
-        {
-            buffer.Release();
-        }
-    }
-
-    /// <summary>Whether every element is less than <paramref name="bound"/> (a NaN element never is).</summary>
-    /// <exception cref="ArgumentNullException"><paramref name="buffer"/> is null.</exception>
-    /// <exception cref="ObjectDisposedException">The array was disposed.</exception>
-    public static bool VectorAllLessThan<T>(this SafeBuffer<T> buffer, T bound)
-        where T : unmanaged, INumber<T>
-    {
-        Span<T> span = AcquireSpan(buffer);
-        try
-        {
-            return SimdKernels.AllLessThan<T>(span, bound);
-        }
-        finally
-        {
-            buffer.Release();
-        }
-    }
-
-    /// <summary>Sets every element to <paramref name="value"/>, chunk by chunk on the calling thread.</summary>
-    /// <exception cref="ArgumentNullException"><paramref name="buffer"/> is null.</exception>
-    /// <exception cref="ObjectDisposedException">The array was disposed.</exception>
-    public static void VectorFill<T>(this HugeBuffer<T> buffer, T value)
-        where T : unmanaged, INumber<T>
-    {
-        ArgumentNullException.ThrowIfNull(buffer);
-        buffer.Fill(value);
-    }
-
-    /// <summary>Multiplies every element by <paramref name="factor"/> in place, chunk by chunk on the calling thread.</summary>
-    /// <exception cref="ArgumentNullException"><paramref name="buffer"/> is null.</exception>
-    /// <exception cref="ObjectDisposedException">The array was disposed.</exception>
-    public static void VectorMultiply<T>(this HugeBuffer<T> buffer, T factor)
-        where T : unmanaged, INumber<T>
-    {
-        AcquireHuge(buffer);
-        try
-        {
-            foreach (Span<T> chunk in buffer.GetChunks())
-            {
-                SimdKernels.Multiply(chunk, factor);
-            }
-        }
-        finally
-        {
-            buffer.Release();
-        }
-    }
-
-    /// <summary>Adds <paramref name="addend"/> to every element in place, chunk by chunk on the calling thread.</summary>
-    /// <exception cref="ArgumentNullException"><paramref name="buffer"/> is null.</exception>
-    /// <exception cref="ObjectDisposedException">The array was disposed.</exception>
-    public static void VectorAdd<T>(this HugeBuffer<T> buffer, T addend)
-        where T : unmanaged, INumber<T>
-    {
-        AcquireHuge(buffer);
-        try
-        {
-            foreach (Span<T> chunk in buffer.GetChunks())
-            {
-                SimdKernels.Add(chunk, addend);
-            }
-        }
-        finally
-        {
-            buffer.Release();
-        }
+        using MemoryLease<T> lease = Begin(buffer);
+        Add(lease, addend);
     }
 
     /// <summary>The sum of the elements (integers wrap around on overflow), on the calling thread.</summary>
     /// <exception cref="ArgumentNullException"><paramref name="buffer"/> is null.</exception>
     /// <exception cref="ObjectDisposedException">The array was disposed.</exception>
-    public static T VectorSum<T>(this HugeBuffer<T> buffer)
+    public static T VectorSum<T>(this NativeBuffer<T> buffer)
         where T : unmanaged, INumber<T>
     {
-        AcquireHuge(buffer);
-        try
-        {
-            T sum = T.Zero;
-            foreach (Span<T> chunk in buffer.GetChunks())
-            {
-                sum += SimdKernels.Sum<T>(chunk);
-            }
-
-            return sum;
-        }
-        finally
-        {
-            buffer.Release();
-        }
+        using MemoryLease<T> lease = Begin(buffer);
+        return Sum(lease);
     }
 
     /// <summary>The smallest element (NaN if any element is NaN), on the calling thread.</summary>
     /// <exception cref="ArgumentNullException"><paramref name="buffer"/> is null.</exception>
     /// <exception cref="ObjectDisposedException">The array was disposed.</exception>
-    public static T VectorMin<T>(this HugeBuffer<T> buffer)
+    public static T VectorMin<T>(this NativeBuffer<T> buffer)
         where T : unmanaged, INumber<T>
     {
-        AcquireHuge(buffer);
-        try
-        {
-            T min = buffer[0];
-            foreach (Span<T> chunk in buffer.GetChunks())
-            {
-                min = T.Min(min, SimdKernels.Min<T>(chunk));
-            }
-
-            return min;
-        }
-        finally
-        {
-            buffer.Release();
-        }
+        using MemoryLease<T> lease = Begin(buffer);
+        return Min(lease);
     }
 
     /// <summary>The largest element (NaN if any element is NaN), on the calling thread.</summary>
     /// <exception cref="ArgumentNullException"><paramref name="buffer"/> is null.</exception>
     /// <exception cref="ObjectDisposedException">The array was disposed.</exception>
-    public static T VectorMax<T>(this HugeBuffer<T> buffer)
+    public static T VectorMax<T>(this NativeBuffer<T> buffer)
         where T : unmanaged, INumber<T>
     {
-        AcquireHuge(buffer);
-        try
-        {
-            T max = buffer[0];
-            foreach (Span<T> chunk in buffer.GetChunks())
-            {
-                max = T.Max(max, SimdKernels.Max<T>(chunk));
-            }
-
-            return max;
-        }
-        finally
-        {
-            buffer.Release();
-        }
+        using MemoryLease<T> lease = Begin(buffer);
+        return Max(lease);
     }
 
     /// <summary>Whether every element is less than <paramref name="bound"/> (a NaN element never is), on the calling thread.</summary>
     /// <exception cref="ArgumentNullException"><paramref name="buffer"/> is null.</exception>
     /// <exception cref="ObjectDisposedException">The array was disposed.</exception>
-    public static bool VectorAllLessThan<T>(this HugeBuffer<T> buffer, T bound)
+    public static bool VectorAllLessThan<T>(this NativeBuffer<T> buffer, T bound)
         where T : unmanaged, INumber<T>
     {
-        AcquireHuge(buffer);
-        try
-        {
-            foreach (Span<T> chunk in buffer.GetChunks())
-            {
-                if (!SimdKernels.AllLessThan<T>(chunk, bound))
-                {
-                    return false;
-                }
-            }
-
-            return true;
-        }
-        finally
-        {
-            buffer.Release();
-        }
+        using MemoryLease<T> lease = Begin(buffer);
+        return AllLessThan(lease, bound);
     }
 
     /// <summary>Sets every element to <paramref name="value"/>, using every core.</summary>
@@ -424,9 +183,8 @@ public static unsafe class VectorOperations
     public static T ParallelVectorSum<T>(this HugeBuffer<T> buffer)
         where T : unmanaged, INumber<T>
     {
-        T[] partials = ReducePartitions(buffer, static span => SimdKernels.Sum<T>(span));
         T sum = T.Zero;
-        foreach (T partial in partials)
+        foreach (T partial in ReducePartitions(buffer, static span => SimdKernels.Sum(span)))
         {
             sum += partial;
         }
@@ -438,108 +196,164 @@ public static unsafe class VectorOperations
     /// <exception cref="ArgumentNullException"><paramref name="buffer"/> is null.</exception>
     /// <exception cref="ObjectDisposedException">The array was disposed.</exception>
     public static T ParallelVectorMin<T>(this HugeBuffer<T> buffer)
-        where T : unmanaged, INumber<T>
-    {
-        T[] partials = ReducePartitions(buffer, static span => SimdKernels.Min<T>(span));
-        return SimdKernels.Min<T>(partials);
-    }
+        where T : unmanaged, INumber<T> =>
+        SimdKernels.Min<T>(ReducePartitions(buffer, static span => SimdKernels.Min(span)));
 
     /// <summary>The largest element (NaN if any element is NaN), using every core.</summary>
     /// <exception cref="ArgumentNullException"><paramref name="buffer"/> is null.</exception>
     /// <exception cref="ObjectDisposedException">The array was disposed.</exception>
     public static T ParallelVectorMax<T>(this HugeBuffer<T> buffer)
+        where T : unmanaged, INumber<T> =>
+        SimdKernels.Max<T>(ReducePartitions(buffer, static span => SimdKernels.Max(span)));
+
+    private static MemoryLease<T> Begin<T>(NativeBuffer<T> buffer)
+        where T : unmanaged, IEquatable<T>
+    {
+        ArgumentNullException.ThrowIfNull(buffer);
+        return buffer.BeginOperation();
+    }
+
+    // The kernels over a lease, chunk by chunk (one chunk unless the structure passes 1 GiB).
+    private static void Fill<T>(in MemoryLease<T> lease, T value)
         where T : unmanaged, INumber<T>
     {
-        T[] partials = ReducePartitions(buffer, static span => SimdKernels.Max<T>(span));
-        return SimdKernels.Max<T>(partials);
+        foreach (Span<T> chunk in lease.GetChunks())
+        {
+            SimdKernels.Fill(chunk, value);
+        }
     }
 
-    private static Span<T> AcquireSpan<T>(SafeBuffer<T> buffer)
-        where T : unmanaged, IEquatable<T>
+    private static void Multiply<T>(in MemoryLease<T> lease, T factor)
+        where T : unmanaged, INumber<T>
     {
-        ArgumentNullException.ThrowIfNull(buffer);
-        buffer.Acquire();
-        return new Span<T>(buffer.UnsafePointer, buffer.Length);
+        foreach (Span<T> chunk in lease.GetChunks())
+        {
+            SimdKernels.Multiply(chunk, factor);
+        }
     }
 
-    private static void AcquireHuge<T>(HugeBuffer<T> buffer)
-        where T : unmanaged, IEquatable<T>
+    private static void Add<T>(in MemoryLease<T> lease, T addend)
+        where T : unmanaged, INumber<T>
     {
-        ArgumentNullException.ThrowIfNull(buffer);
-        buffer.Acquire();
+        foreach (Span<T> chunk in lease.GetChunks())
+        {
+            SimdKernels.Add(chunk, addend);
+        }
+    }
+
+    private static T Sum<T>(in MemoryLease<T> lease)
+        where T : unmanaged, INumber<T>
+    {
+        T sum = T.Zero;
+        foreach (Span<T> chunk in lease.GetChunks())
+        {
+            sum += SimdKernels.Sum<T>(chunk);
+        }
+
+        return sum;
+    }
+
+    private static T Min<T>(in MemoryLease<T> lease)
+        where T : unmanaged, INumber<T>
+    {
+        T min = lease[0];
+        foreach (Span<T> chunk in lease.GetChunks())
+        {
+            min = T.Min(min, SimdKernels.Min<T>(chunk));
+        }
+
+        return min;
+    }
+
+    private static T Max<T>(in MemoryLease<T> lease)
+        where T : unmanaged, INumber<T>
+    {
+        T max = lease[0];
+        foreach (Span<T> chunk in lease.GetChunks())
+        {
+            max = T.Max(max, SimdKernels.Max<T>(chunk));
+        }
+
+        return max;
+    }
+
+    private static bool AllLessThan<T>(in MemoryLease<T> lease, T bound)
+        where T : unmanaged, INumber<T>
+    {
+        foreach (Span<T> chunk in lease.GetChunks())
+        {
+            if (!SimdKernels.AllLessThan<T>(chunk, bound))
+            {
+                return false;
+            }
+        }
+
+        return true;
     }
 
     private delegate void SpanAction<T>(Span<T> span, T argument);
 
     private delegate T SpanReduction<T>(ReadOnlySpan<T> span);
 
-    /// <summary>Splits the array into partitions of at most one chunk each, at least one per core.</summary>
-    private static (int Count, long Length) Partition<T>(HugeBuffer<T> buffer)
-        where T : unmanaged, IEquatable<T>
+    /// <summary>The partitions of a leased array: at least one per core, none longer than a 1 GiB chunk, aligned.</summary>
+    private readonly unsafe record struct Partitions<T>(nint Address, long Length, int Count, long PartitionLength)
+        where T : unmanaged
     {
-        long length = buffer.Length;
-        if (length < ParallelThreshold)
+        internal static Partitions<T> Of(in MemoryLease<T> lease)
         {
-            return (1, length);
+            long length = lease.Length;
+            long chunk = Math.Max(1, (1 << 30) / sizeof(T));
+            if (length < ParallelThreshold)
+            {
+                return new(lease.Pointer, length, 1, length);
+            }
+
+            long count = Math.Max(Environment.ProcessorCount, (length + chunk - 1) / chunk);
+            long partitionLength = (length + count - 1) / count;
+            partitionLength = (partitionLength + PartitionAlignment - 1) / PartitionAlignment * PartitionAlignment;
+            partitionLength = Math.Min(partitionLength, chunk);
+            return new(lease.Pointer, length, (int)((length + partitionLength - 1) / partitionLength), partitionLength);
         }
 
-        long count = Math.Max(Environment.ProcessorCount, (length + buffer.DefaultChunkLength - 1) / buffer.DefaultChunkLength);
-        long partitionLength = (length + count - 1) / count;
-        partitionLength = (partitionLength + PartitionAlignment - 1) / PartitionAlignment * PartitionAlignment;
-        partitionLength = Math.Min(partitionLength, buffer.DefaultChunkLength);
-        return ((int)((length + partitionLength - 1) / partitionLength), partitionLength);
-    }
-
-    private static Span<T> PartitionSpan<T>(HugeBuffer<T> buffer, int index, long partitionLength)
-        where T : unmanaged, IEquatable<T>
-    {
-        long start = index * partitionLength;
-        return new Span<T>(buffer.UnsafePointer + start, (int)Math.Min(partitionLength, buffer.Length - start));
+        internal Span<T> this[int index]
+        {
+            get
+            {
+                long start = index * PartitionLength;
+                return new Span<T>((T*)Address + start, (int)Math.Min(PartitionLength, Length - start));
+            }
+        }
     }
 
     private static void ForEachPartition<T>(HugeBuffer<T> buffer, T argument, SpanAction<T> action)
         where T : unmanaged, INumber<T>
     {
-        AcquireHuge(buffer);
-        try
+        using MemoryLease<T> lease = Begin(buffer);
+        var partitions = Partitions<T>.Of(lease);
+        if (partitions.Count == 1)
         {
-            var (count, partitionLength) = Partition(buffer);
-            if (count == 1)
-            {
-                action(PartitionSpan(buffer, 0, partitionLength), argument);
-                return;
-            }
+            action(partitions[0], argument);
+            return;
+        }
 
-            Parallel.For(0, count, i => action(PartitionSpan(buffer, i, partitionLength), argument));
-        }
-        finally
-        {
-            buffer.Release();
-        }
+        Parallel.For(0, partitions.Count, i => action(partitions[i], argument));
     }
 
     private static T[] ReducePartitions<T>(HugeBuffer<T> buffer, SpanReduction<T> reduce)
         where T : unmanaged, INumber<T>
     {
-        AcquireHuge(buffer);
-        try
+        using MemoryLease<T> lease = Begin(buffer);
+        var partitions = Partitions<T>.Of(lease);
+        var partials = new T[partitions.Count];
+        if (partitions.Count == 1)
         {
-            var (count, partitionLength) = Partition(buffer);
-            var partials = new T[count];
-            if (count == 1)
-            {
-                partials[0] = reduce(PartitionSpan(buffer, 0, partitionLength));
-            }
-            else
-            {
-                Parallel.For(0, count, i => partials[i] = reduce(PartitionSpan(buffer, i, partitionLength)));
-            }
+            partials[0] = reduce(partitions[0]);
+        }
+        else
+        {
+            Parallel.For(0, partitions.Count, i => partials[i] = reduce(partitions[i]));
+        }
 
-            return partials;
-        }
-        finally
-        {
-            buffer.Release();
-        }
+        return partials;
     }
 }

@@ -75,9 +75,10 @@ public class MandelbrotBenchmarks<T> where T : unmanaged, IFloatingPointIeee754<
     [BenchmarkCategory(Categories.Mandelbrot)]
     public void VectorNative()
     {
+        using MemoryLease<int> lease = _native!.Lease();
         for (int y = 0; y < Height; y++)
         {
-            VectorRow(_native!.AsSpan(y * Width, Width), y);
+            VectorRow(lease.AsSpan(y * Width, Width), y);
         }
     }
 
@@ -89,7 +90,16 @@ public class MandelbrotBenchmarks<T> where T : unmanaged, IFloatingPointIeee754<
     /// <summary>Vector&lt;T&gt; on all cores (rows in parallel) into a SafeArray.</summary>
     [Benchmark(Description = "Vector<T>, all cores, SafeArray")]
     [BenchmarkCategory(Categories.Mandelbrot)]
-    public void ParallelVectorNative() => Parallel.For(0, Height, y => VectorRow(_native!.AsSpan(y * Width, Width), y));
+    public void ParallelVectorNative()
+    {
+        // Each row leases the array for as long as it writes into it.
+        SafeArray<int> native = _native!;
+        Parallel.For(0, Height, y =>
+        {
+            using MemoryLease<int> lease = native.Lease();
+            VectorRow(lease.AsSpan(y * Width, Width), y);
+        });
+    }
 
     /// <summary>Checks the plots against the scalar reference and frees the outputs.</summary>
     [GlobalCleanup]
@@ -100,7 +110,8 @@ public class MandelbrotBenchmarks<T> where T : unmanaged, IFloatingPointIeee754<
             string name = $"vector mandelbrot {typeof(T).Name} {Width}x{Height}";
             // Each benchmark writes one of the two outputs; the other still holds zeros.
             bool managedWritten = _managed.AsSpan().ContainsAnyExcept(0);
-            bool nativeWritten = _native!.Span.ContainsAnyExcept(0);
+            using MemoryLease<int> lease = _native!.Lease();
+            bool nativeWritten = lease.Span.ContainsAnyExcept(0);
             ResultChecks.Check(name, managedWritten || nativeWritten, "a plot was computed");
             if (managedWritten)
             {
@@ -109,7 +120,7 @@ public class MandelbrotBenchmarks<T> where T : unmanaged, IFloatingPointIeee754<
 
             if (nativeWritten)
             {
-                ResultChecks.Check(name, _native.Span.SequenceEqual(_reference), "the SafeArray plot equals the scalar plot pixel for pixel");
+                ResultChecks.Check(name, lease.Span.SequenceEqual(_reference), "the SafeArray plot equals the scalar plot pixel for pixel");
             }
         }
         finally

@@ -52,10 +52,14 @@ public sealed unsafe class FixedBufferTests : LeakCheckedTest
         Assert.Equal(6, b[15]);
         Assert.Equal(7, num);
 
-        ref int r = ref b[15];
-        r = 23;
-        Assert.Equal(23, b[15]);
-        Assert.True(Unsafe.AreSame(ref r, ref b.Span[15]));
+        using (MemoryLease<int> lease = b.Lease())
+        {
+            ref int r = ref lease[15];
+            r = 23;
+            Assert.Equal(23, b[15]);
+            Assert.True(Unsafe.AreSame(ref r, ref lease.Span[15]));
+        }
+
         b.Free();
     }
 
@@ -87,10 +91,10 @@ public sealed unsafe class FixedBufferTests : LeakCheckedTest
         other.Free();
 
         Assert.Throws<ObjectDisposedException>(() => buffer[0]);
-        Assert.Throws<ObjectDisposedException>(() => buffer.Span.Length);
-        Assert.Throws<ObjectDisposedException>(() => buffer.AsSpan().Length);
-        Assert.Throws<ObjectDisposedException>(() => buffer.AsSpan(0, 1).Length);
-        Assert.Throws<ObjectDisposedException>(() => buffer.Slice(0, 1).Length);
+        Assert.Throws<ObjectDisposedException>(() => buffer[0] = 1);
+        Assert.Throws<ObjectDisposedException>(() => buffer.Length);
+        Assert.Throws<ObjectDisposedException>(() => buffer.Lease().Dispose());
+        Assert.Throws<ObjectDisposedException>(() => buffer.CopyFrom([1.0]));
         Assert.Throws<ObjectDisposedException>(() => buffer.Fill(1));
         Assert.Throws<ObjectDisposedException>(() => buffer.CopyTo(new double[8]));
         Assert.Throws<ObjectDisposedException>(() => buffer.ToArray());
@@ -215,7 +219,7 @@ public sealed unsafe class FixedBufferTests : LeakCheckedTest
         Assert.Equal(0, buffer.Length);
         Assert.False(buffer.IsValid);
         Assert.Throws<IndexOutOfRangeException>(() => buffer[0]);
-        Assert.Throws<ObjectDisposedException>(() => buffer.Span.Length);
+        Assert.Throws<ObjectDisposedException>(() => buffer.Lease().Dispose());
         Assert.Throws<ObjectDisposedException>(buffer.Free);
         Assert.Throws<ObjectDisposedException>(buffer.Acquire);
         Assert.False(buffer.GetEnumerator().MoveNext());
@@ -245,22 +249,27 @@ public sealed unsafe class FixedBufferTests : LeakCheckedTest
         buffer.Fill(7);
         Assert.Equal([7, 7, 7, 7, 7, 7], buffer.ToArray());
 
-        buffer.Slice(2, 3).Fill(1);
-        Assert.Equal([7, 7, 1, 1, 1, 7], buffer.ToArray());
-        buffer.AsSpan(5, 1)[0] = 9;
-        Assert.Equal(9, buffer[5]);
-        Assert.Equal(6, buffer.AsSpan().Length);
-        Assert.Equal(0, buffer.Slice(6, 0).Length);
+        using (MemoryLease<short> lease = buffer.Lease())
+        {
+            lease.AsSpan(2, 3).Fill(1);
+            Assert.Equal([7, 7, 1, 1, 1, 7], buffer.ToArray());
+            lease.AsSpan(5, 1)[0] = 9;
+            Assert.Equal(9, buffer[5]);
+            Assert.Equal(6, lease.Span.Length);
+            Assert.Equal(0, lease.AsSpan(6, 0).Length);
+        }
 
         var destination = new short[8];
         buffer.CopyTo(destination);
         Assert.Equal([7, 7, 1, 1, 1, 9, 0, 0], destination);
 
         Assert.Throws<ArgumentException>(() => buffer.CopyTo(new short[5]));
-        Assert.Throws<ArgumentOutOfRangeException>(() => buffer.Slice(4, 3));
-        Assert.Throws<ArgumentOutOfRangeException>(() => buffer.Slice(-1, 2));
-        Assert.Throws<ArgumentOutOfRangeException>(() => buffer.AsSpan(0, -1));
-        Assert.Throws<ArgumentOutOfRangeException>(() => buffer.Slice(7, 0));
+        Assert.Throws<ArgumentOutOfRangeException>(() => buffer.CopyFrom(new short[3], 4));
+        Assert.Throws<ArgumentOutOfRangeException>(() => buffer.CopyFrom(new short[2], -1));
+        Assert.Throws<ArgumentOutOfRangeException>(() => buffer.CopyFrom(default, 7));
+        Assert.Throws<ArgumentOutOfRangeException>(() => LeasedSlice(buffer, 0, -1));
+        Assert.Throws<ArgumentOutOfRangeException>(() => LeasedSlice(buffer, 4, 3));
+        Assert.Equal(0, buffer.AcquireCount);
         buffer.Free();
     }
 
@@ -342,5 +351,11 @@ public sealed unsafe class FixedBufferTests : LeakCheckedTest
     {
         Assert.False(RuntimeHelpers.IsReferenceOrContainsReferences<FixedBuffer<int>>());
         Assert.False(RuntimeHelpers.IsReferenceOrContainsReferences<FixedUtf8String>());
+    }
+
+    private static int LeasedSlice(FixedBuffer<short> buffer, int start, int length)
+    {
+        using MemoryLease<short> lease = buffer.Lease();
+        return lease.AsSpan(start, length).Length;
     }
 }

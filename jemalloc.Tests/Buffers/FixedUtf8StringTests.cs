@@ -18,7 +18,7 @@ public sealed unsafe class FixedUtf8StringTests : LeakCheckedTest
         var s = new FixedUtf8String(text);
         Assert.Equal(text, s.ToString());
         Assert.Equal(Encoding.UTF8.GetByteCount(text), s.Length);
-        Assert.Equal(Encoding.UTF8.GetBytes(text), s.AsSpan().ToArray());
+        Assert.Equal(Encoding.UTF8.GetBytes(text), s.ToArray());
         Assert.True(s.IsValid);
         s.Free();
     }
@@ -202,7 +202,8 @@ public sealed unsafe class FixedUtf8StringTests : LeakCheckedTest
 
         Assert.False(s.IsValid);
         Assert.Throws<ObjectDisposedException>(() => s.ToString());
-        Assert.Throws<ObjectDisposedException>(() => s.AsSpan().Length);
+        Assert.Throws<ObjectDisposedException>(() => s.ToArray());
+        Assert.Throws<ObjectDisposedException>(() => s.Lease().Dispose());
         Assert.Throws<ObjectDisposedException>(() => s.Pointer);
         Assert.Throws<ObjectDisposedException>(() => s.GetHashCode());
         Assert.Throws<ObjectDisposedException>(() => s == other);

@@ -44,7 +44,8 @@ public sealed class HugeArrayBigMemoryTests : LeakCheckedTest
         using var array = new HugeArray<byte>(Length);
         int chunks = 0;
         long covered = 0;
-        foreach (Span<byte> chunk in array.GetChunks())
+        using MemoryLease<byte> lease = array.Lease();
+        foreach (Span<byte> chunk in lease.GetChunks())
         {
             chunks++;
             covered += chunk.Length;

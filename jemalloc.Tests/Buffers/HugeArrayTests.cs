@@ -22,14 +22,15 @@ public sealed class HugeArrayTests : LeakCheckedTest
     }
 
     [Fact]
-    public void Indexer_by_long_returns_a_reference_to_the_native_element()
+    public void A_lease_gives_references_to_the_native_elements_by_long_index()
     {
         using var array = new HugeArray<long>(10);
         array[9L] = 5;
-        ref long alias = ref array[9L];
+        using MemoryLease<long> lease = array.Lease();
+        ref long alias = ref lease[9L];
         alias *= 3;
         Assert.Equal(15, array[9]);
-        Assert.True(Unsafe.AreSame(ref alias, ref array.AsSpan(9, 1)[0]));
+        Assert.True(Unsafe.AreSame(ref alias, ref lease.AsSpan(9, 1)[0]));
     }
 
     [Theory]
@@ -76,7 +77,8 @@ public sealed class HugeArrayTests : LeakCheckedTest
     {
         using var array = new HugeArray<int>(1000);
         var seen = new List<(long Offset, int Length)>();
-        var walker = array.GetChunks(300);
+        using MemoryLease<int> lease = array.Lease();
+        var walker = lease.GetChunks(300);
         while (walker.MoveNext())
         {
             seen.Add((walker.CurrentOffset, walker.Current.Length));
@@ -92,8 +94,8 @@ public sealed class HugeArrayTests : LeakCheckedTest
             Assert.Equal(i, array[i]);
         }
 
-        Assert.Throws<ArgumentOutOfRangeException>(() => array.GetChunks(0));
-        Assert.Equal(1 << 28, array.DefaultChunkLength);
+        Assert.Throws<ArgumentOutOfRangeException>(() => ChunkCount(array, 0));
+        Assert.Equal(1, ChunkCount(array, int.MaxValue));
     }
 
     [Fact]
@@ -110,9 +112,10 @@ public sealed class HugeArrayTests : LeakCheckedTest
         Assert.Throws<ArgumentOutOfRangeException>(() => array.CopyFrom([1], -1));
         Assert.Throws<ArgumentOutOfRangeException>(() => array.CopyTo(new short[2], 19));
         Assert.Throws<ArgumentOutOfRangeException>(() => array.CopyTo(new short[1], long.MaxValue));
-        Assert.Throws<ArgumentOutOfRangeException>(() => array.AsSpan(10, 11));
-        Assert.Throws<ArgumentOutOfRangeException>(() => array.AsSpan(0, -1));
-        Assert.Equal(10, array.AsSpan(10, 10).Length);
+        Assert.Throws<ArgumentOutOfRangeException>(() => LeasedSlice(array, 10, 11));
+        Assert.Throws<ArgumentOutOfRangeException>(() => LeasedSlice(array, 0, -1));
+        Assert.Equal(10, LeasedSlice(array, 10, 10));
+        Assert.Equal(0, array.Handle.LeaseCount);
     }
 
     [Fact]
@@ -134,27 +137,33 @@ public sealed class HugeArrayTests : LeakCheckedTest
         Assert.Throws<ObjectDisposedException>(() => array[0]);
         Assert.Throws<ObjectDisposedException>(() => array[100]);
         Assert.Throws<ObjectDisposedException>(() => array.Pointer);
-        Assert.Throws<ObjectDisposedException>(() => array.AsSpan(0, 1).Length);
+        Assert.Throws<ObjectDisposedException>(() => array.Lease().Dispose());
+        Assert.Throws<ObjectDisposedException>(() => array[0] = 1);
         Assert.Throws<ObjectDisposedException>(() => array.Fill(1));
         Assert.Throws<ObjectDisposedException>(() => array.CopyFrom([1], 0));
         Assert.Throws<ObjectDisposedException>(() => array.CopyTo(new int[1], 0));
-        Assert.Throws<ObjectDisposedException>(() => array.GetChunks());
         Assert.Throws<ObjectDisposedException>(array.Acquire);
         Assert.Throws<ObjectDisposedException>(array.Release);
         Assert.Throws<ObjectDisposedException>(() => array.GetEnumerator().MoveNext());
     }
 
     [Fact]
-    public void Chunk_walk_throws_if_the_array_is_disposed_midway()
+    public void Disposing_during_a_leased_chunk_walk_is_refused_and_the_walk_completes()
     {
-        var array = new HugeArray<int>(100);
-        Assert.Throws<ObjectDisposedException>(() =>
+        using var array = new HugeArray<int>(100);
+        int chunks = 0;
+        using (MemoryLease<int> lease = array.Lease())
         {
-            foreach (Span<int> chunk in array.GetChunks(10))
+            foreach (Span<int> chunk in lease.GetChunks(10))
             {
-                array.Dispose();
+                Assert.Throws<InvalidOperationException>(array.Dispose);
+                chunk.Fill(1);
+                chunks++;
             }
-        });
+        }
+
+        Assert.Equal(10, chunks);
+        Assert.Equal(100, array.VectorSum());
     }
 
     [Fact]
@@ -206,5 +215,23 @@ public sealed class HugeArrayTests : LeakCheckedTest
         Assert.Equal(0, array.Pointer % (2 << 20));
         array[(4 << 20) - 1] = 1;
         Assert.Equal(1, array[(4 << 20) - 1]);
+    }
+
+    private static int LeasedSlice(HugeArray<short> array, long start, int length)
+    {
+        using MemoryLease<short> lease = array.Lease();
+        return lease.AsSpan(start, length).Length;
+    }
+
+    private static int ChunkCount(HugeArray<int> array, int maxChunkLength)
+    {
+        using MemoryLease<int> lease = array.Lease();
+        int count = 0;
+        foreach (Span<int> chunk in lease.GetChunks(maxChunkLength))
+        {
+            count++;
+        }
+
+        return count;
     }
 }

@@ -38,8 +38,8 @@ public sealed class ModelTests : LeakCheckedTest
             i => buffer[checked((int)i)],
             (i, v) => buffer[checked((int)i)] = v,
             buffer.Fill,
-            (source, at) => source.Span.CopyTo(buffer.Slice(checked((int)at), source.Length)),
-            (at, count) => buffer.Slice(checked((int)at), count).ToArray(),
+            (source, at) => buffer.CopyFrom(source.Span, checked((int)at)),
+            (at, count) => ReadRange(buffer.Lease(), at, count),
             f => buffer.VectorMultiply(f),
             a => buffer.VectorAdd(a),
             () => buffer.VectorSum(),
@@ -62,7 +62,7 @@ public sealed class ModelTests : LeakCheckedTest
             (i, v) => array[checked((int)i)] = v,
             array.Fill,
             (source, at) => array.CopyFrom(source.Span, checked((int)at)),
-            (at, count) => array.AsSpan(checked((int)at), count).ToArray(),
+            (at, count) => ReadRange(array.Lease(), at, count),
             array.VectorMultiply,
             array.VectorAdd,
             array.VectorSum,
@@ -211,5 +211,13 @@ public sealed class ModelTests : LeakCheckedTest
         }
 
         Assert.Equal(model, subject.ToArray());
+    }
+
+    private static int[] ReadRange(MemoryLease<int> lease, long at, int count)
+    {
+        using (lease)
+        {
+            return lease.AsSpan(at, count).ToArray();
+        }
     }
 }

@@ -58,8 +58,11 @@ public sealed class ReadmeExampleTests : LeakCheckedTest
         var buffer = new FixedBuffer<long>(1_000_000);
         buffer.Fill(100);
         long a = buffer[10];
-        ref long b = ref buffer[10];
-        b = 7;
+        using (MemoryLease<long> lease = buffer.Lease())
+        {
+            ref long b = ref lease[10];
+            b = 7;
+        }
 
         Assert.Equal(100, a);
         Assert.Equal(7, buffer[10]);
@@ -100,10 +103,15 @@ public sealed class ReadmeExampleTests : LeakCheckedTest
         Assert.Equal(expected[42].Photo.ToArray(), employees[42].Photo.ToArray());
         Assert.Equal(250.5f, employees[7].Bonuses[1]);
 
-        // A ref into the native array changes the stored element; the nested buffer is shared memory.
-        ref Employee seventh = ref employees[7];
-        seventh.Salary = 5000m;
-        seventh.Bonuses[0] = 1f;
+        // A ref from a lease changes the stored element; the nested buffer is shared memory.
+        using (MemoryLease<Employee> lease = employees.Lease())
+        {
+            ref Employee seventh = ref lease[7];
+            seventh.Salary = 5000m;
+            FixedBuffer<float> bonuses = seventh.Bonuses;
+            bonuses[0] = 1f;
+        }
+
         Assert.Equal(5000m, employees[7].Salary);
         Assert.Equal(1f, expected[7].Bonuses[0]);
         Assert.Equal(2131m, expected[7].Salary);
@@ -113,7 +121,7 @@ public sealed class ReadmeExampleTests : LeakCheckedTest
         expected[3].Photo.Free();
         Assert.Throws<ObjectDisposedException>(() => employees[3].Photo[0]);
         expected[3].Photo = default;
-        employees[3].Photo = default;
+        employees[3] = employees[3] with { Photo = default };
 
         foreach (Employee employee in employees)
         {

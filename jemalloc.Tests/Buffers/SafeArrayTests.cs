@@ -23,14 +23,15 @@ public sealed unsafe class SafeArrayTests : LeakCheckedTest
     }
 
     [Fact]
-    public void Indexer_returns_a_reference_to_the_native_element()
+    public void A_lease_gives_references_to_the_native_elements()
     {
         using var array = new SafeArray<int>(10);
         array[3] = 42;
-        ref int alias = ref array[3];
+        using MemoryLease<int> lease = array.Lease();
+        ref int alias = ref lease[3];
         alias++;
         Assert.Equal(43, array[3]);
-        Assert.True(Unsafe.AreSame(ref alias, ref array.Span[3]));
+        Assert.True(Unsafe.AreSame(ref alias, ref lease.Span[3]));
     }
 
     [Theory]
@@ -63,8 +64,8 @@ public sealed unsafe class SafeArrayTests : LeakCheckedTest
         Assert.True(array.IsClosed);
         Assert.Throws<ObjectDisposedException>(() => array[0]);
         Assert.Throws<ObjectDisposedException>(() => array[10]);
-        Assert.Throws<ObjectDisposedException>(() => array.Span.Length);
-        Assert.Throws<ObjectDisposedException>(() => array.AsSpan(0, 1).Length);
+        Assert.Throws<ObjectDisposedException>(() => array[0] = 1);
+        Assert.Throws<ObjectDisposedException>(() => array.Lease().Dispose());
         Assert.Throws<ObjectDisposedException>(() => array.Memory.Length);
         Assert.Throws<ObjectDisposedException>(() => array.Pointer);
         Assert.Throws<ObjectDisposedException>(() => array.Fill(1));
@@ -207,9 +208,13 @@ public sealed unsafe class SafeArrayTests : LeakCheckedTest
         Assert.Equal([3, 3, 3, 7, 8, 0], destination);
         Assert.Throws<ArgumentException>(() => array.CopyTo(new int[4]));
 
-        array.AsSpan(1, 2).Clear();
+        using (MemoryLease<int> lease = array.Lease())
+        {
+            lease.AsSpan(1, 2).Clear();
+        }
+
         Assert.Equal([3, 0, 0, 7, 8], array.ToArray());
-        Assert.Throws<ArgumentOutOfRangeException>(() => array.AsSpan(4, 2));
+        Assert.Throws<ArgumentOutOfRangeException>(() => array.CopyFrom([1, 2], 4));
     }
 
     [Fact]

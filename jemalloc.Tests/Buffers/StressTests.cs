@@ -50,7 +50,7 @@ public sealed class StressTests : LeakCheckedTest
                     buffer.Acquire();
                     try
                     {
-                        foreach (long value in buffer.Span)
+                        foreach (long value in buffer.ToArray())
                         {
                             if (value != Pattern(i))
                             {
@@ -129,7 +129,7 @@ public sealed class StressTests : LeakCheckedTest
                     array.Acquire();
                     try
                     {
-                        if (array.Span.ContainsAnyExcept(i) || array[array.Length - 1] != i)
+                        if (array.ToArray().AsSpan().ContainsAnyExcept(i) || array[array.Length - 1] != i)
                         {
                             Interlocked.Increment(ref corruptions);
                         }

@@ -31,7 +31,7 @@ public sealed unsafe class HugePageInfoTests
         using var arena = new JemArena(hugePages: true);
         using var array = arena.CreateHugeArray<ulong>(8 * MiB / sizeof(ulong));
         Assert.Equal(0, array.Pointer % (2 * MiB));
-        array.AsSpan(0, (int)array.Length).Fill(1);
+        array.Fill(1);
 
         HugePageReport report = HugePageInfo.Query(array);
 
@@ -60,7 +60,7 @@ public sealed unsafe class HugePageInfoTests
         // jemalloc reuses it, so an automatic arena could hand this test huge pages it never asked for.
         using var arena = new JemArena();
         using var array = arena.CreateArray<ulong>(8 * MiB / sizeof(ulong));
-        array.AsSpan().Fill(1);
+        array.Fill(1);
 
         HugePageReport report = HugePageInfo.Query(array);
 

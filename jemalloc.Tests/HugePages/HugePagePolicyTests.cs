@@ -56,7 +56,7 @@ public sealed class HugePagePolicyTests
         using var huge = new HugeArray<ulong>(8 * MiB / sizeof(ulong));
         using var safe = new SafeArray<ulong>((int)(4 * MiB / sizeof(ulong)));
         huge.Fill(3);
-        safe.AsSpan().Fill(3);
+        safe.Fill(3);
 
         HugePageReport hugeReport = HugePageInfo.Query(huge);
         HugePageReport safeReport = HugePageInfo.Query(safe);

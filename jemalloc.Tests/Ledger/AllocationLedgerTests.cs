@@ -13,7 +13,7 @@ public sealed unsafe class AllocationLedgerTests : LeakCheckedTest
     {
         long liveCount = AllocationLedger.LiveCount;
         long liveBytes = AllocationLedger.LiveBytes;
-        void* memory = AllocationLedger.Allocate(100, AllocationOptions.Default, AllocationKind.Raw, typeof(int), out AllocationHandle handle);
+        void* memory = AllocationLedger.Allocate(100, AllocationOptions.Default, AllocationKind.Raw, ElementTypes.IdOf<int>(), 0, null, out AllocationHandle handle);
 
         Assert.True(memory != null);
         Assert.True(handle.IsValid);
@@ -45,7 +45,7 @@ public sealed unsafe class AllocationLedgerTests : LeakCheckedTest
         void* memory;
         try
         {
-            memory = AllocationLedger.Allocate(8, AllocationOptions.Default, AllocationKind.Raw, null, out handle);
+            memory = AllocationLedger.Allocate(8, AllocationOptions.Default, AllocationKind.Raw, 0, 0, null, out handle);
         }
         finally
         {
@@ -60,7 +60,7 @@ public sealed unsafe class AllocationLedgerTests : LeakCheckedTest
     [Fact]
     public void Acquired_allocation_cannot_be_freed_until_every_acquire_is_released()
     {
-        AllocationLedger.Allocate(64, AllocationOptions.Default, AllocationKind.Raw, null, out AllocationHandle handle);
+        AllocationLedger.Allocate(64, AllocationOptions.Default, AllocationKind.Raw, 0, 0, null, out AllocationHandle handle);
         AllocationLedger.Acquire(handle, Owner);
         AllocationLedger.Acquire(handle, Owner);
         Assert.Equal(2, handle.AcquireCount);
@@ -80,7 +80,7 @@ public sealed unsafe class AllocationLedgerTests : LeakCheckedTest
     [Fact]
     public void Releasing_more_than_acquired_throws_and_changes_nothing()
     {
-        AllocationLedger.Allocate(16, AllocationOptions.Default, AllocationKind.Raw, null, out AllocationHandle handle);
+        AllocationLedger.Allocate(16, AllocationOptions.Default, AllocationKind.Raw, 0, 0, null, out AllocationHandle handle);
         var error = Assert.Throws<InvalidOperationException>(() => AllocationLedger.Release(handle, Owner));
         Assert.IsNotType<ObjectDisposedException>(error);
         Assert.Equal(0, handle.AcquireCount);
@@ -90,7 +90,7 @@ public sealed unsafe class AllocationLedgerTests : LeakCheckedTest
     [Fact]
     public void Every_operation_on_a_freed_allocation_throws_ObjectDisposedException()
     {
-        AllocationLedger.Allocate(16, AllocationOptions.Default, AllocationKind.Raw, null, out AllocationHandle handle);
+        AllocationLedger.Allocate(16, AllocationOptions.Default, AllocationKind.Raw, 0, 0, null, out AllocationHandle handle);
         AllocationLedger.Free(handle, Owner);
 
         Assert.Throws<ObjectDisposedException>(() => AllocationLedger.Free(handle, Owner));
@@ -114,10 +114,10 @@ public sealed unsafe class AllocationLedgerTests : LeakCheckedTest
     [Fact]
     public void A_reused_slot_does_not_revive_old_handles()
     {
-        AllocationLedger.Allocate(16, AllocationOptions.Default, AllocationKind.Raw, null, out AllocationHandle first);
+        AllocationLedger.Allocate(16, AllocationOptions.Default, AllocationKind.Raw, 0, 0, null, out AllocationHandle first);
         AllocationLedger.Free(first, Owner);
         // The free-slot stack hands the same slot back to the next allocation on this thread.
-        AllocationLedger.Allocate(16, AllocationOptions.Default, AllocationKind.Raw, null, out AllocationHandle second);
+        AllocationLedger.Allocate(16, AllocationOptions.Default, AllocationKind.Raw, 0, 0, null, out AllocationHandle second);
 
         Assert.Equal(first.Slot, second.Slot);
         Assert.NotEqual(first, second);
@@ -131,8 +131,8 @@ public sealed unsafe class AllocationLedgerTests : LeakCheckedTest
     [Fact]
     public void Handles_are_equal_only_for_the_same_allocation()
     {
-        AllocationLedger.Allocate(16, AllocationOptions.Default, AllocationKind.Raw, null, out AllocationHandle a);
-        AllocationLedger.Allocate(16, AllocationOptions.Default, AllocationKind.Raw, null, out AllocationHandle b);
+        AllocationLedger.Allocate(16, AllocationOptions.Default, AllocationKind.Raw, 0, 0, null, out AllocationHandle a);
+        AllocationLedger.Allocate(16, AllocationOptions.Default, AllocationKind.Raw, 0, 0, null, out AllocationHandle b);
         AllocationHandle copy = a;
 
         Assert.True(a == copy);
@@ -148,7 +148,7 @@ public sealed unsafe class AllocationLedgerTests : LeakCheckedTest
     {
         long liveCount = AllocationLedger.LiveCount;
         var error = Assert.Throws<OutOfMemoryException>(() =>
-            AllocationLedger.Allocate((nuint)1 << 60, AllocationOptions.Default, AllocationKind.Raw, null, out _));
+            AllocationLedger.Allocate((nuint)1 << 60, AllocationOptions.Default, AllocationKind.Raw, 0, 0, null, out _));
         Assert.Contains("1,152,921,504,606,846,976", error.Message, StringComparison.Ordinal);
         Assert.Equal(liveCount, AllocationLedger.LiveCount);
     }
@@ -157,8 +157,8 @@ public sealed unsafe class AllocationLedgerTests : LeakCheckedTest
     public void Huge_page_request_aligns_large_allocations_to_2_MiB()
     {
         var options = new AllocationOptions(MallocxFlags.None, HugePages: true);
-        void* large = AllocationLedger.Allocate(3 << 20, options, AllocationKind.Raw, null, out AllocationHandle largeHandle);
-        void* small = AllocationLedger.Allocate(4096, options, AllocationKind.Raw, null, out AllocationHandle smallHandle);
+        void* large = AllocationLedger.Allocate(3 << 20, options, AllocationKind.Raw, 0, 0, null, out AllocationHandle largeHandle);
+        void* small = AllocationLedger.Allocate(4096, options, AllocationKind.Raw, 0, 0, null, out AllocationHandle smallHandle);
 
         Assert.Equal(0, (long)large % (1 << 21));
         AllocationLedger.Free(largeHandle, Owner);
@@ -170,46 +170,51 @@ public sealed unsafe class AllocationLedgerTests : LeakCheckedTest
     public void Retired_allocation_is_invalid_at_once_and_freed_later()
     {
         long liveBytes = AllocationLedger.LiveBytes;
-        AllocationLedger.Allocate(32, AllocationOptions.Default, AllocationKind.SafeBuffer, null, out AllocationHandle handle);
+        AllocationLedger.Allocate(32, AllocationOptions.Default, AllocationKind.SafeBuffer, 0, 0, null, out AllocationHandle handle);
 
         AllocationLedger.Acquire(handle, Owner);
-        Assert.Throws<InvalidOperationException>(() => AllocationLedger.Retire(handle, Owner, force: false));
+        Assert.Throws<InvalidOperationException>(() => AllocationLedger.Retire(handle, Owner));
         AllocationLedger.Release(handle, Owner);
 
-        Assert.True(AllocationLedger.Retire(handle, Owner, force: false));
+        Assert.True(AllocationLedger.Retire(handle, Owner));
         Assert.False(handle.IsValid);
         Assert.Equal(liveBytes, AllocationLedger.LiveBytes);
-        Assert.False(AllocationLedger.Retire(handle, Owner, force: false));
+        Assert.False(AllocationLedger.Retire(handle, Owner));
         Assert.Throws<ObjectDisposedException>(() => AllocationLedger.Acquire(handle, Owner));
 
-        AllocationLedger.FreeOwned(handle, Owner);
+        AllocationLedger.FreeOwned(handle);
         // A second FreeOwned finds nothing pending and must not free again.
-        AllocationLedger.FreeOwned(handle, Owner);
+        AllocationLedger.FreeOwned(handle);
     }
 
     [Fact]
-    public void FreeOwned_frees_a_live_allocation_even_if_acquired_as_a_finalizer_must()
+    public void FreeOwned_leaves_an_acquired_allocation_live_rather_than_freeing_it_under_its_holder()
     {
         long liveCount = AllocationLedger.LiveCount;
-        AllocationLedger.Allocate(32, AllocationOptions.Default, AllocationKind.SafeBuffer, null, out AllocationHandle handle);
+        AllocationLedger.Allocate(32, AllocationOptions.Default, AllocationKind.SafeBuffer, 0, 0, null, out AllocationHandle handle);
         AllocationLedger.Acquire(handle, Owner);
 
-        AllocationLedger.FreeOwned(handle, Owner);
+        // What a finalizer does for a leaked array that is still acquired: it must not free the memory.
+        AllocationLedger.FreeOwned(handle);
+        Assert.True(handle.IsValid);
+        Assert.Equal(liveCount + 1, AllocationLedger.LiveCount);
 
+        AllocationLedger.Release(handle, Owner);
+        AllocationLedger.FreeOwned(handle);
         Assert.False(handle.IsValid);
         Assert.Equal(liveCount, AllocationLedger.LiveCount);
     }
 
     [Fact]
-    public void InvalidateArena_invalidates_only_that_arena_and_refuses_while_one_is_acquired_or_pending()
+    public void InvalidateArena_invalidates_only_that_arena_and_refuses_while_one_is_acquired()
     {
         uint arena = TestArena.Create();
         try
         {
             var inArena = new AllocationOptions(MallocxFlags.Arena(arena) | MallocxFlags.NoThreadCache);
-            void* a = AllocationLedger.Allocate(64, inArena, AllocationKind.Raw, null, out AllocationHandle handleA);
-            void* b = AllocationLedger.Allocate(4096, inArena, AllocationKind.Raw, null, out AllocationHandle handleB);
-            AllocationLedger.Allocate(64, AllocationOptions.Default, AllocationKind.Raw, null, out AllocationHandle elsewhere);
+            void* a = AllocationLedger.Allocate(64, inArena, AllocationKind.Raw, 0, 0, null, out AllocationHandle handleA);
+            void* b = AllocationLedger.Allocate(4096, inArena, AllocationKind.Raw, 0, 0, null, out AllocationHandle handleB);
+            AllocationLedger.Allocate(64, AllocationOptions.Default, AllocationKind.Raw, 0, 0, null, out AllocationHandle elsewhere);
             Assert.Equal(arena, Assert.Single(AllocationLedger.Snapshot(), i => i.Address == (nint)a).Arena);
 
             AllocationLedger.Acquire(handleA, Owner);
@@ -218,11 +223,9 @@ public sealed unsafe class AllocationLedgerTests : LeakCheckedTest
             Assert.True(handleB.IsValid);
             AllocationLedger.Release(handleA, Owner);
 
-            void* c = AllocationLedger.Allocate(64, inArena, AllocationKind.SafeBuffer, null, out AllocationHandle pending);
-            Assert.True(AllocationLedger.Retire(pending, Owner, force: false));
-            Assert.Throws<InvalidOperationException>(() => AllocationLedger.InvalidateArena(arena));
-            Assert.True(handleA.IsValid);
-            AllocationLedger.FreeRetired(pending);
+            void* c = AllocationLedger.Allocate(64, inArena, AllocationKind.SafeBuffer, 0, 0, null, out AllocationHandle pending);
+            Assert.True(AllocationLedger.Retire(pending, Owner));
+            AllocationLedger.FreeOwned(pending);
 
             Assert.Equal(2, AllocationLedger.InvalidateArena(arena));
 
@@ -253,7 +256,7 @@ public sealed unsafe class AllocationLedgerTests : LeakCheckedTest
             var handles = new List<AllocationHandle>();
             for (int i = 0; i < rounds; i++)
             {
-                AllocationLedger.Allocate((nuint)(8 + (i % 64)), new AllocationOptions(MallocxFlags.NoThreadCache), AllocationKind.Raw, null, out AllocationHandle h);
+                AllocationLedger.Allocate((nuint)(8 + (i % 64)), new AllocationOptions(MallocxFlags.NoThreadCache), AllocationKind.Raw, 0, 0, null, out AllocationHandle h);
                 AllocationLedger.Acquire(h, Owner);
                 handles.Add(h);
                 if (i % 3 == 0)

@@ -46,7 +46,11 @@ public unsafe class FixedBufferBenchmarks<T> : StructureBenchmarks<T> where T : 
     }
 
     /// <inheritdoc/>
-    protected override bool NativeAllEqual(T value) => !_buffer.Span.ContainsAnyExcept(value);
+    protected override bool NativeAllEqual(T value)
+    {
+        using MemoryLease<T> lease = _buffer.Lease();
+        return !lease.Span.ContainsAnyExcept(value);
+    }
 
     private void CreateAndFill(AllocationOptions options)
     {

@@ -46,5 +46,9 @@ public class FixedBufferMathBenchmarks<T> : StructureMathBenchmarks<T> where T :
     }
 
     /// <inheritdoc/>
-    protected override bool NativeAllEqual(T value) => !_buffer.Span.ContainsAnyExcept(value);
+    protected override bool NativeAllEqual(T value)
+    {
+        using MemoryLease<T> lease = _buffer.Lease();
+        return !lease.Span.ContainsAnyExcept(value);
+    }
 }

@@ -101,7 +101,8 @@ public class HugeArrayMathBenchmarks<T> : StructureMathBenchmarks<T> where T : u
     /// <inheritdoc/>
     protected override unsafe bool NativeAllEqual(T value)
     {
-        foreach (Span<T> chunk in _array!.GetChunks())
+        using MemoryLease<T> lease = _array!.Lease();
+        foreach (Span<T> chunk in lease.GetChunks())
         {
             if (chunk.ContainsAnyExcept(value))
             {

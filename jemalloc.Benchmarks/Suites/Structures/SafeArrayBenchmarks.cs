@@ -44,7 +44,11 @@ public unsafe class SafeArrayBenchmarks<T> : StructureBenchmarks<T> where T : un
     }
 
     /// <inheritdoc/>
-    protected override bool NativeAllEqual(T value) => !_array!.Span.ContainsAnyExcept(value);
+    protected override bool NativeAllEqual(T value)
+    {
+        using MemoryLease<T> lease = _array!.Lease();
+        return !lease.Span.ContainsAnyExcept(value);
+    }
 
     private void CreateAndFill(AllocationOptions options)
     {

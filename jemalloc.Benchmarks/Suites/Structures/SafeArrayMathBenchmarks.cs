@@ -44,5 +44,9 @@ public class SafeArrayMathBenchmarks<T> : StructureMathBenchmarks<T> where T : u
     }
 
     /// <inheritdoc/>
-    protected override bool NativeAllEqual(T value) => !_array!.Span.ContainsAnyExcept(value);
+    protected override bool NativeAllEqual(T value)
+    {
+        using MemoryLease<T> lease = _array!.Lease();
+        return !lease.Span.ContainsAnyExcept(value);
+    }
 }

@@ -1,0 +1,236 @@
+using System.Collections;
+using System.Diagnostics.CodeAnalysis;
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+using jemalloc.Internal;
+
+namespace jemalloc;
+
+/// <summary>
+/// The one lifecycle of the array-like structures owned by a <see cref="SafeHandle"/>
+/// (<see cref="SafeBuffer{T}"/> and <see cref="HugeBuffer{T}"/>): the memory is allocated through the
+/// ledger, freed exactly once (by <see cref="SafeHandle.Dispose()"/>, or by the finalizer if the
+/// object is leaked and nobody holds it), and a native call that marshals the handle keeps it alive
+/// until the call returns.
+/// </summary>
+/// <typeparam name="T">Any unmanaged struct implementing <see cref="IEquatable{T}"/>.</typeparam>
+/// <remarks>
+/// Disposing while leased or acquired throws <see cref="InvalidOperationException"/>; disposing again
+/// does nothing. Freeing the structure does not free <see cref="FixedBuffer{T}"/>s stored in its elements.
+/// </remarks>
+public abstract unsafe class NativeBuffer<T> : SafeHandle, IEnumerable<T>, IAllocationOwner
+    where T : unmanaged, IEquatable<T>
+{
+    private protected readonly T* _pointer;
+    private protected readonly long _length;
+    private readonly AllocationHandle _handle;
+    // The length the indexers check against: Length while the memory is live, 0 once it is not. A
+    // field of this object is cheaper to check on every access than the ledger's state word, which
+    // it mirrors: set to 0 on dispose, finalization and arena invalidation.
+    private protected long _accessibleLength;
+
+    private protected NativeBuffer(long length, AllocationOptions options, AllocationKind kind)
+        : base(IntPtr.Zero, ownsHandle: true)
+    {
+        if (length <= 0)
+        {
+            ThrowHelper.ThrowArgumentOutOfRange(nameof(length), length, $"A {GetType().Name} must have at least one element.");
+        }
+
+        if ((ulong)length > (ulong)nint.MaxValue / (ulong)sizeof(T))
+        {
+            ThrowHelper.ThrowSizeOverflow(length, sizeof(T));
+        }
+
+        // Only an arena reset can invalidate the memory without going through this object; the
+        // ledger records the owner inside the arena's gate, so no reset can slip in before it.
+        IAllocationOwner? owner = options.Flags.ArenaIndex is null ? null : this;
+        _pointer = (T*)AllocationLedger.Allocate((nuint)length * (nuint)sizeof(T), options, kind, ElementTypes.IdOf<T>(), 0, owner, out _handle);
+        _length = length;
+        SetHandle((nint)_pointer);
+        Volatile.Write(ref _accessibleLength, length);
+        if (!_handle.IsValid)
+        {
+            // A reset invalidated it between the allocation and the line above.
+            Volatile.Write(ref _accessibleLength, 0);
+        }
+    }
+
+    /// <summary>Whether the memory is still allocated: not disposed, finalized or invalidated by an arena reset.</summary>
+    public bool IsValid => _handle.IsValid;
+
+    /// <summary>Whether the handle holds no memory; only before construction completes.</summary>
+    public override bool IsInvalid => handle == IntPtr.Zero;
+
+    /// <summary>The ledger handle of the memory.</summary>
+    public AllocationHandle Handle => _handle;
+
+    /// <summary>How many <see cref="Acquire"/> calls are not yet released, or -1 once disposed.</summary>
+    public int AcquireCount => _handle.AcquireCount;
+
+    /// <summary>The raw address of the first element, for native calls. Hold a <see cref="Lease"/> for the duration of the call.</summary>
+    /// <exception cref="ObjectDisposedException">The structure was disposed.</exception>
+    [SuppressMessage("Naming", "CA1720:Identifier contains type name", Justification = "It is the raw pointer, named as the users of the API expect.")]
+    public nint Pointer
+    {
+        get
+        {
+            ThrowIfInvalid();
+            return (nint)_pointer;
+        }
+    }
+
+    /// <summary>
+    /// Opens a lease: until it is disposed, the structure cannot be disposed or reset, and the lease
+    /// hands out spans, element references and the pointer. Use it as <c>using var lease = array.Lease();</c>.
+    /// </summary>
+    /// <exception cref="ObjectDisposedException">The structure was disposed.</exception>
+    public MemoryLease<T> Lease() => BeginLease(withToken: true);
+
+    /// <summary>Sets every element to <paramref name="value"/>.</summary>
+    /// <exception cref="ObjectDisposedException">The structure was disposed.</exception>
+    public void Fill(T value)
+    {
+        using MemoryLease<T> lease = BeginOperation();
+        foreach (Span<T> chunk in lease.GetChunks())
+        {
+            chunk.Fill(value);
+        }
+    }
+
+    /// <summary>
+    /// Adds one to the structure's acquire count: until the matching <see cref="Release"/>, disposing
+    /// it throws. Prefer <see cref="Lease"/>, which is counted per holder and released by <see langword="using"/>.
+    /// </summary>
+    /// <exception cref="ObjectDisposedException">The structure was disposed.</exception>
+    /// <exception cref="InvalidOperationException">It is already acquired 32,767 times.</exception>
+    public void Acquire() => AllocationLedger.Acquire(_handle, GetType().Name);
+
+    /// <summary>Takes one from the structure's acquire count (never closes a lease).</summary>
+    /// <exception cref="ObjectDisposedException">The structure was disposed.</exception>
+    /// <exception cref="InvalidOperationException">It was released more times than acquired.</exception>
+    public void Release() => AllocationLedger.Release(_handle, GetType().Name);
+
+    /// <summary>Throws if the structure was disposed; otherwise does nothing.</summary>
+    /// <exception cref="ObjectDisposedException">The structure was disposed.</exception>
+    public void ThrowIfInvalid() => BufferGuard.ThrowIfFreed(_handle, this);
+
+    /// <summary>Enumerates copies of the elements, checking validity at each step.</summary>
+    public Enumerator GetEnumerator() => new(this);
+
+    IEnumerator<T> IEnumerable<T>.GetEnumerator() => GetEnumerator();
+
+    IEnumerator IEnumerable.GetEnumerator() => GetEnumerator();
+
+    /// <summary>The address, for callers that hold a lease or checked already.</summary>
+    internal T* UnsafePointer => _pointer;
+
+    /// <summary>The number of elements.</summary>
+    internal long ElementCount => _length;
+
+    /// <summary>A lease for one of the library's own operations: no token, closed exactly once by the caller's <see langword="using"/>.</summary>
+    internal MemoryLease<T> BeginOperation() => BeginLease(withToken: false);
+
+    /// <summary>
+    /// Invalidates the structure at once (every later access throws) and lets <see cref="SafeHandle"/>
+    /// free the memory when no native call holds the handle any more.
+    /// </summary>
+    /// <exception cref="InvalidOperationException">The structure is leased or acquired (only when <paramref name="disposing"/>).</exception>
+    protected override void Dispose(bool disposing)
+    {
+        if (disposing && !IsClosed && AllocationLedger.Retire(_handle, GetType().Name))
+        {
+            Volatile.Write(ref _accessibleLength, 0);
+        }
+
+        base.Dispose(disposing);
+    }
+
+    /// <summary>Frees the memory; called once by <see cref="SafeHandle"/>.</summary>
+    protected override bool ReleaseHandle()
+    {
+        Volatile.Write(ref _accessibleLength, 0);
+        AllocationLedger.FreeOwned(_handle);
+        return true;
+    }
+
+    /// <summary>The ledger invalidated the memory (an arena reset): every later access throws.</summary>
+    void IAllocationOwner.OnInvalidated() => Volatile.Write(ref _accessibleLength, 0);
+
+    /// <summary>The failure of an indexer: a bad index on a live structure, or any index on a dead one.</summary>
+    [DoesNotReturn]
+    private protected void ThrowIndexFailure(long index) => ThrowHelper.ThrowIndexFailure(index, _length, _handle, this);
+
+    /// <summary>Throws unless <c>[start, start + count)</c> is inside the structure.</summary>
+    private protected void CheckRange(long start, int count, string paramName) =>
+        BufferGuard.CheckRange(start, count, _length, paramName, "array");
+
+    private MemoryLease<T> BeginLease(bool withToken)
+    {
+        string name = GetType().Name;
+        AllocationLedger.EnterLease(_handle, name);
+        AllocationHandle token = default;
+        if (withToken)
+        {
+            try
+            {
+                token = AllocationLedger.TakeLeaseToken();
+            }
+            catch
+            {
+                AllocationLedger.ExitLease(_handle);
+                throw;
+            }
+        }
+
+        return new MemoryLease<T>(this, _pointer, _length, _handle, token);
+    }
+
+    /// <summary>Enumerates a structure's elements, checking at each step that it was not disposed.</summary>
+    public struct Enumerator : IEnumerator<T>
+    {
+        private readonly NativeBuffer<T> _buffer;
+        private long _index;
+
+        internal Enumerator(NativeBuffer<T> buffer)
+        {
+            _buffer = buffer;
+            _index = -1;
+        }
+
+        /// <summary>A copy of the current element.</summary>
+        /// <exception cref="ObjectDisposedException">The structure was disposed.</exception>
+        public readonly T Current
+        {
+            get
+            {
+                if ((ulong)_index >= (ulong)Volatile.Read(ref _buffer._accessibleLength))
+                {
+                    _buffer.ThrowIndexFailure(_index);
+                }
+
+                T value = _buffer._pointer[_index];
+                GC.KeepAlive(_buffer);
+                return value;
+            }
+        }
+
+        readonly object IEnumerator.Current => Current;
+
+        /// <summary>Moves to the next element.</summary>
+        /// <exception cref="ObjectDisposedException">The structure was disposed.</exception>
+        public bool MoveNext()
+        {
+            _buffer.ThrowIfInvalid();
+            return ++_index < _buffer._length;
+        }
+
+        /// <summary>Goes back to before the first element.</summary>
+        public void Reset() => _index = -1;
+
+        /// <summary>Does nothing: the enumerator owns nothing.</summary>
+        public readonly void Dispose()
+        {
+        }
+    }
+}

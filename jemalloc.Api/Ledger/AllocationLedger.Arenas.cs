@@ -1,0 +1,131 @@
+using System.Diagnostics;
+using System.Runtime.InteropServices;
+using jemalloc.Internal;
+
+namespace jemalloc;
+
+public static unsafe partial class AllocationLedger
+{
+    // How long a reset waits for a disposed structure whose memory a native call still holds.
+    private static readonly TimeSpan PendingFreeTimeout = TimeSpan.FromSeconds(30);
+
+    /// <summary>
+    /// Invalidates every live allocation in <paramref name="arena"/> without freeing its memory (the
+    /// arena's reset or destruction frees it all at once) and tells the owning arrays. Waits for
+    /// structures disposed just before to finish freeing; fails, invalidating nothing, if any
+    /// allocation in the arena is acquired or leased. The caller holds the arena's gate closed, so no
+    /// allocation or ordinary free in the arena runs meanwhile.
+    /// </summary>
+    /// <returns>The number of allocations invalidated.</returns>
+    /// <exception cref="InvalidOperationException">An allocation in the arena is acquired or leased, or a native call held a disposed one for longer than the timeout.</exception>
+    internal static int InvalidateArena(uint arena)
+    {
+        int slots = SlotTable.HandedOut;
+
+        // First pass: lock each live slot of the arena against acquisition, leases and freeing (the
+        // resetting bit); if one is in use, undo and fail. The bit marks the locked slots, so a reset
+        // of millions of small structures needs no list.
+        for (int slot = 0; slot < slots; slot++)
+        {
+            if (!TryLockForReset(slot, arena, out string? failure))
+            {
+                UnlockForReset(arena, slot);
+                ThrowHelper.ThrowInvalidOperation(failure!);
+            }
+        }
+
+        int invalidated = 0;
+        for (int slot = 0; slot < slots; slot++)
+        {
+            ref HotSlot hot = ref SlotTable.HotOf(slot);
+            long state = Volatile.Read(ref hot.State);
+            if (!SlotState.IsLive(state) || (state & SlotState.Resetting) == 0 || ArenaOf(SlotTable.ColdOf(slot).Flags) != arena)
+            {
+                continue;
+            }
+
+            Quarantine.PoisonForReset((void*)hot.Pointer, hot.Size);
+            long dead = SlotState.Make(SlotState.Generation(state) + 1);
+            Volatile.Write(ref hot.State, dead);
+            Volatile.Write(ref hot.Key, dead);
+            ref ColdSlot cold = ref SlotTable.ColdOf(slot);
+            if (cold.Owner != 0 && GCHandle.FromIntPtr(cold.Owner).Target is IAllocationOwner owner)
+            {
+                owner.OnInvalidated();
+            }
+
+            ForgetOwner(ref cold);
+            ForgetStackTrace(slot);
+            SlotTable.Return(slot);
+            invalidated++;
+        }
+
+        return invalidated;
+    }
+
+    private static bool TryLockForReset(int slot, uint arena, out string? failure)
+    {
+        failure = null;
+        ref HotSlot hot = ref SlotTable.HotOf(slot);
+        var waited = Stopwatch.StartNew();
+        var spin = default(SpinWait);
+        while (true)
+        {
+            long state = Volatile.Read(ref hot.State);
+            // Read after the state: if the slot is live, these are its allocation's flags (a change of
+            // hands makes the compare-and-swap below fail).
+            ref ColdSlot cold = ref SlotTable.ColdOf(slot);
+            if (ArenaOf(cold.Flags) != arena)
+            {
+                return true;
+            }
+
+            if ((state & SlotState.PendingFree) != 0)
+            {
+                // Disposed: its ReleaseHandle frees it, past the closed gate, as soon as no native call holds it.
+                if (waited.Elapsed > PendingFreeTimeout)
+                {
+                    failure = $"A {cold.Kind} of {hot.Size:N0} bytes in arena {arena} was disposed, but a native call has held it for more than {PendingFreeTimeout.TotalSeconds:N0} s; the arena was not reset.";
+                    return false;
+                }
+
+                spin.SpinOnce(sleep1Threshold: -1);
+                continue;
+            }
+
+            if (!SlotState.IsLive(state))
+            {
+                return true;
+            }
+
+            if ((state & SlotState.CountMask) != 0)
+            {
+                failure = $"A {cold.Kind} of {hot.Size:N0} bytes in arena {arena} is {ThrowHelper.DescribeUse(state)}; release it before resetting or destroying the arena. Nothing was reset.";
+                return false;
+            }
+
+            if (Interlocked.CompareExchange(ref hot.State, state | SlotState.Resetting, state) == state)
+            {
+                return true;
+            }
+        }
+    }
+
+    // Undoes the first pass up to (not including) the slot that failed: a locked slot had no counts,
+    // so clearing the bit restores it exactly.
+    private static void UnlockForReset(uint arena, int failedSlot)
+    {
+        for (int slot = 0; slot < failedSlot; slot++)
+        {
+            ref HotSlot hot = ref SlotTable.HotOf(slot);
+            long state = Volatile.Read(ref hot.State);
+            if (SlotState.IsLive(state) && (state & SlotState.Resetting) != 0 && ArenaOf(SlotTable.ColdOf(slot).Flags) == arena)
+            {
+                Volatile.Write(ref hot.State, state & ~SlotState.Resetting);
+            }
+        }
+    }
+
+    // MALLOCX_ARENA(a) is (a + 1) << 20; no arena bits -> uint.MaxValue, which names no arena.
+    private static uint ArenaOf(int flags) => ((uint)flags >> MallocxFlags.ArenaShift) - 1;
+}

@@ -1,0 +1,96 @@
+using System.Collections.Concurrent;
+using System.Diagnostics;
+
+namespace jemalloc;
+
+public static partial class AllocationLedger
+{
+    private static readonly ConcurrentDictionary<int, StackTrace> StackTraces = new();
+
+    /// <summary>
+    /// When <see langword="true"/>, each new allocation records the stack trace that made it, shown by
+    /// <see cref="Snapshot"/>. Off by default: it costs far more than the allocation itself, and it is
+    /// the only per-allocation record the garbage collector sees.
+    /// </summary>
+    public static bool CaptureStackTraces { get; set; }
+
+    /// <summary>The number of live allocations.</summary>
+    public static long LiveCount
+    {
+        get
+        {
+            long count = 0;
+            ForEachLive((in LiveAllocation _) => count++);
+            return count;
+        }
+    }
+
+    /// <summary>The total requested bytes of the live allocations.</summary>
+    public static long LiveBytes
+    {
+        get
+        {
+            long bytes = 0;
+            ForEachLive((in LiveAllocation a) => bytes += (long)a.Size);
+            return bytes;
+        }
+    }
+
+    /// <summary>Lists the live allocations, e.g. to find a leak. A moment's picture: allocations come and go while it is taken.</summary>
+    public static IReadOnlyList<AllocationInfo> Snapshot()
+    {
+        var list = new List<AllocationInfo>();
+        ForEachLive((in LiveAllocation a) => list.Add(new AllocationInfo(
+            a.Address,
+            a.Size,
+            a.Kind,
+            ElementTypes.TypeOf(a.ElementType),
+            (uint)a.Flags >> MallocxFlags.ArenaShift is var arenaPlusOne and not 0 ? arenaPlusOne - 1 : null,
+            SlotState.Acquisitions(a.State),
+            StackTraces.TryGetValue(a.Slot, out StackTrace? trace) ? trace.ToString() : null)));
+        return list;
+    }
+
+    private static void RecordStackTrace(int slot)
+    {
+        if (CaptureStackTraces)
+        {
+            // Skip the ledger's own frames and the structure's constructor helper.
+            StackTraces[slot] = new StackTrace(3, fNeedFileInfo: true);
+        }
+    }
+
+    private static void ForgetStackTrace(int slot)
+    {
+        if (!StackTraces.IsEmpty)
+        {
+            _ = StackTraces.TryRemove(slot, out _);
+        }
+    }
+
+    private readonly record struct LiveAllocation(int Slot, nint Address, nuint Size, int Flags, AllocationKind Kind, int ElementType, long State);
+
+    private delegate void LiveAllocationVisitor(in LiveAllocation allocation);
+
+    private static void ForEachLive(LiveAllocationVisitor visit)
+    {
+        int slots = SlotTable.HandedOut;
+        for (int slot = 0; slot < slots; slot++)
+        {
+            ref HotSlot hot = ref SlotTable.HotOf(slot);
+            long state = Volatile.Read(ref hot.State);
+            if (!SlotState.IsLive(state))
+            {
+                continue;
+            }
+
+            ref ColdSlot cold = ref SlotTable.ColdOf(slot);
+            var allocation = new LiveAllocation(slot, hot.Pointer, hot.Size, cold.Flags, cold.Kind, cold.ElementType, state);
+            // Count it only if the slot did not change hands while it was read, and only real memory.
+            if (allocation.Kind != LeaseTokenKind && SlotState.Generation(Volatile.Read(ref hot.State)) == SlotState.Generation(state))
+            {
+                visit(in allocation);
+            }
+        }
+    }
+}

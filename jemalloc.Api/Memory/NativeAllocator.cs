@@ -1,0 +1,67 @@
+using System.Runtime.InteropServices;
+using jemalloc.HugePages;
+using jemalloc.Interop;
+using jemalloc.Internal;
+
+namespace jemalloc;
+
+/// <summary>
+/// The one path by which the library takes memory from jemalloc and gives it back, for the ledger's
+/// structures and for <see cref="JemArena"/>'s raw allocations alike: flag checks, huge-page
+/// alignment and advice, the fit check for big blocks, and the zeroing policy. Arena budgets and
+/// gates are the callers' (they must hold the gate around the call and whatever records the memory).
+/// </summary>
+internal static unsafe class NativeAllocator
+{
+    /// <summary>
+    /// The <c>mallocx</c> flags for a structure's allocation of <paramref name="size"/> bytes with
+    /// <paramref name="options"/>: checked, without <c>MALLOCX_ZERO</c> (zeroing is this class's
+    /// job) and without an explicit thread cache (a structure may be freed on any thread, and an
+    /// explicit cache may be destroyed before it is), aligned to 2 MiB when huge pages apply.
+    /// </summary>
+    /// <exception cref="ArgumentException">The flags name a thread cache, arena or alignment that cannot be used.</exception>
+    internal static int FlagsFor(nuint size, AllocationOptions options, out bool hugePages)
+    {
+        int flags = options.Flags.Value;
+        if (flags != 0)
+        {
+            AllocationFlagsValidator.Validate(options.Flags, nameof(options));
+            flags &= ~(MallocxFlags.ZeroBit | MallocxFlags.TcacheMask);
+        }
+
+        hugePages = options.HugePages && HugePageAdvisor.Applies(size);
+        return hugePages ? HugePageAdvisor.AlignFlags(flags) : flags;
+    }
+
+    /// <summary>
+    /// Allocates <paramref name="size"/> bytes with <paramref name="flags"/>, gives huge-page advice
+    /// before the first touch, and, when <paramref name="zero"/> is set, leaves the memory reading as zero.
+    /// </summary>
+    /// <exception cref="OutOfMemoryException">The block cannot fit in the memory the process can get, or jemalloc could not allocate it.</exception>
+    internal static void* Allocate(nuint size, int flags, bool hugePages, bool zero)
+    {
+        SystemMemory.ThrowIfCannotFit(size);
+        void* memory = flags == 0 ? JemNative.Malloc(size) : JemNative.Mallocx(size, flags);
+        if (memory == null)
+        {
+            ThrowHelper.ThrowOutOfMemory(size);
+        }
+
+        if (hugePages)
+        {
+            HugePageAdvisor.Advise(memory, size);
+        }
+
+        if (zero)
+        {
+            // Not MALLOCX_ZERO: jemalloc zeroes a reused large block by purging its pages, so that
+            // every page faults again on first touch; clearing what may hold old data is cheaper.
+            ZeroFill.ClearUnlessKnownZero(memory, size);
+        }
+
+        return memory;
+    }
+
+    /// <summary>Gives memory from <see cref="Allocate"/> back to jemalloc, with the flags it was allocated with.</summary>
+    internal static void Free(void* memory, nuint size, int flags) => JemNative.Sdallocx(memory, size, flags);
+}
