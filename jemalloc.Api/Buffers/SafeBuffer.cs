@@ -16,7 +16,6 @@ namespace jemalloc;
 public abstract unsafe class SafeBuffer<T> : NativeBuffer<T>
     where T : unmanaged, IEquatable<T>
 {
-    private SafeBufferMemoryManager<T>? _memoryManager;
 
     /// <summary>Allocates <paramref name="length"/> zero-filled elements.</summary>
     /// <param name="length">The number of elements; greater than zero.</param>
@@ -62,22 +61,6 @@ public abstract unsafe class SafeBuffer<T> : NativeBuffer<T>
 
             _pointer[(uint)index] = value;
             GC.KeepAlive(this);
-        }
-    }
-
-    /// <summary>
-    /// The array as <see cref="Memory{T}"/>, for APIs that take it (asynchronous I/O, pipelines).
-    /// Each access to its <see cref="Memory{T}.Span"/> checks the array; pinning it leases the array
-    /// until the pin is disposed. A span taken from it is valid only until the array is disposed:
-    /// hold a <see cref="NativeBuffer{T}.Lease"/> or a pin while you use one.
-    /// </summary>
-    /// <exception cref="ObjectDisposedException">The array was disposed.</exception>
-    public Memory<T> Memory
-    {
-        get
-        {
-            ThrowIfInvalid();
-            return (_memoryManager ??= new SafeBufferMemoryManager<T>(this)).Memory;
         }
     }
 

@@ -147,9 +147,10 @@ public static unsafe partial class AllocationLedger
     /// <summary>
     /// The end of an allocation owned by a <see cref="SafeHandle"/>, from its <c>ReleaseHandle</c>:
     /// frees the memory if the handle retired it, or if it is still live (the finalizer ran) and
-    /// nobody holds it; does nothing if an arena reset already invalidated it. A leaked structure
-    /// that is still acquired or leased when finalized is left live (a leak the ledger shows)
-    /// rather than freed under whoever holds it.
+    /// no lease is open; does nothing if an arena reset already invalidated it. An <c>Acquire()</c>
+    /// count does not keep an unreachable structure: nobody can use or release it any more. A lease
+    /// that was never disposed does (its spans may outlive it): that memory is left live, a leak the
+    /// ledger shows, rather than freed under a span.
     /// </summary>
     internal static void FreeOwned(AllocationHandle handle)
     {
@@ -180,7 +181,7 @@ public static unsafe partial class AllocationLedger
                 continue;
             }
 
-            if ((state & SlotState.CountMask) != 0)
+            if ((state & SlotState.LeaseMask) != 0)
             {
                 return;
             }

@@ -16,8 +16,11 @@ internal static unsafe class NativeAllocator
     /// <summary>
     /// The <c>mallocx</c> flags for a structure's allocation of <paramref name="size"/> bytes with
     /// <paramref name="options"/>: checked, without <c>MALLOCX_ZERO</c> (zeroing is this class's
-    /// job) and without an explicit thread cache (a structure may be freed on any thread, and an
-    /// explicit cache may be destroyed before it is), aligned to 2 MiB when huge pages apply.
+    /// job), without an explicit thread cache (a structure may be freed on any thread, and an
+    /// explicit cache may be destroyed before it is), with no thread cache at all in an explicit arena
+    /// (jemalloc requires every cache that holds an arena's blocks to be flushed before the arena is
+    /// reset or destroyed, which the library cannot do for other threads), and aligned to 2 MiB when
+    /// huge pages apply.
     /// </summary>
     /// <exception cref="ArgumentException">The flags name a thread cache, arena or alignment that cannot be used.</exception>
     internal static int FlagsFor(nuint size, AllocationOptions options, out bool hugePages)
@@ -27,6 +30,10 @@ internal static unsafe class NativeAllocator
         {
             AllocationFlagsValidator.Validate(options.Flags, nameof(options));
             flags &= ~(MallocxFlags.ZeroBit | MallocxFlags.TcacheMask);
+            if (options.Flags.ArenaIndex is not null)
+            {
+                flags |= MallocxFlags.TcacheNoneBits;
+            }
         }
 
         hugePages = options.HugePages && HugePageAdvisor.Applies(size);

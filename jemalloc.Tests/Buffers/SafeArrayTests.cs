@@ -66,7 +66,6 @@ public sealed unsafe class SafeArrayTests : LeakCheckedTest
         Assert.Throws<ObjectDisposedException>(() => array[10]);
         Assert.Throws<ObjectDisposedException>(() => array[0] = 1);
         Assert.Throws<ObjectDisposedException>(() => array.Lease().Dispose());
-        Assert.Throws<ObjectDisposedException>(() => array.Memory.Length);
         Assert.Throws<ObjectDisposedException>(() => array.Pointer);
         Assert.Throws<ObjectDisposedException>(() => array.Fill(1));
         Assert.Throws<ObjectDisposedException>(() => array.CopyTo(new int[4]));
@@ -162,29 +161,6 @@ public sealed unsafe class SafeArrayTests : LeakCheckedTest
         Assert.False(array.IsValid);
         Assert.Throws<ObjectDisposedException>(() => array[999]);
         array.Dispose();
-    }
-
-    [Fact]
-    public void Memory_reads_and_writes_the_native_array_and_pinning_acquires_it()
-    {
-        var array = new SafeArray<int>([1, 2, 3, 4]);
-        Memory<int> memory = array.Memory;
-        Assert.Equal(4, memory.Length);
-        memory.Span[1] = 20;
-        Assert.Equal(20, array[1]);
-        Assert.Equal([3, 4], memory[2..].ToArray());
-
-        using (var pin = memory[1..].Pin())
-        {
-            Assert.Equal(20, *(int*)pin.Pointer);
-            Assert.Equal(1, array.AcquireCount);
-            Assert.Throws<InvalidOperationException>(array.Dispose);
-        }
-
-        Assert.Equal(0, array.AcquireCount);
-        array.Dispose();
-        Assert.Throws<ObjectDisposedException>(() => memory.Span.Length);
-        Assert.Throws<ObjectDisposedException>(() => memory.Pin());
     }
 
     [Fact]
