@@ -99,13 +99,13 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
                 return 0;
             }
 
-            long key = SlotTable.ReadKey(ref SlotTable.HotOf(_handle.Slot));
-            if ((ulong)(key ^ (long)_handle.Value) >> 32 != 0)
+            ulong check = SlotState.KeyCheck(SlotTable.ReadKey(ref SlotTable.HotOf(_handle.Slot)), _handle.Value);
+            if (check < SlotState.KeyMatch)
             {
                 ThrowHelper.ThrowObjectDisposed(TypeName);
             }
 
-            return (int)(uint)key;
+            return (int)(uint)check;
         }
     }
 
@@ -253,9 +253,9 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
     private T* ElementAt(int index)
     {
         ref HotSlot slot = ref SlotTable.HotOf(_handle.Slot);
-        long key = SlotTable.ReadKey(ref slot);
-        // One compare for both checks: a generation mismatch sets bits above the 32 an index can use.
-        if (((ulong)(uint)index | ((ulong)(key ^ (long)_handle.Value) >> 32 << 32)) >= (uint)key)
+        // One compare for both checks: with matching generations the check's high half is all ones
+        // and its low half the count; otherwise it is below any index with the high half set.
+        if ((SlotState.KeyMatch | (uint)index) >= SlotState.KeyCheck(SlotTable.ReadKey(ref slot), _handle.Value))
         {
             ThrowIndexFailure(index, _handle);
         }
@@ -265,7 +265,7 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
 
     [DoesNotReturn]
     private static void ThrowIndexFailure(int index, AllocationHandle handle) =>
-        ThrowHelper.ThrowIndexFailure(index, handle.IsValid ? (uint)SlotTable.HotOf(handle.Slot).Key : 0, handle, TypeName);
+        ThrowHelper.ThrowIndexFailure(index, handle.IsValid ? (uint)SlotTable.HotOf(handle.Slot).Key : 0u, handle, TypeName);
 
     private MemoryLease<T> BeginLease(bool withToken)
     {
@@ -297,42 +297,57 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
         }
     }
 
-    /// <summary>Enumerates a <see cref="FixedBuffer{T}"/>, checking at each step that it was not freed.</summary>
+    /// <summary>
+    /// Enumerates a <see cref="FixedBuffer{T}"/>. Each step reads its element under a lease, so a
+    /// <c>Free</c> on another thread is refused while the read runs, and a step after it throws:
+    /// enumeration never reads freed memory. For speed, loop over a lease's span.
+    /// </summary>
     public struct Enumerator : IEnumerator<T>
     {
         private readonly FixedBuffer<T> _buffer;
-        private readonly int _length;
         private int _index;
+        private T _current;
 
         internal Enumerator(FixedBuffer<T> buffer)
         {
             _buffer = buffer;
-            _length = buffer.Length;
             _index = -1;
+            _current = default;
         }
 
-        /// <summary>A copy of the current element.</summary>
-        /// <exception cref="ObjectDisposedException">The buffer was freed.</exception>
-        public readonly T Current => _buffer[_index];
+        /// <summary>A copy of the current element, read by the last <see cref="MoveNext"/>.</summary>
+        public readonly T Current => _current;
 
         readonly object IEnumerator.Current => Current;
 
-        /// <summary>Moves to the next element.</summary>
+        /// <summary>Moves to the next element and reads it. A <see langword="default"/> buffer has no elements.</summary>
         /// <exception cref="ObjectDisposedException">The buffer was freed.</exception>
         public bool MoveNext()
         {
-            if (_length > 0)
+            if (_buffer._handle == default)
             {
-                _buffer.ThrowIfInvalid();
+                return false;
             }
 
-            return ++_index < _length;
+            using MemoryLease<T> lease = _buffer.BeginOperation();
+            if (_index + 1 >= lease.Length)
+            {
+                _index = (int)lease.Length;
+                return false;
+            }
+
+            _current = lease[++_index];
+            return true;
         }
 
         /// <summary>Goes back to before the first element.</summary>
-        public void Reset() => _index = -1;
+        public void Reset()
+        {
+            _index = -1;
+            _current = default;
+        }
 
-        /// <summary>Does nothing: the enumerator owns nothing.</summary>
+        /// <summary>Does nothing: the enumerator holds no lease between steps.</summary>
         public readonly void Dispose()
         {
         }

@@ -186,49 +186,52 @@ public abstract unsafe class NativeBuffer<T> : SafeHandle, IEnumerable<T>, IAllo
         return new MemoryLease<T>(this, _pointer, _length, _handle, token);
     }
 
-    /// <summary>Enumerates a structure's elements, checking at each step that it was not disposed.</summary>
+    /// <summary>
+    /// Enumerates a structure's elements. Each step reads its element under a lease, so a
+    /// <c>Dispose</c> or arena reset on another thread is refused while the read runs, and a step
+    /// after it throws: enumeration never reads freed memory. For speed, loop over a lease's span.
+    /// </summary>
     public struct Enumerator : IEnumerator<T>
     {
         private readonly NativeBuffer<T> _buffer;
         private long _index;
+        private T _current;
 
         internal Enumerator(NativeBuffer<T> buffer)
         {
             _buffer = buffer;
             _index = -1;
+            _current = default;
         }
 
-        /// <summary>A copy of the current element.</summary>
-        /// <exception cref="ObjectDisposedException">The structure was disposed.</exception>
-        public readonly T Current
-        {
-            get
-            {
-                if ((ulong)_index >= (ulong)Volatile.Read(ref _buffer._accessibleLength))
-                {
-                    _buffer.ThrowIndexFailure(_index);
-                }
-
-                T value = _buffer._pointer[_index];
-                GC.KeepAlive(_buffer);
-                return value;
-            }
-        }
+        /// <summary>A copy of the current element, read by the last <see cref="MoveNext"/>.</summary>
+        public readonly T Current => _current;
 
         readonly object IEnumerator.Current => Current;
 
-        /// <summary>Moves to the next element.</summary>
-        /// <exception cref="ObjectDisposedException">The structure was disposed.</exception>
+        /// <summary>Moves to the next element and reads it.</summary>
+        /// <exception cref="ObjectDisposedException">The structure was disposed or invalidated by an arena reset.</exception>
         public bool MoveNext()
         {
-            _buffer.ThrowIfInvalid();
-            return ++_index < _buffer._length;
+            using MemoryLease<T> lease = _buffer.BeginOperation();
+            if (_index + 1 >= lease.Length)
+            {
+                _index = lease.Length;
+                return false;
+            }
+
+            _current = lease[++_index];
+            return true;
         }
 
         /// <summary>Goes back to before the first element.</summary>
-        public void Reset() => _index = -1;
+        public void Reset()
+        {
+            _index = -1;
+            _current = default;
+        }
 
-        /// <summary>Does nothing: the enumerator owns nothing.</summary>
+        /// <summary>Does nothing: the enumerator holds no lease between steps.</summary>
         public readonly void Dispose()
         {
         }

@@ -39,7 +39,7 @@ public readonly struct AllocationHandle : IEquatable<AllocationHandle>
         get
         {
             uint generation = Generation;
-            return (generation & 1) == 1 && SlotState.Generation(Volatile.Read(ref SlotTable.HotOf(Slot).Key)) == generation;
+            return (generation & 1) == 1 && SlotState.KeyGeneration(Volatile.Read(ref SlotTable.HotOf(Slot).Key)) == generation;
         }
     }
 

@@ -45,9 +45,9 @@ public static unsafe partial class AllocationLedger
             }
 
             Quarantine.PoisonForReset((void*)hot.Pointer, hot.Size);
-            long dead = SlotState.Make(SlotState.Generation(state) + 1);
-            Volatile.Write(ref hot.State, dead);
-            Volatile.Write(ref hot.Key, dead);
+            uint dead = SlotState.Generation(state) + 1;
+            Volatile.Write(ref hot.State, SlotState.Make(dead));
+            Volatile.Write(ref hot.Key, SlotState.MakeKey(dead));
             ref ColdSlot cold = ref SlotTable.ColdOf(slot);
             if (cold.Owner != 0 && GCHandle.FromIntPtr(cold.Owner).Target is IAllocationOwner owner)
             {

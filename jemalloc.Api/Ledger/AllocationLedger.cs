@@ -138,7 +138,7 @@ public static unsafe partial class AllocationLedger
             long retired = SlotState.Make(handle.Generation + 1, SlotState.PendingFree);
             if (Interlocked.CompareExchange(ref hot.State, retired, state) == state)
             {
-                Volatile.Write(ref hot.Key, SlotState.Make(handle.Generation + 1));
+                Volatile.Write(ref hot.Key, SlotState.MakeKey(handle.Generation + 1));
                 return true;
             }
         }
@@ -188,7 +188,7 @@ public static unsafe partial class AllocationLedger
 
             if (Interlocked.CompareExchange(ref hot.State, pending, state) == state)
             {
-                Volatile.Write(ref hot.Key, SlotState.Make(handle.Generation + 1));
+                Volatile.Write(ref hot.Key, SlotState.MakeKey(handle.Generation + 1));
                 break;
             }
         }
@@ -256,7 +256,7 @@ public static unsafe partial class AllocationLedger
             return false;
         }
 
-        Volatile.Write(ref hot.Key, SlotState.Make(token.Generation + 1));
+        Volatile.Write(ref hot.Key, SlotState.MakeKey(token.Generation + 1));
         SlotTable.Return(token.Slot);
         return true;
     }
@@ -337,7 +337,7 @@ public static unsafe partial class AllocationLedger
         }
 
         Volatile.Write(ref hot.State, SlotState.Make(generation));
-        Volatile.Write(ref hot.Key, SlotState.Make(generation, keyLength));
+        Volatile.Write(ref hot.Key, SlotState.MakeKey(generation, keyLength));
         return new AllocationHandle(slot, generation);
     }
 
@@ -355,7 +355,7 @@ public static unsafe partial class AllocationLedger
 
             if (Interlocked.CompareExchange(ref hot.State, freed, state) == state)
             {
-                Volatile.Write(ref hot.Key, freed);
+                Volatile.Write(ref hot.Key, SlotState.MakeKey(handle.Generation + 1));
                 return;
             }
         }

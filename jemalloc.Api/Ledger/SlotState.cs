@@ -34,6 +34,29 @@ internal static class SlotState
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal static long Make(uint generation, long low = 0) => (long)((ulong)generation << 32) | low;
 
+    /// <summary>
+    /// A slot's key word: the generation's complement (high half) and a FixedBuffer's element count
+    /// (low half). Added to a handle's generation bits (<see cref="KeyCheck"/>), it gives a high half
+    /// of all ones exactly when the generations match, so one add and one unsigned compare check both
+    /// the generation and an index. Zeroed memory decodes as generation 0xFFFFFFFF, which no handle has.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal static long MakeKey(uint generation, uint length = 0) => (long)((ulong)~generation << 32 | length);
+
+    /// <summary>The generation a key word stands for.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal static uint KeyGeneration(long key) => ~(uint)((ulong)key >> 32);
+
+    /// <summary>
+    /// The key word plus the handle's generation bits: at least <see cref="KeyMatch"/> exactly when the
+    /// handle's generation is the key's, and then its low half is the element count.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal static ulong KeyCheck(long key, ulong handleValue) => (ulong)key + (handleValue & 0xFFFF_FFFF_0000_0000);
+
+    /// <summary>The smallest <see cref="KeyCheck"/> of a matching handle; OR an index into it to compare against the count.</summary>
+    internal const ulong KeyMatch = 0xFFFF_FFFF_0000_0000;
+
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal static bool IsLive(long state) => (Generation(state) & 1) == 1;
 

@@ -134,7 +134,7 @@ internal static unsafe class SlotTable
 [StructLayout(LayoutKind.Sequential)]
 internal struct HotSlot
 {
-    /// <summary>The generation (high half, as in <see cref="State"/>) and, for a FixedBuffer, its element count (low half): one load checks both.</summary>
+    /// <summary>The generation and, for a FixedBuffer, its element count, as <see cref="SlotState.MakeKey"/> lays them out: one load checks both.</summary>
     public long Key;
 
     /// <summary>The allocation's address. Kept after a free (until the slot is reused) so that a racing access reads the old block, never a torn pointer.</summary>
