@@ -11,11 +11,9 @@ namespace jemalloc;
 /// <remarks>
 /// <para>
 /// Why on by default, from 2 MiB: creating and filling freshly allocated memory is dominated by page
-/// faults, one per 4 KiB page, and huge pages take one per 2 MiB. Measured on this project's 2-core
-/// Linux test machine (kernel THP mode <c>madvise</c>), creating a <c>HugeArray&lt;ulong&gt;</c> in fresh
-/// memory and filling it took, with 4 KiB pages and with huge pages: 2 MiB 0.94 ms / 0.16 ms
-/// (525 / 4 faults), 16 MiB 16.5 ms / 1.5 ms, 256 MiB 256 ms / 54 ms, 800 MiB 817 ms / 169 ms
-/// (204,805 / 403 faults). The gain starts at one huge page, so the threshold is one huge page.
+/// faults, one per 4 KiB page, and huge pages take one per 2 MiB, so the gain starts at one huge page
+/// and the threshold is one huge page. <c>jembench hugepages</c> measures it on your machine (the
+/// README has this project's figures).
 /// </para>
 /// <para>
 /// The cost: only whole 2 MiB pages inside the array are advised, so resident memory does not grow
