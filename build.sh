@@ -21,12 +21,10 @@ readonly JEMALLOC_VERSION="5.3.0"
 readonly JEMALLOC_GIT_VERSION="5.3.0-0-g54eaed1d8b56b1aa528be3bdd1877e59c56fa90c"
 readonly JEMALLOC_TARBALL="jemalloc_${JEMALLOC_VERSION}.orig.tar.bz2"
 readonly JEMALLOC_SHA256="2db82d1e7119df3e71b7640219b6dfe84789bc0537983c3b7ac4f7189aecfeaa"
-# The library's name carries a suffix so it can never be mistaken for a system libjemalloc.so.2,
-# which exports no je_ symbols.
-readonly NATIVE_NAME="libjemallocnet.so"
+# The library's name carries a suffix so it can never be mistaken for a system libjemalloc.so.2 or a
+# jemalloc.dll, which export no je_ symbols: libjemallocnet.so on Linux, jemallocnet.dll on Windows.
 readonly NATIVE_DIR="$ROOT/jemalloc"
 readonly DOWNLOAD_DIR="$NATIVE_DIR/download"
-readonly OUTPUT_DIR="$NATIVE_DIR/bin/linux-x64"
 readonly CONFIGURATION="${CONFIGURATION:-Release}"
 # The library's own defaults, compiled in (jemalloc's config.malloc_conf); Jem.Init / JE_MALLOC_CONF
 # override them. Big arrays are this library's business, and measured here jemalloc's stock
@@ -126,38 +124,131 @@ prepare_source() {
   echo "$src_dir"
 }
 
-build_native() {
+# ---- native targets -------------------------------------------------------------------------------
+# Every target is built from the same verified source, with the same flags, into jemalloc/bin/<rid>/:
+#   linux-x64    libjemallocnet.so  (gcc, or the x86_64 cross gcc on another host)
+#   linux-arm64  libjemallocnet.so  (Debian's aarch64 cross gcc on an x64 host)
+#   win-x64      jemallocnet.dll    (MinGW-w64; imports only KERNEL32.dll and msvcrt.dll)
+readonly ALL_RIDS=(linux-x64 linux-arm64 win-x64)
+
+host_rid() {
+  case "$(uname -m)" in
+    x86_64|amd64) echo linux-x64 ;;
+    aarch64|arm64) echo linux-arm64 ;;
+    *) die "no native target for this machine ($(uname -m)); jemalloc.NET builds for ${ALL_RIDS[*]}" ;;
+  esac
+}
+
+# Sets, for one RID: T_CC (compiler), T_PREFIX (binutils prefix), T_PKGS (Debian packages that provide
+# them), T_FLAGS (extra configure flags), T_BUILT (what make produces) and T_NAME (the shipped name).
+target_settings() {
+  local rid="$1" host
+  host="$(host_rid)"
+  T_FLAGS=() T_PREFIX="" T_CC=gcc T_PKGS=(gcc libc6-dev binutils)
+  case "$rid" in
+    linux-x64)
+      T_NAME="libjemallocnet.so" T_BUILT="lib/libjemallocnet.so.2"
+      if [ "$host" != linux-x64 ]; then
+        T_PREFIX="x86_64-linux-gnu-" T_CC="x86_64-linux-gnu-gcc" T_PKGS=(gcc-x86-64-linux-gnu libc6-dev-amd64-cross)
+        T_FLAGS+=(--host=x86_64-linux-gnu)
+      fi ;;
+    linux-arm64)
+      T_NAME="libjemallocnet.so" T_BUILT="lib/libjemallocnet.so.2"
+      if [ "$host" != linux-arm64 ]; then
+        T_PREFIX="aarch64-linux-gnu-" T_CC="aarch64-linux-gnu-gcc" T_PKGS=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
+        T_FLAGS+=(--host=aarch64-linux-gnu)
+      fi
+      # Page size. jemalloc fixes its page size (LG_PAGE) at compile time and, when it starts
+      # (pages_boot in src/pages.c), refuses to run only if the kernel's page is LARGER than that:
+      # "<jemalloc>: Unsupported system page size", and every allocation fails. A larger LG_PAGE on a
+      # smaller-page kernel is fine, since every 64 KiB-aligned range it maps, commits or purges is also
+      # a whole number of 4 KiB pages. ARM64 Linux kernels come with 4 KiB (most distributions,
+      # Graviton's Amazon Linux) or 64 KiB pages (RHEL/Oracle/Ampere setups), and a configure run on
+      # this x64 host would detect 4 KiB, so one binary for both must say 64 KiB. The price on 4 KiB
+      # kernels: coarser purging (64 KiB) and bigger slabs; the smallest large size class is 256 KiB
+      # instead of 16 KiB. Checked under qemu on a 4 KiB host: arenas.page reports 65536 and allocation
+      # works. The huge page size is fixed too (configure would read THIS machine's /proc/meminfo): 2 MiB,
+      # the PMD size of a 4 KiB kernel. It only matters with thp/metadata_thp options, which this library
+      # does not enable on arm64 (HugePageInfo reports huge pages unavailable there).
+      T_FLAGS+=(--with-lg-page=16 --with-lg-hugepage=21) ;;
+    win-x64)
+      # The "-win32" compiler uses Windows threads (the "-posix" one would make the DLL depend on
+      # libwinpthread-1.dll), and -static-libgcc keeps libgcc_s_seh-1.dll out, so the DLL imports only
+      # KERNEL32.dll and msvcrt.dll. It reads JE_MALLOC_CONF with msvcrt's getenv (see Jem.Init).
+      T_NAME="jemallocnet.dll" T_BUILT="lib/jemallocnet.dll"
+      T_PREFIX="x86_64-w64-mingw32-" T_CC="x86_64-w64-mingw32-gcc-win32" T_PKGS=(gcc-mingw-w64-x86-64 binutils-mingw-w64-x86-64)
+      T_FLAGS+=(--host=x86_64-w64-mingw32) ;;
+    *) die "unknown native target '$rid' (known: ${ALL_RIDS[*]})" ;;
+  esac
+}
+
+build_native_rid() {
+  local rid="$1"
   need_tools
+  target_settings "$rid"
+  local missing=() tool
+  for tool in "$T_CC" "${T_PREFIX}objcopy" "${T_PREFIX}nm" "${T_PREFIX}objdump"; do
+    command -v "$tool" >/dev/null || missing+=("$tool")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    step "installing the $rid toolchain: ${T_PKGS[*]}"
+    apt_install "${T_PKGS[@]}"
+    for tool in "${missing[@]}"; do command -v "$tool" >/dev/null || die "$tool is still missing after installing ${T_PKGS[*]}"; done
+  fi
   local src flavor flags
   src="$(prepare_source)"
   if [ "${JEMALLOC_DEBUG:-0}" = 1 ]; then flavor=debug; else flavor=release; fi
   flags=(--with-jemalloc-prefix=je_ --with-install-suffix=net --disable-initial-exec-tls --disable-cxx
          "--with-version=$JEMALLOC_GIT_VERSION" --disable-static --enable-stats
-         "--with-malloc-conf=$JEMALLOC_DEFAULT_CONF")
+         "--with-malloc-conf=$JEMALLOC_DEFAULT_CONF" "${T_FLAGS[@]}")
   [ "$flavor" = debug ] && flags+=(--enable-debug)
-  local build_dir="$NATIVE_DIR/build/$flavor"
-  local stamp="$build_dir/.configured"
-  mkdir -p "$build_dir" "$OUTPUT_DIR"
-  if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "${flags[*]}" ] || [ "$src/configure" -nt "$stamp" ]; then
-    step "configuring jemalloc ($flavor)"
-    (cd "$build_dir" && "$src/configure" "${flags[@]}" >configure.log 2>&1) \
-      || { tail -n 30 "$build_dir/configure.log" >&2; die "jemalloc configure failed (log: $build_dir/configure.log)"; }
-    echo "${flags[*]}" >"$stamp"
+  local build_dir="$NATIVE_DIR/build/$rid-$flavor" output_dir="$NATIVE_DIR/bin/$rid"
+  local stamp="$build_dir/.configured" output="$output_dir/$T_NAME"
+  local cc_env=()
+  [ "$T_CC" != gcc ] && cc_env=("CC=$T_CC")
+  [ "$rid" = win-x64 ] && cc_env+=("LDFLAGS=-static-libgcc")
+  mkdir -p "$build_dir" "$output_dir"
+  # The stamp holds the whole configure command: any change of flags or compiler reconfigures.
+  if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "${cc_env[*]} ${flags[*]}" ] || [ "$src/configure" -nt "$stamp" ]; then
+    step "configuring jemalloc for $rid ($flavor)"
+    (cd "$build_dir" && env "${cc_env[@]}" "$src/configure" "${flags[@]}" >configure.log 2>&1) \
+      || { tail -n 30 "$build_dir/configure.log" >&2; die "jemalloc configure for $rid failed (log: $build_dir/configure.log)"; }
+    echo "${cc_env[*]} ${flags[*]}" >"$stamp"
   fi
-  step "building jemalloc ($flavor)"
+  step "building jemalloc for $rid ($flavor)"
   (cd "$build_dir" && make -j"$(nproc)" build_lib_shared >make.log 2>&1) \
-    || { tail -n 30 "$build_dir/make.log" >&2; die "jemalloc make failed (log: $build_dir/make.log)"; }
-  local built="$build_dir/lib/libjemallocnet.so.2"
+    || { tail -n 30 "$build_dir/make.log" >&2; die "jemalloc make for $rid failed (log: $build_dir/make.log)"; }
+  local built="$build_dir/$T_BUILT"
   [ -f "$built" ] || die "make did not produce $built"
-  if [ "$built" -nt "$OUTPUT_DIR/$NATIVE_NAME" ] || [ "$(cat "$OUTPUT_DIR/FLAVOR" 2>/dev/null)" != "$flavor" ]; then
+  if [ "$built" -nt "$output" ] || [ "$(cat "$output_dir/FLAVOR" 2>/dev/null)" != "$flavor" ]; then
     # Debug info stays in the build tree; the shipped library keeps only its symbols.
-    objcopy --strip-debug "$built" "$OUTPUT_DIR/$NATIVE_NAME"
-    echo "$flavor" >"$OUTPUT_DIR/FLAVOR"
+    "${T_PREFIX}objcopy" --strip-debug "$built" "$output"
+    echo "$flavor" >"$output_dir/FLAVOR"
   fi
-  nm -D --defined-only "$OUTPUT_DIR/$NATIVE_NAME" | grep -q ' je_mallocx$' \
-    || die "$OUTPUT_DIR/$NATIVE_NAME does not export je_mallocx: the je_ prefix is missing"
-  echo "native library: $OUTPUT_DIR/$NATIVE_NAME ($flavor)"
+  check_native "$rid" "$output"
+  echo "native library: $output ($rid, $flavor)"
 }
+
+# The shipped file must export the je_ functions and, for Windows, need nothing but the system's DLLs.
+check_native() {
+  local rid="$1" file="$2"
+  if [ "$rid" = win-x64 ]; then
+    local dump imports
+    dump="$("${T_PREFIX}objdump" -p "$file")"
+    grep -qE '^[[:space:]]*\[ *[0-9]+\] je_mallocx$' <<<"$dump" \
+      || die "$file does not export je_mallocx: the je_ prefix is missing"
+    imports="$(sed -n 's/^[[:space:]]*DLL Name: //p' <<<"$dump" | tr 'A-Z' 'a-z' | sort -u | tr '\n' ' ')"
+    [ "$imports" = "kernel32.dll msvcrt.dll " ] \
+      || die "$file imports '$imports'; expected only kernel32.dll and msvcrt.dll (a MinGW runtime DLL would be missing on Windows)"
+  else
+    "${T_PREFIX}nm" -D --defined-only "$file" | grep -q ' je_mallocx$' \
+      || die "$file does not export je_mallocx: the je_ prefix is missing"
+  fi
+}
+
+build_native() { build_native_rid "$(host_rid)"; }
+
+build_native_all() { local rid; for rid in "${ALL_RIDS[@]}"; do build_native_rid "$rid"; done; }
 
 build_solution() {
   step "building jemalloc.NET.sln ($CONFIGURATION)"
@@ -170,6 +261,7 @@ main() {
   [ $# -gt 0 ] && shift
   case "$command" in
     native) build_native ;;
+    native-all) build_native_all ;;
     build) build_native; build_solution ;;
     jembench)
       build_native; build_solution

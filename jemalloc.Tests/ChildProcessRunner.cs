@@ -27,11 +27,30 @@ internal static class ChildProcessRunner
         }
     }
 
+    /// <summary>Whether the tests run self-contained (published for a runtime identifier), without a dotnet host or SDK.</summary>
+    /// <remarks>A self-contained app carries the runtime: the core library is in the application's own folder.</remarks>
+    internal static bool IsSelfContained =>
+        string.Equals(Path.TrimEndingDirectorySeparator(Path.GetDirectoryName(typeof(object).Assembly.Location) ?? ""),
+            Path.TrimEndingDirectorySeparator(AppContext.BaseDirectory), StringComparison.OrdinalIgnoreCase);
+
     /// <summary>Runs the test helper program (jemalloc.Tests.ChildProcess) with <paramref name="arguments"/>.</summary>
     internal static Result RunHelper(IReadOnlyDictionary<string, string?> environment, params string[] arguments)
     {
         string helper = Path.Combine(AppContext.BaseDirectory, "jemalloc.Tests.ChildProcess.dll");
         Assert.True(File.Exists(helper), $"The test helper {helper} was not built next to the tests.");
+        if (IsSelfContained)
+        {
+            // Published self-contained (./build.sh test-linux-arm64, test-win-x64): there is no dotnet host;
+            // the helper is published beside the tests with its own executable, started through the
+            // emulator the tests run under, if any (JEMALLOC_NET_TEST_LAUNCHER, e.g. qemu-aarch64-static).
+            string executable = Path.Combine(AppContext.BaseDirectory, OperatingSystem.IsWindows() ? "jemalloc.Tests.ChildProcess.exe" : "jemalloc.Tests.ChildProcess");
+            Assert.True(File.Exists(executable), $"The test helper's executable {executable} was not published beside the tests.");
+            string? launcher = Environment.GetEnvironmentVariable("JEMALLOC_NET_TEST_LAUNCHER");
+            return string.IsNullOrEmpty(launcher)
+                ? Run(executable, arguments, environment, AppContext.BaseDirectory, TimeSpan.FromMinutes(5))
+                : Run(launcher, [executable, .. arguments], environment, AppContext.BaseDirectory, TimeSpan.FromMinutes(5));
+        }
+
         return Run(DotnetHost, ["exec", helper, .. arguments], environment, AppContext.BaseDirectory, TimeSpan.FromMinutes(2));
     }
 

@@ -29,7 +29,7 @@ internal static unsafe class HugePageAdvisor
     /// </summary>
     internal static void Advise(void* memory, nuint size)
     {
-        if (OperatingSystem.IsLinux())
+        if (OperatingSystem.IsLinux() && SystemHugePageSource.Instance.Unsupported is null)
         {
             _ = Libc.Madvise((nint)memory, size & ~(HugePageSize - 1), Libc.MadvHugePage);
         }

@@ -7,7 +7,8 @@ namespace jemalloc;
 /// Tells whether memory really got transparent huge pages, instead of guessing: the kernel's mode
 /// (<c>/sys/kernel/mm/transparent_hugepage/enabled</c>) and, for a range, its huge-page and resident
 /// bytes from <c>/proc/self/smaps</c>. Where the OS offers no huge pages (mode <c>never</c>, a kernel
-/// without them, not Linux) everything still works and the report says so.
+/// without them, Windows, Linux on another architecture than x64) everything still works and the
+/// report says so.
 /// </summary>
 /// <remarks>
 /// Memory asks for huge pages through <see cref="AllocationOptions.HugePages"/> or a
@@ -74,7 +75,7 @@ public static unsafe class HugePageInfo
 
     internal static TransparentHugePageMode ReadMode(IHugePageSource source)
     {
-        string? text = source.IsLinux ? source.ReadEnabled() : null;
+        string? text = source.Unsupported is null ? source.ReadEnabled() : null;
         if (text is null)
         {
             return TransparentHugePageMode.Unavailable;
@@ -110,9 +111,8 @@ public static unsafe class HugePageInfo
         TransparentHugePageMode mode = ReadMode(source);
         if (mode == TransparentHugePageMode.Unavailable)
         {
-            string why = source.IsLinux
-                ? "This kernel offers no transparent huge pages (no /sys/kernel/mm/transparent_hugepage/enabled): the memory uses normal pages."
-                : "This OS offers no transparent huge pages to this library: the memory uses normal pages.";
+            string why = source.Unsupported
+                ?? "This kernel offers no transparent huge pages (no /sys/kernel/mm/transparent_hugepage/enabled): the memory uses normal pages.";
             return new HugePageReport(mode, address, length, 0, 0, null, why);
         }
 

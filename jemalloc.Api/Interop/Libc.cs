@@ -1,8 +1,14 @@
 using System.Runtime.InteropServices;
+using System.Runtime.Versioning;
 
 namespace jemalloc.Interop;
 
-/// <summary>The few C library functions the managed runtime has no equivalent for.</summary>
+/// <summary>
+/// The few C library functions of Unix the managed runtime has no equivalent for. They do not exist on
+/// Windows: the platform attributes make the compiler (CA1416) demand an OS check at every call.
+/// </summary>
+[SupportedOSPlatform("linux")]
+[SupportedOSPlatform("macos")]
 internal static partial class Libc
 {
     private const string LibraryName = "libc";
@@ -14,14 +20,6 @@ internal static partial class Libc
     /// </summary>
     [LibraryImport(LibraryName, EntryPoint = "setenv", StringMarshalling = StringMarshalling.Utf8, SetLastError = true)]
     internal static partial int SetEnv(string name, string value, int overwrite);
-
-    /// <summary>
-    /// Sets a variable in the Universal C Runtime's environment on Windows (and the process's). jemalloc's
-    /// <c>getenv</c> reads the C runtime's copy, which <see cref="Environment.SetEnvironmentVariable(string, string)"/>
-    /// does not update.
-    /// </summary>
-    [LibraryImport("ucrtbase.dll", EntryPoint = "_putenv_s", StringMarshalling = StringMarshalling.Utf8)]
-    internal static partial int PutEnvWindows(string name, string value);
 
     [LibraryImport(LibraryName, EntryPoint = "madvise", SetLastError = true)]
     internal static partial int Madvise(nint address, nuint length, int advice);

@@ -74,7 +74,8 @@ internal static class NativeLibraryLoader
 
     /// <summary>
     /// Puts <paramref name="configuration"/> where jemalloc reads it while loading: the native
-    /// environment (on Unix .NET keeps a private copy of the environment that getenv never sees).
+    /// environment (on Unix .NET keeps a private copy of the environment that getenv never sees; on
+    /// Windows jemalloc reads msvcrt.dll's copy).
     /// </summary>
     internal static void SetConfiguration(string configuration)
     {
@@ -89,16 +90,24 @@ internal static class NativeLibraryLoader
 
             if (OperatingSystem.IsWindows())
             {
-                int error = Libc.PutEnvWindows(ConfigurationVariable, configuration);
+                // The MinGW-built jemallocnet.dll reads msvcrt.dll's copy of the environment (see Msvcrt).
+                int error = Msvcrt.PutEnv(ConfigurationVariable, configuration);
                 if (error != 0)
                 {
-                    throw new InvalidOperationException($"_putenv_s({ConfigurationVariable}) failed with error {error}.");
+                    throw new InvalidOperationException($"msvcrt _putenv_s({ConfigurationVariable}) failed with error {error}.");
                 }
             }
-            else if (Libc.SetEnv(ConfigurationVariable, configuration, 1) != 0)
+            else if (OperatingSystem.IsLinux() || OperatingSystem.IsMacOS())
             {
-                throw new InvalidOperationException(
-                    $"setenv({ConfigurationVariable}) failed with errno {Marshal.GetLastPInvokeError()}.");
+                if (Libc.SetEnv(ConfigurationVariable, configuration, 1) != 0)
+                {
+                    throw new InvalidOperationException(
+                        $"setenv({ConfigurationVariable}) failed with errno {Marshal.GetLastPInvokeError()}.");
+                }
+            }
+            else
+            {
+                throw new PlatformNotSupportedException("jemalloc.NET runs on Linux and Windows.");
             }
 
             Volatile.Write(ref s_requestedConfiguration, configuration);

@@ -1,3 +1,5 @@
+using jemalloc.Interop;
+
 namespace jemalloc.Tests.Native;
 
 /// <summary>Loading errors need a process that has not loaded jemalloc yet: each test starts one.</summary>
@@ -6,7 +8,7 @@ public class LoadingTests
     [Fact]
     public void A_missing_library_gives_one_clear_exception_naming_the_path_and_how_to_build_it()
     {
-        string missing = Path.Combine(Path.GetTempPath(), $"jemalloc-net-missing-{Guid.NewGuid():N}", "libjemallocnet.so");
+        string missing = Path.Combine(Path.GetTempPath(), $"jemalloc-net-missing-{Guid.NewGuid():N}", NativeLibraryLoader.PlatformFileName);
         ChildProcessRunner.Result result = ChildProcessRunner.RunHelper(
             new Dictionary<string, string?> { ["JEMALLOC_NET_LIBRARY"] = missing }, "load");
 
@@ -55,8 +57,8 @@ public class LoadingTests
         string directory = Directory.CreateTempSubdirectory("jemalloc-net-copy-").FullName;
         try
         {
-            string copy = Path.Combine(directory, "libjemallocnet.so");
-            File.Copy(Path.Combine(AppContext.BaseDirectory, "libjemallocnet.so"), copy);
+            string copy = Path.Combine(directory, NativeLibraryLoader.PlatformFileName);
+            File.Copy(Path.Combine(AppContext.BaseDirectory, NativeLibraryLoader.PlatformFileName), copy);
             ChildProcessRunner.Result result = ChildProcessRunner.RunHelper(
                 new Dictionary<string, string?> { ["JEMALLOC_NET_LIBRARY"] = copy }, "load");
             Assert.True(result.ExitCode == 0, result.ToString());
@@ -74,8 +76,8 @@ public class LoadingTests
         string directory = Directory.CreateTempSubdirectory("jemalloc-net-explicit-").FullName;
         try
         {
-            string copy = Path.Combine(directory, "libjemallocnet.so");
-            File.Copy(Path.Combine(AppContext.BaseDirectory, "libjemallocnet.so"), copy);
+            string copy = Path.Combine(directory, NativeLibraryLoader.PlatformFileName);
+            File.Copy(Path.Combine(AppContext.BaseDirectory, NativeLibraryLoader.PlatformFileName), copy);
             ChildProcessRunner.Result result = ChildProcessRunner.RunHelper(
                 new Dictionary<string, string?> { ["JEMALLOC_NET_LIBRARY"] = "/nonexistent/libjemallocnet.so" }, "load-from", copy);
             Assert.True(result.ExitCode == 0, result.ToString());

@@ -1,5 +1,6 @@
 using System.IO.Compression;
 using System.Reflection;
+using jemalloc.Tests.Support;
 
 namespace jemalloc.Tests.Package;
 
@@ -11,7 +12,7 @@ public class PackageTests
 {
     private static readonly TimeSpan StepTimeout = TimeSpan.FromMinutes(5);
 
-    [Fact]
+    [RequiresDotnetSdkFact]
     public void The_packed_package_works_in_a_separate_application()
     {
         string root = RepositoryRoot();

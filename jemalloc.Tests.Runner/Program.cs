@@ -1,0 +1,191 @@
+using System.Diagnostics;
+using System.Reflection;
+using System.Runtime.InteropServices;
+using Xunit;
+using Xunit.Abstractions;
+using Xunit.Sdk;
+
+namespace jemalloc.Tests.Runner;
+
+/// <summary>
+/// Runs jemalloc.Tests in this process with xunit's own execution engine (xunit.execution, the part
+/// of the xunit package that runs tests under any runner) and prints one line per failed or
+/// skipped test, then a summary in the form <c>dotnet test</c> prints (which <c>.ci/run</c> counts).
+/// </summary>
+/// <remarks>
+/// Usage: <c>jemalloc.Tests.Runner [--class PREFIX]... [--exclude-class PREFIX]... [--list] [--verbose]</c>.
+/// <c>--class</c> runs only test classes whose full name starts with a prefix; <c>--exclude-class</c>
+/// leaves some out. Exit code 0 when nothing failed, 1 when a test failed, 2 for a usage error.
+/// </remarks>
+internal static class Program
+{
+    private static readonly Lock ConsoleGate = new();
+
+    private static int Main(string[] args)
+    {
+        var include = new List<string>();
+        var exclude = new List<string>();
+        bool list = false, verbose = false;
+        for (int i = 0; i < args.Length; i++)
+        {
+            switch (args[i])
+            {
+                case "--class" when i + 1 < args.Length: include.Add(args[++i]); break;
+                case "--exclude-class" when i + 1 < args.Length: exclude.Add(args[++i]); break;
+                case "--list": list = true; break;
+                case "--verbose": verbose = true; break;
+                default:
+                    Console.Error.WriteLine($"unknown argument '{args[i]}'; usage: [--class PREFIX]... [--exclude-class PREFIX]... [--list] [--verbose]");
+                    return 2;
+            }
+        }
+
+        string target = $"{RuntimeInformation.RuntimeIdentifier} ({RuntimeInformation.OSDescription.Trim()}, {RuntimeInformation.ProcessArchitecture})";
+        Console.WriteLine($"jemalloc.Tests on {target}");
+        var clock = Stopwatch.StartNew();
+
+        // The test assembly is a project reference, so it and its dependencies are in this app's deps.json.
+        Assembly tests = Assembly.Load(new AssemblyName("jemalloc.Tests"));
+        using var framework = new XunitTestFramework(new NullMessageSink());
+        var discovered = new List<IXunitTestCase>();
+        using (ITestFrameworkDiscoverer discoverer = framework.GetDiscoverer(new ReflectionAssemblyInfo(tests)))
+        using (var discovery = new Sink())
+        {
+            discoverer.Find(includeSourceInformation: false, discovery, new Options());
+            discovery.Finished.Wait();
+            discovered.AddRange(discovery.TestCases.OfType<IXunitTestCase>());
+        }
+
+        List<IXunitTestCase> selected = discovered.Where(testCase =>
+        {
+            string type = testCase.TestMethod.TestClass.Class.Name;
+            return (include.Count == 0 || include.Any(p => type.StartsWith(p, StringComparison.Ordinal)))
+                && !exclude.Any(p => type.StartsWith(p, StringComparison.Ordinal));
+        }).ToList();
+        if (list)
+        {
+            foreach (IXunitTestCase testCase in selected)
+            {
+                Console.WriteLine($"  {testCase.DisplayName}");
+            }
+
+            Console.WriteLine($"{selected.Count} of {discovered.Count} tests");
+            return 0;
+        }
+
+        using var execution = new Sink { Verbose = verbose };
+        using (ITestFrameworkExecutor executor = framework.GetExecutor(tests.GetName()))
+        {
+            // Test collections in parallel, as dotnet test runs them (xunit's default), on the machine's cores.
+            var options = new Options();
+            options.SetValue("xunit.execution.MaxParallelThreads", (int?)Environment.ProcessorCount);
+            executor.RunTests(selected, execution, options);
+            execution.Finished.Wait();
+        }
+
+        foreach ((string reason, int count) in execution.SkipReasons)
+        {
+            Console.WriteLine($"  skipped {count,3}: {reason}");
+        }
+
+        int failed = execution.Failed + execution.Errors;
+        int total = execution.Passed + execution.Failed + execution.Skipped;
+        string verdict = failed == 0 ? "Passed!" : "Failed!";
+        // The same form as dotnet test's summary line, so .ci/run counts these results too.
+        Console.WriteLine($"{verdict}  - Failed: {failed,4}, Passed: {execution.Passed,4}, Skipped: {execution.Skipped,4}, Total: {total,4}, Duration: {clock.Elapsed.TotalSeconds:0} s - jemalloc.Tests.dll ({RuntimeInformation.RuntimeIdentifier})");
+        return failed == 0 && total > 0 ? 0 : 1;
+    }
+
+    /// <summary>xunit's options: a property bag; anything not set takes xunit's default (or the assembly's attributes).</summary>
+    private sealed class Options : ITestFrameworkDiscoveryOptions, ITestFrameworkExecutionOptions
+    {
+        private readonly Dictionary<string, object?> _values = new(StringComparer.Ordinal);
+
+        public TValue GetValue<TValue>(string name) => _values.TryGetValue(name, out object? value) && value is TValue typed ? typed : default!;
+
+        public void SetValue<TValue>(string name, TValue value) => _values[name] = value;
+    }
+
+    /// <summary>Collects discovered test cases and prints results as they arrive.</summary>
+    private sealed class Sink : LongLivedMarshalByRefObject, IMessageSink, IDisposable
+    {
+        public ManualResetEventSlim Finished { get; } = new();
+
+        public List<ITestCase> TestCases { get; } = [];
+
+        public SortedDictionary<string, int> SkipReasons { get; } = new(StringComparer.Ordinal);
+
+        public bool Verbose { get; init; }
+
+        public int Passed, Failed, Skipped, Errors;
+
+        public bool OnMessage(IMessageSinkMessage message)
+        {
+            switch (message)
+            {
+                case ITestCaseDiscoveryMessage discovered:
+                    lock (TestCases)
+                    {
+                        TestCases.Add(discovered.TestCase);
+                    }
+
+                    break;
+                case IDiscoveryCompleteMessage:
+                case ITestAssemblyFinished:
+                    Finished.Set();
+                    break;
+                case ITestPassed passed:
+                    Interlocked.Increment(ref Passed);
+                    if (Verbose)
+                    {
+                        Print($"  passed  {passed.Test.DisplayName} ({passed.ExecutionTime:0.000} s)");
+                    }
+
+                    break;
+                case ITestFailed failed:
+                    Interlocked.Increment(ref Failed);
+                    Print($"  FAILED  {failed.Test.DisplayName} ({failed.ExecutionTime:0.000} s){Environment.NewLine}" +
+                        $"    {string.Join(" / ", failed.ExceptionTypes)}: {string.Join(Environment.NewLine, failed.Messages)}{Environment.NewLine}" +
+                        $"{Indent(string.Join(Environment.NewLine, failed.StackTraces))}{Indent(failed.Output)}");
+                    break;
+                case ITestSkipped skipped:
+                    Interlocked.Increment(ref Skipped);
+                    lock (SkipReasons)
+                    {
+                        SkipReasons[skipped.Reason] = SkipReasons.GetValueOrDefault(skipped.Reason) + 1;
+                    }
+
+                    if (Verbose)
+                    {
+                        Print($"  skipped {skipped.Test.DisplayName}: {skipped.Reason}");
+                    }
+
+                    break;
+                case IErrorMessage error:
+                    Interlocked.Increment(ref Errors);
+                    Print($"  ERROR   {string.Join(" / ", error.ExceptionTypes)}: {string.Join(Environment.NewLine, error.Messages)}{Environment.NewLine}{Indent(string.Join(Environment.NewLine, error.StackTraces))}");
+                    break;
+                case ITestCleanupFailure or ITestClassCleanupFailure or ITestCollectionCleanupFailure or ITestAssemblyCleanupFailure or ITestCaseCleanupFailure or ITestMethodCleanupFailure:
+                    var failure = (IFailureInformation)message;
+                    Interlocked.Increment(ref Errors);
+                    Print($"  CLEANUP FAILED  {message.GetType().Name}: {string.Join(" / ", failure.ExceptionTypes)}: {string.Join(Environment.NewLine, failure.Messages)}");
+                    break;
+            }
+
+            return true;
+        }
+
+        public void Dispose() => Finished.Dispose();
+    }
+
+    private static string Indent(string? text) =>
+        string.IsNullOrWhiteSpace(text) ? "" : string.Join(Environment.NewLine, text.TrimEnd().Split('\n').Select(line => "      " + line.TrimEnd('\r'))) + Environment.NewLine;
+
+    private static void Print(string line)
+    {
+        lock (ConsoleGate)
+        {
+            Console.WriteLine(line);
+        }
+    }
+}
