@@ -1,4 +1,3 @@
-using System.Runtime.InteropServices;
 using jemalloc.HugePages;
 using jemalloc.Interop;
 using jemalloc.Internal;
