@@ -11,7 +11,8 @@ internal static unsafe partial class ZeroFill
     // MADV_DONTNEED (jemalloc's purge). A huge page shows all its small pages present, and a page
     // jemalloc freed with MADV_FREE shows present until the kernel reclaims it: both get cleared.
     private const ulong PresentOrSwapped = (1UL << 63) | (1UL << 62);
-    private const int BatchPages = 1024;
+    // 2048 entries (16 KiB of stack) per read: fewer system calls, still a modest stack buffer.
+    private const int BatchPages = 2048;
     private const int NotOpened = -2;
     private const int Unusable = -1;
 
