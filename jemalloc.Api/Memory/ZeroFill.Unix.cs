@@ -47,35 +47,43 @@ internal static unsafe partial class ZeroFill
         ulong* entries = stackalloc ulong[BatchPages];
         nuint firstPage = (nuint)firstWhole / pageSize;
         nuint pageCount = (nuint)(endWhole - firstWhole) / pageSize;
+
+        // Runs of pages to clear are carried across batches, so a fully present block is cleared
+        // by one call, as fast as clearing it without looking.
+        nuint runStart = nuint.MaxValue;
         for (nuint done = 0; done < pageCount;)
         {
             int batch = (int)Math.Min((nuint)BatchPages, pageCount - done);
             nint read = Libc.Pread(pagemap, entries, (nuint)batch * sizeof(ulong), (long)((firstPage + done) * sizeof(ulong)));
             if (read != batch * sizeof(ulong))
             {
-                // Could not tell: clear the rest.
-                NativeMemory.Clear(firstWhole + (done * pageSize), (pageCount - done) * pageSize);
+                // Could not tell: clear the rest (and the run before it).
+                nuint from = runStart == nuint.MaxValue ? done : runStart;
+                NativeMemory.Clear(firstWhole + (from * pageSize), (pageCount - from) * pageSize);
                 return true;
             }
 
-            for (int i = 0; i < batch;)
+            for (int i = 0; i < batch; i++)
             {
-                if ((entries[i] & PresentOrSwapped) == 0)
+                bool mayHoldData = (entries[i] & PresentOrSwapped) != 0;
+                nuint pageIndex = done + (nuint)i;
+                if (mayHoldData && runStart == nuint.MaxValue)
                 {
-                    i++;
-                    continue;
+                    runStart = pageIndex;
                 }
-
-                int run = i;
-                while (i < batch && (entries[i] & PresentOrSwapped) != 0)
+                else if (!mayHoldData && runStart != nuint.MaxValue)
                 {
-                    i++;
+                    NativeMemory.Clear(firstWhole + (runStart * pageSize), (pageIndex - runStart) * pageSize);
+                    runStart = nuint.MaxValue;
                 }
-
-                NativeMemory.Clear(firstWhole + ((done + (nuint)run) * pageSize), (nuint)(i - run) * pageSize);
             }
 
             done += (nuint)batch;
+        }
+
+        if (runStart != nuint.MaxValue)
+        {
+            NativeMemory.Clear(firstWhole + (runStart * pageSize), (pageCount - runStart) * pageSize);
         }
 
         return true;
