@@ -1,3 +1,5 @@
+using System.Globalization;
+
 namespace jemalloc.Tests.ChildProcess;
 
 /// <summary>
@@ -23,8 +25,10 @@ internal static class Program
                 return Report();
             case "messages-before-load":
                 return MessagesBeforeLoad();
+            case "too-big" when args.Length is 3 or 4:
+                return TooBigScenario.Run(args[1], long.Parse(args[2], CultureInfo.InvariantCulture), args.Length == 4 ? long.Parse(args[3], CultureInfo.InvariantCulture) : null);
             default:
-                Console.Error.WriteLine("usage: load | load-from <path> | conf <malloc_conf> | report | messages | messages-before-load");
+                Console.Error.WriteLine("usage: load | load-from <path> | conf <malloc_conf> | report | messages | messages-before-load | too-big <structure> <length> [<fake MemAvailable bytes>]");
                 return 2;
         }
     }
