@@ -10,7 +10,7 @@ namespace jemalloc.Arenas;
 internal static class ArenaDirectory
 {
     /// <summary>jemalloc's <c>MALLOCX_ARENA_LIMIT</c>: arena indices are below it.</summary>
-    internal const uint Limit = (1u << 12) - 1;
+    internal const uint Limit = MallocxFlags.ArenaLimit;
 
     private const int Unknown = 0;
     private const int Live = 1;

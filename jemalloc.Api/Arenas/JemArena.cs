@@ -63,10 +63,20 @@ public sealed unsafe class JemArena : IDisposable
         }
 
         uint index = CreateArena();
-        _account = new ArenaAccount(index, budgetBytes ?? ArenaAccount.Unlimited);
+        try
+        {
+            _flags = (MallocxFlags.Arena(index) | MallocxFlags.NoThreadCache).Value;
+            _account = new ArenaAccount(index, budgetBytes ?? ArenaAccount.Unlimited);
+        }
+        catch
+        {
+            // Nothing refers to the new arena yet: give it back rather than leak it.
+            _ = MallctlClient.Native($"arena.{index}.destroy", null, null, null, 0);
+            throw;
+        }
+
         ArenaAccounts.Register(_account);
         ArenaDirectory.MarkCreated(index);
-        _flags = (MallocxFlags.Arena(index) | MallocxFlags.NoThreadCache).Value;
         HugePages = hugePages;
     }
 
