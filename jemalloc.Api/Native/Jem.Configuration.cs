@@ -13,31 +13,54 @@ public static partial class Jem
     /// <remarks>
     /// jemalloc ignores an unknown option or a bad value (it prints <c>&lt;jemalloc&gt;: Invalid conf pair</c>
     /// to standard error while loading): use <see cref="GetConfigurationReport()"/> afterwards to see
-    /// which options were rejected. <c>abort:true</c> and <c>abort_conf:true</c> are refused, because they
+    /// which options were rejected. <c>abort</c> and <c>abort_conf</c> are refused (see <see cref="ValidateConfiguration(string)"/>), because set to true they
     /// make jemalloc end the process on a warning or a bad option instead of reporting it.
     /// </remarks>
     /// <param name="conf">Comma-separated <c>key:value</c> pairs.</param>
     /// <exception cref="ArgumentNullException"><paramref name="conf"/> is null.</exception>
-    /// <exception cref="ArgumentException"><paramref name="conf"/> is not a list of <c>key:value</c> pairs, or asks for <c>abort</c>/<c>abort_conf</c>.</exception>
+    /// <exception cref="ArgumentException"><paramref name="conf"/> is not a list of <c>key:value</c> pairs, or sets <c>abort</c>/<c>abort_conf</c> (see <see cref="ValidateConfiguration(string)"/>).</exception>
     /// <exception cref="InvalidOperationException">The library has already loaded (its options can no longer change).</exception>
     public static void Init(string conf)
+    {
+        ValidateConfiguration(conf);
+        NativeLibraryLoader.SetConfiguration(conf);
+    }
+
+    /// <summary>
+    /// The environment variable jemalloc reads its options from (<c>JE_MALLOC_CONF</c>: with the
+    /// <c>je_</c> prefix, plain <c>MALLOC_CONF</c> is ignored). Set it before the process starts.
+    /// </summary>
+    public const string ConfigurationVariable = "JE_MALLOC_CONF";
+
+    /// <summary>
+    /// Checks a <c>malloc_conf</c> string the way <see cref="Init(string)"/> does, for tools that pass
+    /// it on otherwise (e.g. in <see cref="ConfigurationVariable"/> of a child process): a list of
+    /// <c>key:value</c> pairs jemalloc can parse, without <c>abort</c> or <c>abort_conf</c>.
+    /// </summary>
+    /// <remarks>
+    /// <c>abort</c> and <c>abort_conf</c> are refused whatever their value: set to true they make
+    /// jemalloc end the process on a warning or a mistyped option instead of reporting it, and their
+    /// default is already false.
+    /// </remarks>
+    /// <param name="conf">Comma-separated <c>key:value</c> pairs.</param>
+    /// <exception cref="ArgumentNullException"><paramref name="conf"/> is null.</exception>
+    /// <exception cref="ArgumentException"><paramref name="conf"/> is not a list of <c>key:value</c> pairs, or sets <c>abort</c>/<c>abort_conf</c>.</exception>
+    public static void ValidateConfiguration(string conf)
     {
         ArgumentNullException.ThrowIfNull(conf);
         foreach ((string key, string value) in ParseConfiguration(conf))
         {
-            if ((key == "abort" || key == "abort_conf") && value == "true")
+            if (key is "abort" or "abort_conf")
             {
                 throw new ArgumentException(
-                    $"'{key}:true' would make jemalloc end the process instead of reporting a problem; it is not accepted by Jem.Init.", nameof(conf));
+                    $"'{key}:{value}' is not accepted: set to true, it would make jemalloc end the process instead of reporting a problem (and false is its default).", nameof(conf));
             }
         }
-
-        NativeLibraryLoader.SetConfiguration(conf);
     }
 
     /// <summary>The options given to <see cref="Init(string)"/>, or else the <c>JE_MALLOC_CONF</c> environment variable; null when neither.</summary>
     public static string? RequestedConfiguration =>
-        NativeLibraryLoader.RequestedConfiguration ?? Environment.GetEnvironmentVariable(NativeLibraryLoader.ConfigurationVariable);
+        NativeLibraryLoader.RequestedConfiguration ?? Environment.GetEnvironmentVariable(ConfigurationVariable);
 
     /// <summary>
     /// Compares the options jemalloc was started with (<see cref="RequestedConfiguration"/>) with the
