@@ -93,11 +93,15 @@ public static partial class Jem
     }
 
     /// <summary>Splits <c>key:value,key:value</c> as jemalloc does, rejecting what jemalloc could not parse.</summary>
+    /// <remarks>
+    /// Values are limited to letters, digits and <c>_ . - / +</c> (numbers, names, paths): anything
+    /// else is not a value any option takes, and is more likely text that should not be here.
+    /// </remarks>
     private static List<(string Key, string Value)> ParseConfiguration(string conf)
     {
         if (string.IsNullOrWhiteSpace(conf))
         {
-            throw new ArgumentException("The configuration is empty; expected key:value pairs such as 'narenas:2,dirty_decay_ms:0'.", nameof(conf));
+            throw NotAConfiguration(conf, "it is empty");
         }
 
         var pairs = new List<(string, string)>();
@@ -107,21 +111,18 @@ public static partial class Jem
             string key = colon < 0 ? pair : pair[..colon];
             if (colon <= 0 || colon == pair.Length - 1)
             {
-                throw new ArgumentException(
-                    $"'{pair}' in the configuration '{conf}' is not a key:value pair (expected e.g. 'narenas:2', pairs separated by commas).", nameof(conf));
+                throw NotAConfiguration(conf, $"'{pair}' is not a key:value pair");
             }
 
             if (!key.All(c => char.IsAsciiLetterOrDigit(c) || c == '_'))
             {
-                throw new ArgumentException(
-                    $"'{key}' in the configuration '{conf}' is not a valid option name (letters, digits and '_' only).", nameof(conf));
+                throw NotAConfiguration(conf, $"'{key}' is not a valid option name (letters, digits and '_' only)");
             }
 
             string value = pair[(colon + 1)..];
-            if (value.Any(char.IsWhiteSpace) || value.Any(char.IsControl))
+            if (!value.All(c => char.IsAsciiLetterOrDigit(c) || c is '_' or '.' or '-' or '/' or '+'))
             {
-                throw new ArgumentException(
-                    $"The value of '{key}' in the configuration '{conf}' contains white space or control characters.", nameof(conf));
+                throw NotAConfiguration(conf, $"the value of '{key}' may only contain letters, digits and '_', '.', '-', '/', '+'");
             }
 
             pairs.Add((key, value));
@@ -129,4 +130,7 @@ public static partial class Jem
 
         return pairs;
     }
+
+    private static ArgumentException NotAConfiguration(string conf, string reason) =>
+        new($"'{conf}' is not a jemalloc configuration: {reason}. Expected key:value pairs separated by commas, e.g. 'narenas:2,dirty_decay_ms:0'.", nameof(conf));
 }
