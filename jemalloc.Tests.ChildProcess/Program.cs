@@ -10,6 +10,11 @@ internal static class Program
 {
     private static int Main(string[] args)
     {
+        if (MallctlScenarios.Handles(args.FirstOrDefault()))
+        {
+            return MallctlScenarios.Run(args[0]);
+        }
+
         switch (args.FirstOrDefault())
         {
             case "load":
