@@ -23,8 +23,10 @@ internal static class Program
                 return Report();
             case "messages-before-load":
                 return MessagesBeforeLoad();
+            case "adversarial" when args.Length == 2:
+                return Adversarial.Scenarios.Run(args[1]);
             default:
-                Console.Error.WriteLine("usage: load | load-from <path> | conf <malloc_conf> | report | messages | messages-before-load");
+                Console.Error.WriteLine("usage: load | load-from <path> | conf <malloc_conf> | report | messages | messages-before-load | adversarial <scenario>");
                 return 2;
         }
     }
