@@ -28,6 +28,9 @@ internal static class MallctlMisuseScenarios
         all["mallctl-arena-destroy-owned"] = () => OwnedArena(destroy: true);
         all["mallctl-thread-arena-then-reset"] = ThreadArenaThenReset;
         all["mallctl-bad-keys"] = BadKeys;
+        all["mallctl-arenas-lookup-read"] = () => Refused("Jem.GetMallctl<uint>(\"arenas.lookup\") (no pointer written)", () => Jem.GetMallctl<uint>("arenas.lookup"));
+        all["mallctl-tcache-create-command"] = () => Refused("Jem.MallctlCommand(\"tcache.create\")", () => Jem.MallctlCommand("tcache.create"));
+        all["mallctl-arenas-lookup-bad-pointer"] = () => Refused("Jem.SetMallctl(\"arenas.lookup\", (nint)1)", () => Jem.SetMallctl("arenas.lookup", (nint)1));
     }
 
     private static void Report(string call, Exception e)
@@ -243,9 +246,6 @@ internal static class MallctlMisuseScenarios
             ("MallctlKeys.Arena(99999).Reset.Run()", () => MallctlKeys.Arena(99999).Reset.Run()),
             ("MallctlKeys.Thread.Arena.Set(99999)", () => MallctlKeys.Thread.Arena.Set(99999)),
             ("GetMallctl<nint>(\"thread.allocatedp\")", () => Jem.GetMallctl<nint>("thread.allocatedp")),
-            ("MallctlCommand(\"tcache.create\")", () => Jem.MallctlCommand("tcache.create")),
-            ("SetMallctl(\"arenas.lookup\", (nint)1)", () => Jem.SetMallctl("arenas.lookup", (nint)1)),
-            ("GetMallctl<nint>(\"arenas.lookup\")", () => Jem.GetMallctl<nint>("arenas.lookup")),
         })
         {
             try

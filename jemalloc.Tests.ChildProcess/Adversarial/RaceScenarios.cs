@@ -21,7 +21,8 @@ internal static class RaceScenarios
         all["race-dispose-vs-ops-safearray"] = () => DisposeVsOps(huge: false);
         all["race-dispose-vs-ops-hugearray"] = () => DisposeVsOps(huge: true);
         all["race-reset-vs-dispose"] = ResetVsDispose;
-        all["race-reset-vs-allocation"] = ResetVsAllocation;
+        all["race-reset-vs-allocation"] = () => ResetVsAllocation(pause: false);
+        all["race-reset-vs-allocation-paced"] = () => ResetVsAllocation(pause: true);
         all["race-reset-vs-acquire"] = ResetVsAcquire;
         all["race-fixedbuffer-copies"] = FixedBufferCopies;
         all["race-finalizer-vs-lease"] = FinalizerVsLease;
@@ -371,7 +372,7 @@ internal static class RaceScenarios
 
     // ---- JemArena.Reset vs allocation in the arena, while the ledger grows
 
-    private static void ResetVsAllocation()
+    private static void ResetVsAllocation(bool pause)
     {
         using var arena = new JemArena();
         long resets = 0, created = 0, invalidated = 0;
@@ -426,6 +427,11 @@ internal static class RaceScenarios
                 catch (InvalidOperationException e)
                 {
                     Check.Fail("Reset", $"refused while other threads only allocated: {e.GetType().Name}: {e.Message}");
+                }
+
+                if (pause)
+                {
+                    Thread.Sleep(1); // some work between resets
                 }
             });
         Check.Info($"INFO resets={resets} created={created} invalidated={invalidated} ledger-grown-by={grown.Count}");

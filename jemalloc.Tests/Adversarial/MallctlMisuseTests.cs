@@ -15,6 +15,9 @@ public sealed class MallctlMisuseTests
     [InlineData("mallctl-tcache-destroy")]
     [InlineData("mallctl-hooks-remove")]
     [InlineData("mallctl-extent-hooks")]
+    [InlineData("mallctl-tcache-create-command")]
+    [InlineData("mallctl-arenas-lookup-read")]
+    [InlineData("mallctl-arenas-lookup-bad-pointer")]
     public void Keys_the_raw_api_cannot_serve_are_refused(string scenario) =>
         AdversarialChild.AssertClean(scenario);
 

@@ -20,6 +20,7 @@ public sealed class RaceTests
     [Theory]
     [InlineData("race-reset-vs-dispose")]
     [InlineData("race-reset-vs-allocation")]
+    [InlineData("race-reset-vs-allocation-paced")]
     [InlineData("race-reset-vs-acquire")]
     public void Arena_reset_racing_other_threads_neither_fails_spuriously_nor_hangs(string scenario) =>
         AdversarialChild.AssertClean(scenario);
