@@ -32,8 +32,10 @@ internal static class Program
                 return MessagesBeforeLoad();
             case "too-big" when args.Length is 3 or 4:
                 return TooBigScenario.Run(args[1], long.Parse(args[2], CultureInfo.InvariantCulture), args.Length == 4 ? long.Parse(args[3], CultureInfo.InvariantCulture) : null);
+            case "adversarial" when args.Length == 2:
+                return Adversarial.Scenarios.Run(args[1]);
             default:
-                Console.Error.WriteLine("usage: load | load-from <path> | conf <malloc_conf> | report | messages | messages-before-load | too-big <structure> <length> [<fake MemAvailable bytes>]");
+                Console.Error.WriteLine("usage: load | load-from <path> | conf <malloc_conf> | report | messages | messages-before-load | too-big <structure> <length> [<fake MemAvailable bytes>] | adversarial <scenario>");
                 return 2;
         }
     }
