@@ -1,6 +1,5 @@
 using jemalloc.HugePages;
 using jemalloc.Interop;
-using jemalloc.Internal;
 
 namespace jemalloc;
 

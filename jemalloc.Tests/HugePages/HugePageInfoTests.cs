@@ -1,4 +1,3 @@
-using jemalloc.Tests.Support;
 using jemalloc.Tests.Tuning;
 
 namespace jemalloc.Tests.HugePages;
