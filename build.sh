@@ -4,15 +4,21 @@
 #   ./build.sh                 native jemalloc (if not up to date) + the solution in Release
 #   ./build.sh jembench [ARGS] ... then runs jembench with ARGS; without ARGS, the main job:
 #                              jembench array --fill 10000000 100000000 -l -u
-#   ./build.sh test            ... then runs the test suite
-#   ./build.sh native          only the native library
-#   ./build.sh pack            ... then makes the NuGet package into artifacts/packages
+#   ./build.sh test            ... then runs the test suite natively (linux-x64), a representative part
+#                              of it as linux-arm64 under qemu-user and as win-x64 under wine, the
+#                              package in a consumer app per RID, and jembench info per RID
+#   ./build.sh native          only this machine's native library
+#   ./build.sh native-all      the native libraries for linux-x64, linux-arm64 and win-x64
+#   ./build.sh pack            ... then makes the NuGet package (all three natives) into artifacts/packages
+#   ./build.sh test-emulated   only the emulated parts of test: test-linux-arm64, test-win-x64,
+#                              test-package, info-all (each also a command of its own)
 #
 # Environment:
 #   JEMALLOC_SRC=path    a jemalloc 5.3.0 source tarball (.tar.bz2/.tar.gz) or directory to use
 #                        instead of Debian's source package
 #   JEMALLOC_DEBUG=1     build jemalloc with --enable-debug (a checked build; slow)
 #   JEMALLOC_NET_NO_INSTALL=1  never install missing tools with apt-get; just report them
+#   JEMALLOC_NET_EMULATED_TESTS=all  run the whole suite under the emulators, not the representative part
 #   CONFIGURATION=Debug  build the solution in Debug instead of Release
 set -Eeuo pipefail
 
@@ -256,13 +262,155 @@ build_solution() {
     || die "dotnet build failed"
 }
 
+pack_package() {
+  step "packing jemalloc.NET (linux-x64, linux-arm64, win-x64)"
+  dotnet pack "$ROOT/jemalloc.Api/jemalloc.Api.csproj" -c "$CONFIGURATION" --no-build --nologo \
+    -o "$ROOT/artifacts/packages" "$@" || die "dotnet pack failed"
+}
+
+# ---- running other targets under emulators -------------------------------------------------------
+# linux-arm64 runs under qemu-user (qemu-aarch64-static, with Debian's aarch64 C library from the
+# cross toolchain as its root), win-x64 under wine. Both run self-contained .NET apps published for
+# their RID: there is no SDK on the "target", as there is none on a user's server.
+readonly EMULATED_DIR="$ROOT/artifacts/emulated"
+readonly WINE_PREFIX_DIR="$EMULATED_DIR/wineprefix"
+
+need_emulator() {
+  case "$1" in
+    linux-arm64)
+      local missing=()
+      command -v qemu-aarch64-static >/dev/null || missing+=(qemu-user-static)
+      # The aarch64 C and C++ libraries the .NET runtime needs (the cross compiler depends on them).
+      [ -f /usr/aarch64-linux-gnu/lib/libstdc++.so.6 ] || missing+=(libstdc++6-arm64-cross libc6-arm64-cross)
+      if [ ${#missing[@]} -gt 0 ]; then step "installing the linux-arm64 emulator: ${missing[*]}"; apt_install "${missing[@]}"; fi ;;
+    win-x64)
+      if [ ! -x /usr/lib/wine/wine64 ]; then step "installing the win-x64 emulator: wine64"; apt_install wine64; fi
+      if [ ! -f "$WINE_PREFIX_DIR/system.reg" ]; then
+        step "creating a wine prefix ($WINE_PREFIX_DIR)"
+        mkdir -p "$WINE_PREFIX_DIR"
+        WINEPREFIX="$WINE_PREFIX_DIR" WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml=" /usr/lib/wine/wine64 wineboot --init >/dev/null 2>&1 \
+          || die "wineboot --init failed for $WINE_PREFIX_DIR"
+        WINEPREFIX="$WINE_PREFIX_DIR" /usr/lib/wine/wineserver -w || true
+      fi ;;
+    linux-x64) ;;
+    *) die "no emulator for '$1'" ;;
+  esac
+}
+
+# Runs a published app of RID $1 (the path without .exe) with the remaining arguments, under its emulator.
+run_on() {
+  local rid="$1" app="$2"; shift 2
+  case "$rid" in
+    linux-x64) "$app" "$@" ;;
+    linux-arm64)
+      # JEMALLOC_NET_TEST_LAUNCHER: the tests start their helper process through the emulator too.
+      QEMU_LD_PREFIX=/usr/aarch64-linux-gnu DOTNET_SYSTEM_GLOBALIZATION_INVARIANT=1 \
+        JEMALLOC_NET_TEST_LAUNCHER="$(command -v qemu-aarch64-static)" qemu-aarch64-static "$app" "$@" ;;
+    win-x64)
+      # Child processes of a Windows app are started by wine itself, under the same prefix.
+      WINEPREFIX="$WINE_PREFIX_DIR" WINEDEBUG=-all DOTNET_SYSTEM_GLOBALIZATION_INVARIANT=1 \
+        /usr/lib/wine/wine64 "$app.exe" "$@" ;;
+  esac
+}
+
+publish_for() {
+  local rid="$1" project="$2" output="$3"; shift 3
+  dotnet publish "$project" -c "$CONFIGURATION" -r "$rid" --self-contained --nologo -v quiet -o "$output" "$@" >"$output.publish.log" 2>&1 \
+    || { tail -n 30 "$output.publish.log" >&2; die "dotnet publish $(basename "$project") for $rid failed (log: $output.publish.log)"; }
+}
+
+# The test classes run under emulation (by class-name prefix). Every public type, loading,
+# configuration (Jem.Init in a fresh process), the ledger's checks, mallctl, arenas, statistics,
+# huge-page reporting, system memory and the SIMD operations; left out, because they are slow under an
+# emulator and test nothing that differs per platform: the adversarial and stress suites (hundreds of
+# child processes and timed races), the BenchmarkDotNet and jembench runs (timing means nothing
+# there) and the package test (needs the SDK; the package is tested per RID by test-package).
+readonly EMULATED_CLASSES=(
+  jemalloc.Tests.Native. jemalloc.Tests.Buffers. jemalloc.Tests.Ledger. jemalloc.Tests.Arenas.JemArenaTests
+  jemalloc.Tests.HugePages.HugePageInfoTests jemalloc.Tests.HugePages.HugePagePolicyTests jemalloc.Tests.Memory.
+  jemalloc.Tests.Simd. jemalloc.Tests.Tuning.
+)
+readonly EMULATED_EXCLUDED=(jemalloc.Tests.Buffers.StressTests jemalloc.Tests.Buffers.HugeArrayBigMemoryTests)
+
+test_emulated_rid() {
+  local rid="$1" started=$SECONDS
+  need_emulator "$rid"
+  local out="$EMULATED_DIR/$rid/tests"
+  step "publishing the test suite for $rid"
+  rm -rf "$out" && mkdir -p "$out"
+  publish_for "$rid" "$ROOT/jemalloc.Tests.Runner/jemalloc.Tests.Runner.csproj" "$out"
+  # The helper process the tests start, self-contained beside them (no dotnet host on the target).
+  publish_for "$rid" "$ROOT/jemalloc.Tests.ChildProcess/jemalloc.Tests.ChildProcess.csproj" "$out"
+  local args=() prefix
+  if [ "${JEMALLOC_NET_EMULATED_TESTS:-}" != all ]; then
+    for prefix in "${EMULATED_CLASSES[@]}"; do args+=(--class "$prefix"); done
+    for prefix in "${EMULATED_EXCLUDED[@]}"; do args+=(--exclude-class "$prefix"); done
+  fi
+  step "running the test suite as $rid ($(emulator_name "$rid"))"
+  local status=0
+  run_on "$rid" "$out/jemalloc.Tests.Runner" "${args[@]}" "$@" || status=$?
+  echo "$rid tests took $((SECONDS - started)) s (publishing included)"
+  [ "$status" -eq 0 ] || die "the test suite failed as $rid (exit $status)"
+}
+
+emulator_name() { case "$1" in linux-arm64) echo "qemu-user" ;; win-x64) echo "wine" ;; *) echo "native" ;; esac; }
+
+# An app that references only the package, published for each RID and run there: what a user gets.
+test_package() {
+  local work="$ROOT/artifacts/package-test" version rid started=$SECONDS
+  # A version of its own, so no package cached by an earlier restore can stand in for this build.
+  version="0.0.0-ci.$(date -u +%Y%m%d%H%M%S)"
+  rm -rf "$work" && mkdir -p "$work/packages"
+  step "packing jemalloc.NET $version for the package test"
+  dotnet pack "$ROOT/jemalloc.Api/jemalloc.Api.csproj" -c "$CONFIGURATION" --no-build --nologo \
+    "-p:PackageVersion=$version" -o "$work/packages" >/dev/null || die "dotnet pack failed"
+  local failed=()
+  for rid in "${ALL_RIDS[@]}"; do
+    need_emulator "$rid"
+    step "package consumer as $rid ($(emulator_name "$rid"))"
+    mkdir -p "$work/$rid"
+    publish_for "$rid" "$ROOT/samples/PackageConsumer/PackageConsumer.csproj" "$work/$rid/app" \
+      "-p:JemallocNetVersion=$version" "-p:RestorePackagesPath=$work/restored" \
+      "-p:RestoreAdditionalProjectSources=$work/packages"
+    local log="$work/$rid/run.log" status=0
+    run_on "$rid" "$work/$rid/app/PackageConsumer" 2>&1 | tee "$log" || status=$?
+    if [ "$status" -ne 0 ] || ! grep -qx "OK" <(tr -d '\r' <"$log"); then failed+=("$rid"); fi
+  done
+  echo "package test took $((SECONDS - started)) s"
+  [ ${#failed[@]} -eq 0 ] || die "the package consumer failed as: ${failed[*]}"
+}
+
+# jembench info on each target: the platform it reports must be that target's.
+info_all() {
+  local rid started=$SECONDS failed=()
+  for rid in "${ALL_RIDS[@]}"; do
+    need_emulator "$rid"
+    local out="$EMULATED_DIR/$rid/jembench"
+    step "jembench info as $rid ($(emulator_name "$rid"))"
+    rm -rf "$out" && mkdir -p "$out"
+    publish_for "$rid" "$ROOT/jemalloc.Cli/jemalloc.Cli.csproj" "$out"
+    local log="$out.info.log" status=0
+    run_on "$rid" "$out/jembench" info 2>&1 | tr -d '\r' | tee "$log" | sed -n '1,/^Effective options/p' || status=$?
+    if [ "$status" -ne 0 ] || ! grep -qE "^runtime: +$rid( |$)" "$log"; then failed+=("$rid"); fi
+  done
+  echo "jembench info took $((SECONDS - started)) s"
+  [ ${#failed[@]} -eq 0 ] || die "jembench info did not run or did not report its platform as: ${failed[*]}"
+}
+
+test_emulated() {
+  test_emulated_rid linux-arm64
+  test_emulated_rid win-x64
+  test_package
+  info_all
+}
+
 main() {
   local command="${1:-build}"
   [ $# -gt 0 ] && shift
   case "$command" in
     native) build_native ;;
     native-all) build_native_all ;;
-    build) build_native; build_solution ;;
+    build) build_native_all; build_solution ;;
     jembench)
       build_native; build_solution
       # The main job, with no arguments: native against managed arrays, fill and create-and-fill.
@@ -270,16 +418,21 @@ main() {
       step "jembench $*"
       dotnet "$ROOT/jemalloc.Cli/bin/$CONFIGURATION/net10.0/jembench.dll" "$@" ;;
     test)
-      build_native; build_solution
-      step "running the tests"
-      dotnet test "$ROOT/jemalloc.NET.sln" -c "$CONFIGURATION" --no-build --nologo "$@" ;;
-    pack)
-      build_native; build_solution
-      step "packing jemalloc.NET"
-      dotnet pack "$ROOT/jemalloc.Api/jemalloc.Api.csproj" -c "$CONFIGURATION" --no-build --nologo \
-        -o "$ROOT/artifacts/packages" ;;
+      build_native_all; build_solution
+      local started=$SECONDS status=0
+      step "running the tests (linux-x64, native)"
+      dotnet test "$ROOT/jemalloc.NET.sln" -c "$CONFIGURATION" --no-build --nologo "$@" || status=$?
+      echo "linux-x64 tests took $((SECONDS - started)) s"
+      # The emulated runs go on after a native failure, so one run reports every target's results.
+      test_emulated
+      [ "$status" -eq 0 ] || die "the linux-x64 test suite failed (exit $status)" ;;
+    test-emulated) build_native_all; build_solution; test_emulated ;;
+    test-linux-arm64|test-win-x64) build_native_all; build_solution; test_emulated_rid "${command#test-}" "$@" ;;
+    test-package) build_native_all; build_solution; test_package ;;
+    info-all) build_native_all; info_all ;;
+    pack) build_native_all; build_solution; pack_package ;;
     -h|--help|help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}" ;;
-    *) die "unknown command '$command' (try: build, native, jembench, test, pack, help)" ;;
+    *) die "unknown command '$command' (try: build, native, native-all, jembench, test, test-emulated, test-linux-arm64, test-win-x64, test-package, info-all, pack, help)" ;;
   esac
 }
 

@@ -4,7 +4,7 @@ using System.Runtime.Versioning;
 namespace jemalloc.Interop;
 
 /// <summary>
-/// The C runtime the Windows build of jemalloc uses: the MinGW-w64 build (build.sh) imports
+/// The C runtime the shipped Windows build of jemalloc uses: the MinGW-w64 build (build.sh) imports
 /// <c>msvcrt.dll</c>, and its <c>getenv</c> reads msvcrt's own copy of the environment.
 /// </summary>
 /// <remarks>
@@ -13,9 +13,8 @@ namespace jemalloc.Interop;
 /// <see cref="Environment.SetEnvironmentVariable(string, string)"/> changes the process's block
 /// (<c>SetEnvironmentVariableW</c>) and no C runtime's copy, so it reaches jemalloc only if msvcrt.dll
 /// happens to start after it. <c>_putenv_s</c> of msvcrt.dll sets msvcrt's copy and the process's block,
-/// so the variable is seen whether or not msvcrt.dll is already loaded. (A jemalloc built with MSVC
-/// would read the Universal C Runtime's copy instead: jemalloc.NET ships and supports only the
-/// MinGW-w64 build.)
+/// so the variable is seen whether or not msvcrt.dll is already loaded. A jemalloc built with MSVC
+/// (build.cmd) reads the Universal C Runtime's copy instead: see <see cref="Ucrt"/>.
 /// </remarks>
 [SupportedOSPlatform("windows")]
 internal static partial class Msvcrt
@@ -23,8 +22,4 @@ internal static partial class Msvcrt
     /// <summary><c>_putenv_s</c> of msvcrt.dll: 0 on success, else an errno value.</summary>
     [LibraryImport("msvcrt.dll", EntryPoint = "_putenv_s", StringMarshalling = StringMarshalling.Utf8)]
     internal static partial int PutEnv(string name, string value);
-
-    /// <summary><c>getenv</c> of msvcrt.dll, for tests: what the MinGW-built jemalloc will read.</summary>
-    [LibraryImport("msvcrt.dll", EntryPoint = "getenv", StringMarshalling = StringMarshalling.Utf8)]
-    internal static partial nint GetEnv(string name);
 }

@@ -23,7 +23,7 @@ internal static class NativeLibraryLoader
     private const string ProbeSymbol = "je_mallocx";
 
     /// <summary>The environment variable a <c>je_</c>-prefixed jemalloc reads its options from.</summary>
-    internal const string ConfigurationVariable = "JE_MALLOC_CONF";
+    internal const string ConfigurationVariable = Jem.ConfigurationVariable;
 
     private static readonly Lock Gate = new();
     private static string? s_requestedConfiguration;
@@ -90,11 +90,18 @@ internal static class NativeLibraryLoader
 
             if (OperatingSystem.IsWindows())
             {
-                // The MinGW-built jemallocnet.dll reads msvcrt.dll's copy of the environment (see Msvcrt).
+                // The shipped (MinGW-built) jemallocnet.dll reads msvcrt.dll's copy of the environment, one
+                // built with MSVC by build.cmd the UCRT's (see Msvcrt): both are set, so either build sees it.
                 int error = Msvcrt.PutEnv(ConfigurationVariable, configuration);
                 if (error != 0)
                 {
-                    throw new InvalidOperationException($"msvcrt _putenv_s({ConfigurationVariable}) failed with error {error}.");
+                    throw new InvalidOperationException($"msvcrt.dll _putenv_s({ConfigurationVariable}) failed with error {error}.");
+                }
+
+                error = Ucrt.PutEnv(ConfigurationVariable, configuration);
+                if (error != 0)
+                {
+                    throw new InvalidOperationException($"ucrtbase.dll _putenv_s({ConfigurationVariable}) failed with error {error}.");
                 }
             }
             else if (OperatingSystem.IsLinux() || OperatingSystem.IsMacOS())

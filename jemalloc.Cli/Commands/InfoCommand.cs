@@ -1,4 +1,5 @@
 using System.Globalization;
+using System.Runtime.InteropServices;
 using jemalloc.Benchmarks.Infrastructure;
 using jemalloc.Cli.Options;
 
@@ -56,7 +57,11 @@ public static class InfoCommand
 
         output.WriteLine($"jemalloc {JemControl.Version}");
         output.WriteLine($"library: {library}");
-        output.WriteLine($"{JemBenchConfig.ConfVariable}: {Environment.GetEnvironmentVariable(JemBenchConfig.ConfVariable) ?? "(not set)"}");
+        // What this process runs on, as the runtime sees it (under an emulator: the emulated target).
+        output.WriteLine($"runtime: {RuntimeInformation.RuntimeIdentifier} ({RuntimeInformation.OSDescription.Trim()}, {RuntimeInformation.ProcessArchitecture} process, .NET {Environment.Version})");
+        output.WriteLine($"pages: jemalloc {Jem.PageSize.ToString("N0", CultureInfo.InvariantCulture)} bytes (compiled in), OS {Environment.SystemPageSize.ToString("N0", CultureInfo.InvariantCulture)} bytes");
+        output.WriteLine($"transparent huge pages: {HugePageInfo.Mode}");
+        output.WriteLine($"{Jem.ConfigurationVariable}: {Environment.GetEnvironmentVariable(Jem.ConfigurationVariable) ?? "(not set)"}");
         output.WriteLine();
         output.WriteLine("Effective options:");
         foreach (var (name, kind) in Options)

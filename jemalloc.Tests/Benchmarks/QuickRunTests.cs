@@ -1,3 +1,4 @@
+using System.Globalization;
 using System.Text.Json;
 using jemalloc.Benchmarks.Infrastructure;
 using jemalloc.Cli;
@@ -104,6 +105,17 @@ public sealed class QuickRunTests : IDisposable
         Assert.Contains("opt.tcache_nslots_small_max", result.Output, StringComparison.Ordinal);
         Assert.Contains("stats.allocated", result.Output, StringComparison.Ordinal);
         Assert.Contains("Begin jemalloc statistics", result.Output, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void Info_reports_the_platform_it_runs_on_and_the_loaded_library_page_size()
+    {
+        Jembench.Result result = Jembench.Run("info");
+        Assert.Equal(Program.ExitSuccess, result.ExitCode);
+        Assert.Contains($"runtime: {System.Runtime.InteropServices.RuntimeInformation.RuntimeIdentifier} (", result.Output, StringComparison.Ordinal);
+        Assert.Contains($"{System.Runtime.InteropServices.RuntimeInformation.ProcessArchitecture} process", result.Output, StringComparison.Ordinal);
+        Assert.Contains($"pages: jemalloc {Jem.PageSize.ToString("N0", CultureInfo.InvariantCulture)} bytes (compiled in), OS {Environment.SystemPageSize.ToString("N0", CultureInfo.InvariantCulture)} bytes", result.Output, StringComparison.Ordinal);
+        Assert.Contains($"transparent huge pages: {HugePageInfo.Mode}", result.Output, StringComparison.Ordinal);
     }
 
     [Fact]

@@ -37,7 +37,10 @@ public class PackageTests
                 string[] entries = archive.Entries.Select(entry => entry.FullName).ToArray();
                 Assert.Contains("lib/net10.0/jemalloc.Api.dll", entries);
                 Assert.Contains("lib/net10.0/jemalloc.Api.xml", entries);
+                // One package for every supported platform.
                 Assert.Contains("runtimes/linux-x64/native/libjemallocnet.so", entries);
+                Assert.Contains("runtimes/linux-arm64/native/libjemallocnet.so", entries);
+                Assert.Contains("runtimes/win-x64/native/jemallocnet.dll", entries);
                 Assert.Contains("README.md", entries);
                 Assert.Contains("LICENSE", entries);
             }
