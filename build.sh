@@ -360,7 +360,8 @@ test_package() {
   local work="$ROOT/artifacts/package-test" version rid started=$SECONDS
   # A version of its own, so no package cached by an earlier restore can stand in for this build.
   version="0.0.0-ci.$(date -u +%Y%m%d%H%M%S)"
-  rm -rf "$work" && mkdir -p "$work/packages"
+  # The sample's nuget.config names artifacts/packages as a source: it must exist.
+  rm -rf "$work" && mkdir -p "$work/packages" "$ROOT/artifacts/packages"
   step "packing jemalloc.NET $version for the package test"
   dotnet pack "$ROOT/jemalloc.Api/jemalloc.Api.csproj" -c "$CONFIGURATION" --no-build --nologo \
     "-p:PackageVersion=$version" -o "$work/packages" >/dev/null || die "dotnet pack failed"
