@@ -304,7 +304,11 @@ run_on() {
     linux-x64) "$app" "$@" ;;
     linux-arm64)
       # JEMALLOC_NET_TEST_LAUNCHER: the tests start their helper process through the emulator too.
-      QEMU_LD_PREFIX=/usr/aarch64-linux-gnu DOTNET_SYSTEM_GLOBALIZATION_INVARIANT=1 \
+      # DOTNET_EnableWriteXorExecute=0: with W^X the runtime writes JIT code through a second mapping,
+      # which qemu-user does not notice, so it runs stale translations ("Illegal instruction").
+      # JEMALLOC_NET_TEST_CC: the tests that build a native library need the aarch64 compiler.
+      QEMU_LD_PREFIX=/usr/aarch64-linux-gnu DOTNET_SYSTEM_GLOBALIZATION_INVARIANT=1 DOTNET_EnableWriteXorExecute=0 \
+        JEMALLOC_NET_TEST_CC=aarch64-linux-gnu-gcc \
         JEMALLOC_NET_TEST_LAUNCHER="$(command -v qemu-aarch64-static)" qemu-aarch64-static "$app" "$@" ;;
     win-x64)
       # Child processes of a Windows app are started by wine itself, under the same prefix.
