@@ -9,9 +9,10 @@ namespace jemalloc;
 public sealed class JemallocLibraryException : DllNotFoundException
 {
     private const string HowToBuild =
-        "Build it with ./build.sh native (Linux x64) or build.cmd (Windows x64), reference the jemalloc.NET package " +
-        "(which ships it under runtimes/<rid>/native), or point to a build with the JEMALLOC_NET_LIBRARY environment " +
-        "variable or Jem.SetNativeLibraryPath before the first call.";
+        "Reference the jemalloc.NET package, which ships it for linux-x64, linux-arm64 and win-x64 under runtimes/<rid>/native " +
+        "(no other platform, macOS included, is supported), build it with ./build.sh native-all (on Linux x64) or build.cmd " +
+        "(Windows x64, MSVC), or point to a build with the JEMALLOC_NET_LIBRARY environment variable or " +
+        "Jem.SetNativeLibraryPath before the first call.";
 
     /// <summary>Creates the exception with a message.</summary>
     public JemallocLibraryException(string message) : base(message)
