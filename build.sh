@@ -338,6 +338,7 @@ readonly EMULATED_EXCLUDED=(jemalloc.Tests.Buffers.StressTests jemalloc.Tests.Bu
 
 test_emulated_rid() {
   local rid="$1" started=$SECONDS
+  shift
   need_emulator "$rid"
   local out="$EMULATED_DIR/$rid/tests"
   step "publishing the test suite for $rid"
