@@ -290,6 +290,9 @@ need_emulator() {
         mkdir -p "$WINE_PREFIX_DIR"
         WINEPREFIX="$WINE_PREFIX_DIR" WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml=" /usr/lib/wine/wine64 wineboot --init >/dev/null 2>&1 \
           || die "wineboot --init failed for $WINE_PREFIX_DIR"
+        # A new prefix says Windows 7, which .NET 10 does not support (its runtime fails early): Windows 10.
+        WINEPREFIX="$WINE_PREFIX_DIR" WINEDEBUG=-all /usr/lib/wine/wine64 winecfg -v win10 >/dev/null 2>&1 \
+          || die "winecfg -v win10 failed for $WINE_PREFIX_DIR"
         WINEPREFIX="$WINE_PREFIX_DIR" /usr/lib/wine/wineserver -w || true
       fi ;;
     linux-x64) ;;
