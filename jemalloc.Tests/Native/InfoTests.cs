@@ -32,7 +32,7 @@ public class InfoTests
     {
         string loaded = Jem.Load();
         Assert.True(Jem.IsLoaded);
-        Assert.EndsWith("libjemallocnet.so", loaded, StringComparison.Ordinal);
+        Assert.EndsWith(jemalloc.Interop.NativeLibraryLoader.PlatformFileName, loaded, StringComparison.Ordinal);
         Assert.Throws<InvalidOperationException>(() => Jem.SetNativeLibraryPath("/tmp/other/libjemallocnet.so"));
         Assert.Throws<ArgumentException>(() => Jem.SetNativeLibraryPath(" "));
     }
