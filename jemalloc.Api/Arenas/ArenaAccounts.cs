@@ -43,6 +43,7 @@ internal static class ArenaAccounts
     /// <returns>The account entered, or <see langword="null"/> when the arena has none.</returns>
     /// <exception cref="ObjectDisposedException">The arena was destroyed.</exception>
     /// <exception cref="ArenaBudgetExceededException">The allocation would exceed the arena's budget.</exception>
+    /// <exception cref="ArgumentException">An arena without account named by the flags was destroyed meanwhile.</exception>
     internal static ArenaAccount? BeginAllocation(nuint size, ref int flags)
     {
         ArenaAccount? account = Find(flags);
@@ -58,6 +59,10 @@ internal static class ArenaAccounts
         {
             flags = ArenaAccount.WithoutThreadCache(flags);
             account.EnterAndCharge(size, flags);
+        }
+        else if (UnownedArenaGate.Applies(account, flags))
+        {
+            UnownedArenaGate.EnterAllocation(((uint)flags >> MallocxFlags.ArenaShift) - 1);
         }
 
         return account;
@@ -76,6 +81,11 @@ internal static class ArenaAccounts
     {
         if (account is null)
         {
+            if (UnownedArenaGate.Applies(account, flags))
+            {
+                UnownedArenaGate.ExitAllocation();
+            }
+
             return;
         }
 

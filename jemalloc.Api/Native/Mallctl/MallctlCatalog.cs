@@ -1,3 +1,4 @@
+using System.Buffers;
 using System.Collections.Frozen;
 
 namespace jemalloc;
@@ -261,14 +262,28 @@ internal static class MallctlCatalog
     /// <summary>All catalogued patterns (for tests).</summary>
     internal static IEnumerable<KeyValuePair<string, MallctlCType>> All => Types;
 
+    // What strtoumax accepts at the start of a number: white space, a sign, a digit.
+    private static readonly SearchValues<char> NumberStarts = SearchValues.Create("0123456789+- \t\n\v\f\r");
+
     /// <summary>
     /// <paramref name="name"/> with every all-digit component replaced by <c>{i}</c>, and the value of
     /// the first such component (<see cref="uint.MaxValue"/> when there is none or it does not fit).
     /// </summary>
+    /// <exception cref="MallctlException">
+    /// The name holds a NUL, or a component jemalloc would read as a number although it is not one
+    /// (<c>8x</c>, <c>+8</c>, <c> 8</c>): the policy must judge the key jemalloc will address.
+    /// </exception>
     internal static string Normalize(string name, out uint firstIndex)
     {
         firstIndex = uint.MaxValue;
-        if (!name.AsSpan().ContainsAnyInRange('0', '9'))
+        if (name.Contains('\0', StringComparison.Ordinal))
+        {
+            // jemalloc reads the name as a C string and stops at the NUL: "arena.8.reset\0" would be
+            // judged as an unknown key here and run as arena 8's reset there.
+            MallctlPolicy.ThrowRefused(name.Replace("\0", "\\0", StringComparison.Ordinal), "The name contains a NUL character; jemalloc would read only the part before it.");
+        }
+
+        if (!name.AsSpan().ContainsAny(NumberStarts))
         {
             return name;
         }
@@ -280,6 +295,14 @@ internal static class MallctlCatalog
             string part = parts[i];
             if (part.Length == 0 || !part.All(char.IsAsciiDigit))
             {
+                if (part.Length > 0 && (char.IsAsciiDigit(part[0]) || part[0] is '+' or '-' || char.IsWhiteSpace(part[0])))
+                {
+                    // jemalloc parses an index component with strtoumax and ignores what follows the
+                    // digits, so "arena.8x.reset" and "arena.+8.reset" address arena 8. Names of keys never
+                    // start with a digit, a sign or a space: such a component can only be a disguised index.
+                    MallctlPolicy.ThrowRefused(name, $"Component '{part}' is not a plain decimal number; write an index as digits only (e.g. arena.8.purge).");
+                }
+
                 continue;
             }
 

@@ -93,6 +93,27 @@ internal static unsafe class MallctlClient
     /// <summary>Runs a command.</summary>
     internal static void Run(string name, nuint[]? mib = null)
     {
+        bool gated = UnownedArenaGate.GuardsCall(MallctlTarget.Resolve(name));
+        if (gated)
+        {
+            UnownedArenaGate.EnterReset();
+        }
+
+        try
+        {
+            RunChecked(name, mib);
+        }
+        finally
+        {
+            if (gated)
+            {
+                UnownedArenaGate.ExitReset();
+            }
+        }
+    }
+
+    private static void RunChecked(string name, nuint[]? mib)
+    {
         MallctlTarget target = MallctlPolicy.CheckTyped(name, MallctlOperation.Command, null);
         bool destroying = target.Pattern == "arena.{i}.destroy";
         if (destroying)
@@ -146,8 +167,7 @@ internal static unsafe class MallctlClient
     internal static int Raw(string name, void* oldValue, nuint* oldLength, void* newValue, nuint newLength)
     {
         MallctlTarget target = MallctlTarget.Resolve(name);
-        int refused = MallctlPolicy.CheckRaw(target, oldValue, oldLength, newValue, newLength);
-        return refused != 0 ? refused : CallTracked(target, null, oldValue, oldLength, newValue, newLength);
+        return CheckedRaw(target, null, oldValue, oldLength, newValue, newLength);
     }
 
     /// <summary>A raw call by MIB: the library's guards for the keys it protects, then jemalloc.</summary>
@@ -163,8 +183,31 @@ internal static unsafe class MallctlClient
         }
 
         MallctlTarget target = MallctlTarget.Resolve(name);
-        int refused = MallctlPolicy.CheckRaw(target, oldValue, oldLength, newValue, newLength);
-        return refused != 0 ? refused : CallTracked(target, mib.ToArray(), oldValue, oldLength, newValue, newLength);
+        return CheckedRaw(target, mib.ToArray(), oldValue, oldLength, newValue, newLength);
+    }
+
+    // The policy's check and the call, inside the unowned arenas' gate for a reset or destroy so
+    // that no structure can be allocated in the arena between the two.
+    private static int CheckedRaw(in MallctlTarget target, nuint[]? mib, void* oldValue, nuint* oldLength, void* newValue, nuint newLength)
+    {
+        bool gated = UnownedArenaGate.GuardsCall(target);
+        if (gated)
+        {
+            UnownedArenaGate.EnterReset();
+        }
+
+        try
+        {
+            int refused = MallctlPolicy.CheckRaw(target, oldValue, oldLength, newValue, newLength);
+            return refused != 0 ? refused : CallTracked(target, mib, oldValue, oldLength, newValue, newLength);
+        }
+        finally
+        {
+            if (gated)
+            {
+                UnownedArenaGate.ExitReset();
+            }
+        }
     }
 
     /// <summary>Calls jemalloc by name with no policy: only for the library's calls on what it owns.</summary>

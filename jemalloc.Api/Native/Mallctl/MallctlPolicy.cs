@@ -14,7 +14,7 @@ namespace jemalloc;
 /// <item>guarded keys: <c>arenas.create</c> and <c>tcache.create</c> read only (jemalloc writes through a null length otherwise);
 /// <c>tcache.flush</c>/<c>tcache.destroy</c> only for caches the user created through the library;
 /// <c>thread.arena</c> never onto a <see cref="JemArena"/>'s arena; <c>arena.&lt;i&gt;.reset</c>/<c>destroy</c>
-/// never on a <see cref="JemArena"/>'s arena, an arena with live structures, or all arenas at once;
+/// never on a <see cref="JemArena"/>'s arena, an arena with live structures, an arena a thread was moved onto, or all arenas at once;
 /// <c>arena.4096.*</c>/<c>arena.4097.*</c> only where jemalloc supports "all"/"destroyed".</item>
 /// </list>
 /// The raw pointer-level calls (<see cref="Jem.Mallctl(string, void*, nuint*, void*, nuint)"/>,
@@ -180,6 +180,8 @@ internal static class MallctlPolicy
                     {
                         ThrowRefused(target.Name, refusal);
                     }
+
+                    ThreadArenaGuard.RecordMove(newValue);
                 }
 
                 break;
@@ -198,6 +200,12 @@ internal static class MallctlPolicy
         {
             ThrowRefused(target.Name,
                 $"Arena {arena} belongs to a JemArena, which must {verb} it itself so that its structures are invalidated first: use JemArena.{(verb == "reset" ? "Reset()" : "Dispose()")}.");
+        }
+
+        if (ThreadArenaGuard.WasMovedOnto(arena))
+        {
+            ThrowRefused(target.Name,
+                $"A thread was moved onto arena {arena} (thread.arena): its default allocations, which no flag ties to the arena, and its thread cache may hold memory the {verb} would free under them. Use a JemArena for memory you want to {verb}.");
         }
 
         if (LedgerArenaUse.HasStructuresIn(arena))
