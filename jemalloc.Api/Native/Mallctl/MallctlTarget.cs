@@ -8,8 +8,14 @@ namespace jemalloc;
 internal readonly record struct MallctlTarget(string Name, string Pattern, MallctlCType Type, uint Index)
 {
     /// <summary>Resolves <paramref name="name"/>.</summary>
+    /// <exception cref="MallctlException"><paramref name="name"/> is null (a <see langword="default"/> key, command or MIB), or jemalloc would read it as another key.</exception>
     internal static MallctlTarget Resolve(string name)
     {
+        if (name is null)
+        {
+            throw new MallctlException("This mallctl key has no name: it is a default MallctlKey, MallctlCommand or MallctlMib. Make one from a name (MallctlKeys, new MallctlKey<T>(name), Jem.MallctlNameToMib).");
+        }
+
         string pattern = MallctlCatalog.Normalize(name, out uint index);
         return new(name, pattern, MallctlCatalog.TypeOf(pattern), index);
     }
