@@ -17,9 +17,16 @@ public readonly record struct ArenaKeys(uint Index)
     public MallctlCommand Decay => new($"arena.{Index}.decay");
 
     /// <summary><c>arena.&lt;i&gt;.reset</c>: free everything allocated in the arena (only for arenas made with <c>arenas.create</c>).</summary>
+    /// <remarks>
+    /// Running it throws <see cref="MallctlException"/> for a <see cref="JemArena"/>'s arena, an arena
+    /// holding live structures, and an arena a thread was ever moved onto with <c>thread.arena</c>
+    /// (its default allocations cannot be told apart); structures being allocated in the arena
+    /// meanwhile wait for it.
+    /// </remarks>
     public MallctlCommand Reset => new($"arena.{Index}.reset");
 
     /// <summary><c>arena.&lt;i&gt;.destroy</c>: free everything and remove the arena (only for arenas made with <c>arenas.create</c>).</summary>
+    /// <remarks>Refused with a <see cref="MallctlException"/> in the same cases as <see cref="Reset"/>.</remarks>
     public MallctlCommand Destroy => new($"arena.{Index}.destroy");
 
     /// <summary><c>stats.arenas.&lt;i&gt;.nthreads</c>: threads bound to the arena.</summary>
