@@ -58,8 +58,21 @@ public static class JemBenchConfig
     public static Job OutOfProcessJob(RunSettings settings, string id, string? conf)
     {
         ArgumentNullException.ThrowIfNull(settings);
-        Job job = Shape(Job.Default, settings).WithId(id);
-        return conf is null ? job : job.WithEnvironmentVariables(new EnvironmentVariable(ConfVariable, conf));
+        // The child records its result checks in a file only this job uses; the parent reads it back
+        // after each benchmark (ResultCheckCollector). The hidden test switch is passed on explicitly.
+        string checks = Path.Combine(Path.GetTempPath(), $"jembench-checks-{Environment.ProcessId}-{Guid.NewGuid():N}-{id}.tsv");
+        var variables = new List<EnvironmentVariable> { new(ResultChecks.FileVariable, checks) };
+        if (conf is not null)
+        {
+            variables.Add(new EnvironmentVariable(ConfVariable, conf));
+        }
+
+        if (BrokenResultSwitch.IsOn)
+        {
+            variables.Add(new EnvironmentVariable(BrokenResultSwitch.Variable, "1"));
+        }
+
+        return Shape(Job.Default, settings).WithId(id).WithEnvironmentVariables([.. variables]);
     }
 
     /// <summary>The configuration for <paramref name="jobs"/>, running only benchmarks in one of <paramref name="categories"/> (all when empty).</summary>
@@ -74,6 +87,7 @@ public static class JemBenchConfig
             .AddColumn(CategoriesColumn.Default, PageFaultsColumn.Instance)
             .AddLogger(ConsoleLogger.Default)
             .AddDiagnoser(MemoryDiagnoser.Default, ResourceDiagnoser.Instance)
+            .AddEventProcessor(ResultCheckCollector.Instance)
             .AddValidator(DefaultConfig.Instance.GetValidators().ToArray())
             .AddAnalyser(DefaultConfig.Instance.GetAnalysers().ToArray())
             .AddLogicalGroupRules(BenchmarkLogicalGroupRule.ByCategory, BenchmarkLogicalGroupRule.ByParams)
