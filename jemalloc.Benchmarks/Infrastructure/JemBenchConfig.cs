@@ -35,9 +35,6 @@ namespace jemalloc.Benchmarks.Infrastructure;
 /// </remarks>
 public static class JemBenchConfig
 {
-    /// <summary>The environment variable jemalloc (built with the <c>je_</c> prefix) reads its options from.</summary>
-    public const string ConfVariable = "JE_MALLOC_CONF";
-
     /// <summary>How long one in-process benchmark may run before it is abandoned.</summary>
     private static readonly TimeSpan InProcessTimeout = TimeSpan.FromHours(12);
 
@@ -64,7 +61,7 @@ public static class JemBenchConfig
         var variables = new List<EnvironmentVariable> { new(ResultChecks.FileVariable, checks) };
         if (conf is not null)
         {
-            variables.Add(new EnvironmentVariable(ConfVariable, conf));
+            variables.Add(new EnvironmentVariable(Jem.ConfigurationVariable, conf));
         }
 
         if (BrokenResultSwitch.IsOn)
