@@ -82,6 +82,7 @@ public static class JemBenchConfig
             .AddJob(jobs)
             .AddColumnProvider(DefaultColumnProviders.Instance)
             .AddColumn(CategoriesColumn.Default, PageFaultsColumn.Instance)
+            .AddColumn([.. FragmentationColumns.All])
             .AddLogger(ConsoleLogger.Default)
             .AddDiagnoser(MemoryDiagnoser.Default, ResourceDiagnoser.Instance)
             .AddEventProcessor(ResultCheckCollector.Instance)

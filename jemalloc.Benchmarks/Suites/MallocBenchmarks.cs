@@ -1,6 +1,5 @@
 using System.Diagnostics.CodeAnalysis;
 using System.Runtime;
-using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using BenchmarkDotNet.Attributes;
 using jemalloc.Benchmarks.Infrastructure;
@@ -317,40 +316,53 @@ public unsafe class MallocBenchmarks<T> where T : unmanaged
     [BenchmarkCategory(Categories.Fragment)]
     public long JemFragmentation() => _lastResult = RunPattern(new JemHeap(), fragmenting: true, compact: false);
 
-    /// <summary>
-    /// Checks the last timed operation's count, then runs the pattern once more, sampling the heap
-    /// after every round (<see cref="FragmentationColumns"/>) and checking every element of every
-    /// block still alive at the end.
-    /// </summary>
-    [GlobalCleanup(Targets = [nameof(ManagedNoFragmentation), nameof(ManagedFragmentation), nameof(ManagedFragmentationCompacted), nameof(JemNoFragmentation), nameof(JemFragmentation)])]
-    public void CleanupFragment()
-    {
-        ResultChecks.Equal($"malloc fragment {typeof(T).Name} x{Parameter}", _expected, BrokenResultSwitch.Corrupt(_lastResult), "elements written by the last timed operation");
-    }
+    /// <summary>Checks the last timed operation, then measures the pattern's fragmentation on the managed heap.</summary>
+    [GlobalCleanup(Target = nameof(ManagedNoFragmentation))]
+    public void CleanupManagedNoFragmentation() => CheckAndMeasure(nameof(ManagedNoFragmentation), managed: true, fragmenting: false, compact: false);
 
-    /// <summary>The same pattern, measured: sampled after every round, its surviving blocks checked element by element.</summary>
-    public void MeasureFragmentation(string method, bool managed, bool fragmenting, bool compact)
+    /// <summary>Checks the last timed operation, then measures the pattern's fragmentation on the managed heap.</summary>
+    [GlobalCleanup(Target = nameof(ManagedFragmentation))]
+    public void CleanupManagedFragmentation() => CheckAndMeasure(nameof(ManagedFragmentation), managed: true, fragmenting: true, compact: false);
+
+    /// <summary>Checks the last timed operation, then measures the pattern's fragmentation on the managed heap.</summary>
+    [GlobalCleanup(Target = nameof(ManagedFragmentationCompacted))]
+    public void CleanupManagedFragmentationCompacted() => CheckAndMeasure(nameof(ManagedFragmentationCompacted), managed: true, fragmenting: true, compact: true);
+
+    /// <summary>Checks the last timed operation, then measures the pattern's fragmentation on jemalloc.</summary>
+    [GlobalCleanup(Target = nameof(JemNoFragmentation))]
+    public void CleanupJemNoFragmentation() => CheckAndMeasure(nameof(JemNoFragmentation), managed: false, fragmenting: false, compact: false);
+
+    /// <summary>Checks the last timed operation, then measures the pattern's fragmentation on jemalloc.</summary>
+    [GlobalCleanup(Target = nameof(JemFragmentation))]
+    public void CleanupJemFragmentation() => CheckAndMeasure(nameof(JemFragmentation), managed: false, fragmenting: true, compact: false);
+
+    /// <summary>
+    /// Checks the element count of the last timed operation, then runs the pattern once more,
+    /// sampling the heap after every round (<see cref="FragmentationColumns"/>) and checking every
+    /// element of every block still alive at the end.
+    /// </summary>
+    private void CheckAndMeasure(string method, bool managed, bool fragmenting, bool compact)
     {
+        string name = $"malloc fragment {typeof(T).Name} x{Parameter}: {method}";
+        ResultChecks.Equal(name, _expected, BrokenResultSwitch.Corrupt(_lastResult), "elements written by the last timed operation");
         Collect();
         _sampler = new FragmentationSampler(managed);
-        _keepForCheck = true;
         try
         {
             long written = managed
-                ? RunPattern(new ManagedHeap(), fragmenting, compact)
-                : RunPattern(new JemHeap(), fragmenting, compact);
-            ResultChecks.Equal($"malloc fragment {typeof(T).Name} x{Parameter}", _expected, written, "elements written by the measured operation");
-            FragmentationColumns.Record(method, Parameter, _sampler.Result());
+                ? RunPattern(new ManagedHeap(), fragmenting, compact, name)
+                : RunPattern(new JemHeap(), fragmenting, compact, name);
+            ResultChecks.Equal(name, _expected, written, "elements written by the sampled operation");
+            FragmentationColumns.Record(typeof(MallocBenchmarks<T>), method, Parameter, _sampler.Peak);
         }
         finally
         {
-            _keepForCheck = false;
             _sampler = null;
             Collect();
         }
     }
 
-    private long RunPattern<THeap>(THeap heap, bool fragmenting, bool compact)
+    private long RunPattern<THeap>(THeap heap, bool fragmenting, bool compact, string? checkAs = null)
         where THeap : struct, IBlockHeap
     {
         long total = 0;
@@ -405,9 +417,9 @@ public unsafe class MallocBenchmarks<T> where T : unmanaged
                 sampler?.Sample(LiveBytes(kept));
             }
 
-            if (_keepForCheck)
+            if (checkAs is not null)
             {
-                CheckSurvivors(ref heap, kept);
+                CheckSurvivors(ref heap, kept, checkAs);
             }
         }
         finally
@@ -437,7 +449,7 @@ public unsafe class MallocBenchmarks<T> where T : unmanaged
         return block;
     }
 
-    private void CheckSurvivors<THeap>(ref THeap heap, Block[] kept)
+    private static void CheckSurvivors<THeap>(ref THeap heap, Block[] kept, string name)
         where THeap : struct, IBlockHeap
     {
         bool right = true;
@@ -456,7 +468,7 @@ public unsafe class MallocBenchmarks<T> where T : unmanaged
             }
         }
 
-        ResultChecks.Check($"malloc fragment {typeof(T).Name} x{Parameter}", right && survivors > 0,
+        ResultChecks.Check(name, right && survivors > 0,
             $"every element of the {survivors} blocks alive at the end holds the value written into its block");
     }
 
