@@ -546,8 +546,9 @@ public unsafe class MallocBenchmarks<T> where T : unmanaged
 
     /// <summary>
     /// A full, compacting collection that also gives the freed memory back to the operating system
-    /// (<see cref="GCCollectionMode.Aggressive"/>), so the next benchmark starts without this one's
-    /// garbage: a multi-gigabyte managed array must be gone before a multi-gigabyte native one is made.
+    /// (<see cref="GCCollectionMode.Aggressive"/>), and the same for jemalloc (every arena's unused
+    /// pages purged), so the next benchmark starts without this one's garbage on either heap: a
+    /// multi-gigabyte managed array must be gone before a multi-gigabyte native one is made.
     /// </summary>
     internal static void Collect()
     {
@@ -555,5 +556,6 @@ public unsafe class MallocBenchmarks<T> where T : unmanaged
         GC.Collect(GC.MaxGeneration, GCCollectionMode.Aggressive, blocking: true, compacting: true);
         GC.WaitForPendingFinalizers();
         GC.Collect(GC.MaxGeneration, GCCollectionMode.Aggressive, blocking: true, compacting: true);
+        JemTuning.PurgeAll();
     }
 }
