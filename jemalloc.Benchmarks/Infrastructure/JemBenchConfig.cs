@@ -83,6 +83,7 @@ public static class JemBenchConfig
             .AddColumnProvider(DefaultColumnProviders.Instance)
             .AddColumn(CategoriesColumn.Default, PageFaultsColumn.Instance)
             .AddColumn([.. FragmentationColumns.All])
+            .AddColumn(PerElementColumn.NanosecondsPerElement, PerElementColumn.GigabytesPerSecond)
             .AddLogger(ConsoleLogger.Default)
             .AddDiagnoser(MemoryDiagnoser.Default, ResourceDiagnoser.Instance)
             .AddEventProcessor(ResultCheckCollector.Instance)

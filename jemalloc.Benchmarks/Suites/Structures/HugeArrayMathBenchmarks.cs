@@ -43,6 +43,7 @@ public class HugeArrayMathBenchmarks<T> : StructureMathBenchmarks<T> where T : u
     /// <summary>Multiplies the managed array in place with <see cref="TensorPrimitives"/>, split over all cores.</summary>
     [Benchmark(Description = "Managed array: parallel TensorPrimitives.Multiply")]
     [BenchmarkCategory(Categories.Math)]
+    [ManagedArrayRow]
     public void ParallelMultiplyManaged()
     {
         T[] array = Managed;

@@ -18,6 +18,7 @@ namespace jemalloc.Benchmarks.Suites.Structures;
 /// result, frees the memory and collects, so a managed and a native structure of the run's size are
 /// never alive together.
 /// </remarks>
+[ElementRows]
 public abstract unsafe class StructureBenchmarks<T> where T : unmanaged, IEquatable<T>
 {
     private T[]? _managed;
@@ -53,6 +54,7 @@ public abstract unsafe class StructureBenchmarks<T> where T : unmanaged, IEquata
     /// <summary>Fills the managed array with <see cref="Span{T}.Fill"/>.</summary>
     [Benchmark(Baseline = true, Description = "Managed array: Span<T>.Fill")]
     [BenchmarkCategory(Categories.Fill)]
+    [ManagedArrayRow]
     public void FillManaged() => _managed.AsSpan().Fill(Value);
 
     /// <summary>Checks every element of the managed array and drops it.</summary>
@@ -126,6 +128,7 @@ public abstract unsafe class StructureBenchmarks<T> where T : unmanaged, IEquata
     /// </remarks>
     [Benchmark(Baseline = true, Description = "Managed array: new T[] + Span<T>.Fill")]
     [BenchmarkCategory(Categories.Create, Categories.Fill)]
+    [ManagedArrayRow]
     public void CreateManaged()
     {
         var array = new T[ManagedLength];

@@ -27,6 +27,7 @@ namespace jemalloc.Benchmarks.Suites.Structures;
 /// exact sum. The check after a sum also compares every element with its input value.
 /// </para>
 /// </remarks>
+[ElementRows]
 public abstract class StructureMathBenchmarks<T> where T : unmanaged, INumber<T>
 {
     private T[]? _managed;
@@ -77,6 +78,7 @@ public abstract class StructureMathBenchmarks<T> where T : unmanaged, INumber<T>
     /// <summary>Multiplies the managed array in place with <see cref="TensorPrimitives"/>.</summary>
     [Benchmark(Baseline = true, Description = "Managed array: TensorPrimitives.Multiply")]
     [BenchmarkCategory(Categories.Math)]
+    [ManagedArrayRow]
     public void MultiplyManagedTensor()
     {
         TensorPrimitives.Multiply(Managed, Factor, Managed);
@@ -86,6 +88,7 @@ public abstract class StructureMathBenchmarks<T> where T : unmanaged, INumber<T>
     /// <summary>Multiplies the managed array in place element by element (what the 2018 jembench compared against).</summary>
     [Benchmark(Description = "Managed array: element loop")]
     [BenchmarkCategory(Categories.Math)]
+    [ManagedArrayRow]
     public void MultiplyManagedLoop()
     {
         T[] array = Managed;
@@ -101,6 +104,7 @@ public abstract class StructureMathBenchmarks<T> where T : unmanaged, INumber<T>
     /// <summary>Sums the managed array with <see cref="TensorPrimitives"/>.</summary>
     [Benchmark(Description = "Managed array: TensorPrimitives.Sum")]
     [BenchmarkCategory(Categories.Math)]
+    [ManagedArrayRow]
     public T SumManagedTensor() => _lastSum = TensorPrimitives.Sum<T>(Managed);
 
     /// <summary>Checks and drops the managed array.</summary>
