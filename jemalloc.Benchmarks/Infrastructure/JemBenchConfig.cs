@@ -38,6 +38,9 @@ public static class JemBenchConfig
     /// <summary>How long one in-process benchmark may run before it is abandoned.</summary>
     private static readonly TimeSpan InProcessTimeout = TimeSpan.FromHours(12);
 
+    /// <summary>How long building the generated project of out-of-process jobs may take.</summary>
+    private static readonly TimeSpan OutOfProcessBuildTimeout = TimeSpan.FromMinutes(15);
+
     /// <summary>The job all in-process suites use, shaped by <paramref name="settings"/>.</summary>
     public static Job InProcessJob(RunSettings settings)
     {
@@ -92,7 +95,9 @@ public static class JemBenchConfig
             .AddLogicalGroupRules(BenchmarkLogicalGroupRule.ByCategory, BenchmarkLogicalGroupRule.ByParams)
             .WithOrderer(new DefaultOrderer(SummaryOrderPolicy.Declared, MethodOrderPolicy.Declared))
             .WithSummaryStyle(SummaryStyle.Default.WithMaxParameterColumnWidth(20).WithSizeUnit(SizeUnit.KB))
-            .WithOption(ConfigOptions.DisableLogFile, settings.Quick);
+            .WithOption(ConfigOptions.DisableLogFile, settings.Quick)
+            // Out-of-process jobs build a generated project first; on a busy machine that takes longer than BenchmarkDotNet's default 2 minutes.
+            .WithBuildTimeout(OutOfProcessBuildTimeout);
         if (categories.Count > 0)
         {
             config = config.AddFilter(new AnyCategoriesFilter([.. categories]));
