@@ -59,7 +59,7 @@ public sealed class FragmentationSampler
 
         // Flushes this thread's cache (when it has one) and advances the epoch: the counters are current.
         JemControl.RefreshStatistics();
-        JemallocStatistics stats = Jem.GetStatistics();
+        JemStatistics stats = Jem.GetStatistics();
         return new FragmentationSample(liveBytes, (long)stats.Active, (long)stats.Active - (long)stats.Allocated, (long)stats.Mapped, resident);
     }
 }
