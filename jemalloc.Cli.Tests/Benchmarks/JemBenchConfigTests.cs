@@ -41,21 +41,25 @@ public class JemBenchConfigTests
     }
 
     [Fact]
-    public void An_out_of_process_job_carries_its_jemalloc_configuration_in_the_environment()
+    public void An_out_of_process_job_carries_its_jemalloc_configuration_and_its_own_check_file_in_the_environment()
     {
         Job job = JemBenchConfig.OutOfProcessJob(new RunSettings(), "tuned", AllocTuning.TunedThreadCache);
-        EnvironmentVariable variable = Assert.Single(job.Environment.EnvironmentVariables!);
-        Assert.Equal("JE_MALLOC_CONF", variable.Key);
-        Assert.Equal("tcache_nslots_small_max:2000,tcache_nslots_small_min:1000", variable.Value);
+        var variables = job.Environment.EnvironmentVariables!.ToDictionary(v => v.Key, v => v.Value);
+        Assert.Equal("tcache_nslots_small_max:2000,tcache_nslots_small_min:1000", variables[Jem.ConfigurationVariable]);
+        Assert.EndsWith("-tuned.tsv", variables[ResultChecks.FileVariable], StringComparison.Ordinal);
+        Assert.Equal(2, variables.Count);
         Assert.Equal("tuned", job.Id);
         Assert.Null(job.Infrastructure.Toolchain);
+        Assert.NotEqual(variables[ResultChecks.FileVariable],
+            JemBenchConfig.OutOfProcessJob(new RunSettings(), "tuned", AllocTuning.TunedThreadCache).Environment.EnvironmentVariables!.Single(v => v.Key == ResultChecks.FileVariable).Value);
     }
 
     [Fact]
-    public void An_out_of_process_job_without_configuration_has_no_environment_variables()
+    public void An_out_of_process_job_without_configuration_has_only_its_check_file()
     {
         Job job = JemBenchConfig.OutOfProcessJob(new RunSettings(), "default", null);
-        Assert.True(job.Environment.EnvironmentVariables is null || job.Environment.EnvironmentVariables.Count == 0);
+        EnvironmentVariable variable = Assert.Single(job.Environment.EnvironmentVariables!);
+        Assert.Equal(ResultChecks.FileVariable, variable.Key);
     }
 
     [Fact]

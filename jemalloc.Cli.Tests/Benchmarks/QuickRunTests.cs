@@ -31,6 +31,9 @@ public sealed class QuickRunTests : IDisposable
         Assert.True(ResultChecks.All.Count(c => c.Passed && c.Benchmark.StartsWith(benchmarkPrefix, StringComparison.Ordinal)) >= atLeast,
             $"expected at least {atLeast} passed checks of '{benchmarkPrefix}', got: {string.Join("; ", ResultChecks.All.Select(c => c.Benchmark))}");
 
+    private string ExportedCsv() =>
+        string.Concat(Directory.GetFiles(Path.Combine(_artifacts, "results"), "*.csv").Select(File.ReadAllText));
+
     [Fact]
     public void Malloc_create_and_fill_run_and_check_their_results()
     {
@@ -42,15 +45,21 @@ public sealed class QuickRunTests : IDisposable
     [Fact]
     public void Malloc_fragmentation_runs_every_pattern_and_checks_it()
     {
-        RunQuick("malloc", "--fragment", "-u", "-b", "1");
-        AssertChecked("malloc fragment Byte x1", 5);
+        RunQuick("malloc", "--fragment", "-u", "-b", "2", "-e", "csv");
+        // Per row: the timed operation's count, the sampled operation's count, every element of the surviving blocks.
+        AssertChecked("malloc fragment Byte x2", 15);
+        string csv = ExportedCsv();
+        foreach (FragmentationColumn column in FragmentationColumns.All)
+        {
+            Assert.Contains(column.ColumnName, csv, StringComparison.Ordinal);
+        }
     }
 
     [Fact]
     public void Array_create_fill_and_math_run_and_check_their_results()
     {
         RunQuick("array", "--create", "--fill", "--math", "-l", "-u", "1000");
-        AssertChecked("SafeArray<UInt64> create [1000]", 6);
+        AssertChecked("SafeArray<UInt64> create: ", 6);
         AssertChecked("SafeArray<UInt64> fill", 3);
         AssertChecked("SafeArray<UInt64> math", 7);
     }
@@ -74,7 +83,11 @@ public sealed class QuickRunTests : IDisposable
     [Fact]
     public void Hugearray_create_fill_and_math_run_with_parallel_forms()
     {
-        RunQuick("hugearray", "--create", "--fill", "--math", "-h", "-u", "1000");
+        RunQuick("hugearray", "--create", "--fill", "--math", "-h", "-u", "1000", "-e", "csv");
+        // Managed and native rows may process different element counts: both columns compare equal units of work.
+        string csv = ExportedCsv();
+        Assert.Contains("ns/element", csv, StringComparison.Ordinal);
+        Assert.Contains("GB/s", csv, StringComparison.Ordinal);
         AssertChecked("HugeArray<UInt16> create", 6);
         AssertChecked("HugeArray<UInt16> fill", 3);
         AssertChecked("HugeArray<UInt16> math", 11);

@@ -35,6 +35,15 @@ public class ResultChecksTests
     }
 
     [Fact]
+    public void The_udt_fill_value_is_the_sample_record_with_a_valid_decimal()
+    {
+        Employee value = FillValue.Of<Employee>();
+        Assert.Equal(Employee.Sample, value);
+        Assert.Equal(2131m, value.Salary);
+        Assert.Equal("2131", value.Salary.ToString(System.Globalization.CultureInfo.InvariantCulture));
+    }
+
+    [Fact]
     public void Suite_sizes_refuse_empty_and_non_positive_lists()
     {
         Assert.Throws<ArgumentException>(() => SuiteParameters.Sizes = []);

@@ -24,8 +24,10 @@ public sealed class HugePagesVerbTests : IDisposable
 
         Assert.True(result.ExitCode == Program.ExitSuccess, result.All);
         Assert.Contains("every benchmark ran", result.Output, StringComparison.Ordinal);
-        Assert.Equal(3, ResultChecks.All.Count(c => c.Passed && c.Benchmark == "hugepages create x100003"));
-        Assert.Equal(6, ResultChecks.All.Count(c => c.Passed && c.Benchmark == "hugepages columnar x100003"));
+        // Four create rows (elements created, every element), three columnar rows (two sums, every row of the result).
+        Assert.Equal(8, ResultChecks.All.Count(c => c.Passed && c.Benchmark.StartsWith("hugepages create x100003: ", StringComparison.Ordinal)));
+        Assert.Equal(9, ResultChecks.All.Count(c => c.Passed && c.Benchmark.StartsWith("hugepages columnar x100003: ", StringComparison.Ordinal)));
+        Assert.Contains(ResultChecks.All, c => c.Description.Contains("every one of the 100,003 rows of the result column", StringComparison.Ordinal));
         Assert.Equal(3, ColumnarWorkload.Columns);
     }
 
