@@ -41,11 +41,17 @@ internal static class ArenaAccounts
     /// allocation. The ledger must call <see cref="EndAllocation"/> afterwards, whatever happens.
     /// </summary>
     /// <returns>The account entered, or <see langword="null"/> when the arena has none.</returns>
-    /// <exception cref="ObjectDisposedException">The arena was destroyed.</exception>
+    /// <exception cref="ObjectDisposedException">The arena was destroyed (also when <paramref name="expected"/>, the JemArena the options came from, is no longer the arena at that index).</exception>
     /// <exception cref="ArenaBudgetExceededException">The allocation would exceed the arena's budget.</exception>
-    internal static ArenaAccount? BeginAllocation(nuint size, ref int flags)
+    /// <exception cref="ArgumentException">An arena without account named by the flags was destroyed meanwhile.</exception>
+    internal static ArenaAccount? BeginAllocation(nuint size, ref int flags, ArenaAccount? expected)
     {
         ArenaAccount? account = Find(flags);
+        if (expected is not null && !ReferenceEquals(account, expected))
+        {
+            ThrowOptionsOfDestroyedArena(expected.Index);
+        }
+
         if (account is { IsDestroyed: true } && ArenaExists(account.Index))
         {
             // The destroyed arena's index was reused by an arena made without a JemArena: its
@@ -59,9 +65,17 @@ internal static class ArenaAccounts
             flags = ArenaAccount.WithoutThreadCache(flags);
             account.EnterAndCharge(size, flags);
         }
+        else if (UnownedArenaGate.Applies(account, flags))
+        {
+            UnownedArenaGate.EnterAllocation(((uint)flags >> MallocxFlags.ArenaShift) - 1);
+        }
 
         return account;
     }
+
+    [System.Diagnostics.CodeAnalysis.DoesNotReturn]
+    private static void ThrowOptionsOfDestroyedArena(uint index) =>
+        throw new ObjectDisposedException(nameof(JemArena), $"Arena {index} has been destroyed; these options came from it (JemArena.Options), and its index now belongs to another arena.");
 
     // Reading an arena's decay time fails (EFAULT) exactly when no arena has that index.
     private static unsafe bool ArenaExists(uint index)
@@ -76,6 +90,11 @@ internal static class ArenaAccounts
     {
         if (account is null)
         {
+            if (UnownedArenaGate.Applies(account, flags))
+            {
+                UnownedArenaGate.ExitAllocation();
+            }
+
             return;
         }
 

@@ -54,7 +54,7 @@ public sealed unsafe class JemArena : IDisposable
     /// </param>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="budgetBytes"/> is not positive.</exception>
     /// <exception cref="MallctlException">jemalloc could not create another arena (it has at most 4095); nothing was created or recorded.</exception>
-    /// <exception cref="JemallocLibraryException">The native library could not be loaded.</exception>
+    /// <exception cref="JemLibraryException">The native library could not be loaded.</exception>
     public JemArena(long? budgetBytes = null, bool hugePages = false)
     {
         if (budgetBytes is { } budget)
@@ -117,12 +117,12 @@ public sealed unsafe class JemArena : IDisposable
     /// <c>HugeArray&lt;T&gt;</c> in this arena, counted against its budget and invalidated by its reset.
     /// </summary>
     /// <remarks>
-    /// Options name the arena by index. After <see cref="Dispose"/>, structures created with them
-    /// throw <see cref="ObjectDisposedException"/> until jemalloc reuses the index for a new arena;
-    /// from then on they would be created in the new arena: do not keep options past the arena's life.
+    /// After <see cref="Dispose"/>, structures created with these options throw
+    /// <see cref="ObjectDisposedException"/>, also once jemalloc has given the arena's index to a new
+    /// arena. (Options made by hand from <see cref="Flags"/> name the index only.)
     /// </remarks>
     /// <exception cref="ObjectDisposedException">The arena has been destroyed.</exception>
-    public AllocationOptions Options => new(Flags, HugePages);
+    public AllocationOptions Options => new(Flags, HugePages) { Account = _account };
 
     /// <summary>The arena's dirty page decay time in milliseconds (<c>arena.&lt;i&gt;.dirty_decay_ms</c>): -1 keeps unused dirty pages, 0 purges them at once.</summary>
     /// <exception cref="ArgumentOutOfRangeException">The value is less than -1.</exception>

@@ -53,12 +53,12 @@ public static unsafe partial class AllocationLedger
 
         // Inside the arena's gate from before the allocation until it is recorded, so a reset can
         // neither miss it nor free it before its owner is known.
-        ArenaAccount? account = ArenaAccounts.BeginAllocation(size, ref flags);
+        ArenaAccount? account = ArenaAccounts.BeginAllocation(size, ref flags, options.Account);
         void* memory = null;
         bool recorded = false;
         try
         {
-            memory = NativeAllocator.Allocate(size, flags, hugePages, zero: true);
+            memory = NativeAllocator.Allocate(size, flags, hugePages, zero: true, kind, elementType);
             handle = Register(memory, size, flags, kind, elementType, keyLength, owner);
             recorded = true;
             return memory;

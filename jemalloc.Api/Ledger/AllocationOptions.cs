@@ -1,3 +1,5 @@
+using jemalloc.Arenas;
+
 namespace jemalloc;
 
 /// <summary>
@@ -17,4 +19,8 @@ public readonly record struct AllocationOptions(MallocxFlags Flags, bool HugePag
 
     /// <summary>The default arena, with huge-page backing for allocations of 2 MiB or more.</summary>
     public static AllocationOptions WithHugePages => new(MallocxFlags.None, HugePages: true);
+
+    // The JemArena the options came from (JemArena.Options): options kept past that arena's Dispose
+    // keep throwing even after jemalloc gives its index to a new arena, instead of allocating there.
+    internal ArenaAccount? Account { get; init; }
 }

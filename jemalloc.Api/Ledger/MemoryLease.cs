@@ -15,8 +15,9 @@ namespace jemalloc;
 /// A lease is a <see langword="ref struct"/> and its <see cref="Span"/>, <see cref="AsSpan"/>,
 /// <see cref="GetChunks()"/> and element references are bound to the variable that holds it: the
 /// compiler refuses to let them outlive that variable's scope (return them, store them in a field).
-/// Within the scope, do not use them after calling <see cref="Dispose"/> yourself; with
-/// <see langword="using"/> that cannot happen.
+/// Within the scope, a span or reference taken before you call <see cref="Dispose"/> yourself is not
+/// checked again and must not be used after it (with <see langword="using"/> that cannot happen);
+/// the lease's own members, and a <see cref="ChunkEnumerator"/>'s next step, throw instead.
 /// </para>
 /// <para>
 /// Each lease is counted on its own: <see cref="Dispose"/> closes it exactly once, even through a copy
@@ -126,7 +127,7 @@ public ref struct MemoryLease<T>
     {
         ArgumentOutOfRangeException.ThrowIfNegativeOrZero(maxChunkLength);
         ThrowIfClosed();
-        return new ChunkEnumerator(_pointer, _length, maxChunkLength);
+        return new ChunkEnumerator(_pointer, _length, maxChunkLength, _token);
     }
 
     /// <summary>Closes the lease; later calls, through this or any copy, do nothing.</summary>
@@ -155,14 +156,18 @@ public ref struct MemoryLease<T>
         private readonly T* _pointer;
         private readonly long _length;
         private readonly int _maxChunkLength;
+        // The lease's token: a chunk is never made once the lease is disposed, even by an enumerator
+        // taken before the Dispose.
+        private readonly AllocationHandle _token;
         private long _next;
         private Span<T> _current;
 
-        internal ChunkEnumerator(T* pointer, long length, int maxChunkLength)
+        internal ChunkEnumerator(T* pointer, long length, int maxChunkLength, AllocationHandle token)
         {
             _pointer = pointer;
             _length = length;
             _maxChunkLength = maxChunkLength;
+            _token = token;
         }
 
         /// <summary>The current chunk.</summary>
@@ -175,8 +180,14 @@ public ref struct MemoryLease<T>
         public readonly ChunkEnumerator GetEnumerator() => this;
 
         /// <summary>Moves to the next chunk.</summary>
+        /// <exception cref="ObjectDisposedException">The lease was disposed.</exception>
         public bool MoveNext()
         {
+            if (_token != default && !_token.IsValid)
+            {
+                ThrowHelper.ThrowObjectDisposed(TypeName);
+            }
+
             long remaining = _length - _next;
             if (remaining <= 0)
             {

@@ -60,7 +60,9 @@ public static class JemTuning
 
     /// <summary>
     /// The arena the calling thread allocates in when no arena is named (<c>thread.arena</c>).
-    /// Setting it moves the thread (and its thread cache) to another arena.
+    /// Setting it moves the thread (and its thread cache) to another arena. An arena made with
+    /// <c>arenas.create</c> that a thread was moved onto can no longer be reset or destroyed through
+    /// mallctl: the thread's default allocations there cannot be told apart from the rest.
     /// </summary>
     /// <exception cref="ArgumentOutOfRangeException">The arena index is not below <see cref="ArenaCount"/>.</exception>
     /// <exception cref="InvalidOperationException">

@@ -38,6 +38,9 @@ public static class JemBenchConfig
     /// <summary>How long one in-process benchmark may run before it is abandoned.</summary>
     private static readonly TimeSpan InProcessTimeout = TimeSpan.FromHours(12);
 
+    /// <summary>How long building the generated project of out-of-process jobs may take.</summary>
+    private static readonly TimeSpan OutOfProcessBuildTimeout = TimeSpan.FromMinutes(15);
+
     /// <summary>The job all in-process suites use, shaped by <paramref name="settings"/>.</summary>
     public static Job InProcessJob(RunSettings settings)
     {
@@ -55,8 +58,21 @@ public static class JemBenchConfig
     public static Job OutOfProcessJob(RunSettings settings, string id, string? conf)
     {
         ArgumentNullException.ThrowIfNull(settings);
-        Job job = Shape(Job.Default, settings).WithId(id);
-        return conf is null ? job : job.WithEnvironmentVariables(new EnvironmentVariable(Jem.ConfigurationVariable, conf));
+        // The child records its result checks in a file only this job uses; the parent reads it back
+        // after each benchmark (ResultCheckCollector). The hidden test switch is passed on explicitly.
+        string checks = Path.Combine(Path.GetTempPath(), $"jembench-checks-{Environment.ProcessId}-{Guid.NewGuid():N}-{id}.tsv");
+        var variables = new List<EnvironmentVariable> { new(ResultChecks.FileVariable, checks) };
+        if (conf is not null)
+        {
+            variables.Add(new EnvironmentVariable(Jem.ConfigurationVariable, conf));
+        }
+
+        if (BrokenResultSwitch.IsOn)
+        {
+            variables.Add(new EnvironmentVariable(BrokenResultSwitch.Variable, "1"));
+        }
+
+        return Shape(Job.Default, settings).WithId(id).WithEnvironmentVariables([.. variables]);
     }
 
     /// <summary>The configuration for <paramref name="jobs"/>, running only benchmarks in one of <paramref name="categories"/> (all when empty).</summary>
@@ -69,14 +85,19 @@ public static class JemBenchConfig
             .AddJob(jobs)
             .AddColumnProvider(DefaultColumnProviders.Instance)
             .AddColumn(CategoriesColumn.Default, PageFaultsColumn.Instance)
+            .AddColumn([.. FragmentationColumns.All])
+            .AddColumn(PerElementColumn.NanosecondsPerElement, PerElementColumn.GigabytesPerSecond)
             .AddLogger(ConsoleLogger.Default)
             .AddDiagnoser(MemoryDiagnoser.Default, ResourceDiagnoser.Instance)
+            .AddEventProcessor(ResultCheckCollector.Instance)
             .AddValidator(DefaultConfig.Instance.GetValidators().ToArray())
             .AddAnalyser(DefaultConfig.Instance.GetAnalysers().ToArray())
             .AddLogicalGroupRules(BenchmarkLogicalGroupRule.ByCategory, BenchmarkLogicalGroupRule.ByParams)
             .WithOrderer(new DefaultOrderer(SummaryOrderPolicy.Declared, MethodOrderPolicy.Declared))
             .WithSummaryStyle(SummaryStyle.Default.WithMaxParameterColumnWidth(20).WithSizeUnit(SizeUnit.KB))
-            .WithOption(ConfigOptions.DisableLogFile, settings.Quick);
+            .WithOption(ConfigOptions.DisableLogFile, settings.Quick)
+            // Out-of-process jobs build a generated project first; on a busy machine that takes longer than BenchmarkDotNet's default 2 minutes.
+            .WithBuildTimeout(OutOfProcessBuildTimeout);
         if (categories.Count > 0)
         {
             config = config.AddFilter(new AnyCategoriesFilter([.. categories]));

@@ -18,19 +18,42 @@ public static class SuiteRunner
             throw new ArgumentException("At least one benchmark class is needed.", nameof(benchmarkTypes));
         }
 
-        ResultChecks.Clear();
+        Start();
         var summaries = new List<Summary>();
-        var failures = new List<string>();
         foreach (Type type in benchmarkTypes)
         {
-            Summary summary = BenchmarkRunner.Run(type, config);
-            summaries.Add(summary);
+            summaries.Add(BenchmarkRunner.Run(type, config));
+        }
+
+        return Outcome(summaries);
+    }
+
+    /// <summary>Forgets the result checks made so far, before a run.</summary>
+    public static void Start()
+    {
+        ResultChecks.Clear();
+        ResultCheckCollector.Instance.Clear();
+    }
+
+    /// <summary>
+    /// What the run that produced <paramref name="summaries"/> (under a configuration from
+    /// <see cref="JemBenchConfig.Create"/>) amounts to: every benchmark must have run, made at least
+    /// one result check (in this process or in its own) and passed every check.
+    /// </summary>
+    public static SuiteOutcome Outcome(IReadOnlyList<Summary> summaries)
+    {
+        ArgumentNullException.ThrowIfNull(summaries);
+        var failures = new List<string>();
+        foreach (Summary summary in summaries)
+        {
             failures.AddRange(Failures(summary));
         }
 
-        IReadOnlyList<ResultCheck> checks = ResultChecks.All;
+        IReadOnlyList<ResultCheck> checks = ResultCheckCollector.Instance.All;
         failures.AddRange(checks.Where(check => !check.Passed).Select(check => $"wrong result: {check.Benchmark}: {check.Description}"));
-        return new SuiteOutcome(summaries, checks, failures);
+        SuiteOutcome outcome = new(summaries, checks, failures);
+        ResultCheckCollector.Instance.Clear();
+        return outcome;
     }
 
     private static IEnumerable<string> Failures(Summary summary)
@@ -49,6 +72,13 @@ public static class SuiteRunner
             if (report is null || !report.Success || report.ResultStatistics is null)
             {
                 yield return $"failed or not measured: {benchmark.DisplayInfo}";
+            }
+
+            if (ResultCheckCollector.Instance.ChecksOf(benchmark).Count == 0)
+            {
+                // A benchmark whose result was never checked proves nothing; in its own process, a
+                // check that was made but not received is just as unknown.
+                yield return $"no result check was made: {benchmark.DisplayInfo}";
             }
         }
     }

@@ -1,5 +1,6 @@
 using System.Runtime.InteropServices;
 using BenchmarkDotNet.Attributes;
+using jemalloc.Benchmarks.Infrastructure;
 
 namespace jemalloc.Benchmarks.Interop;
 
@@ -42,9 +43,65 @@ public unsafe class GcTransitionBenchmarks
         _block = Jem.Malloc((nuint)Size);
     }
 
-    /// <summary>Frees the block used by the size queries.</summary>
-    [GlobalCleanup]
-    public void Cleanup() => Jem.Free(_block);
+    /// <summary>Checks a jemalloc allocate-and-free row (it gives back all it takes), then frees the size queries' block.</summary>
+    [GlobalCleanup(Targets = [nameof(MallocFreeLibraryImport), nameof(MallocFreeFunctionPointer), nameof(MallocFreeSuppressed)])]
+    public void CheckJemMallocFree()
+    {
+        try
+        {
+            // The suppressed-transition pointers call the same exports: a block from each is a jemalloc block of at least Size bytes.
+            void* block = _mallocSuppressed((nuint)Size);
+            nuint usable = BrokenResultSwitch.Corrupt(Jem.MallocUsableSize(block));
+            _freeSuppressed(block);
+            string name = $"micro GC transition [{Size} B]: malloc + free";
+            ResultChecks.Check(name, block != null && usable >= (nuint)Size, $"a block holds at least {Size} bytes (usable size {usable})");
+            MicroChecks.FreesEverything(name, MallocFreeLibraryImport);
+            MicroChecks.FreesEverything(name, MallocFreeFunctionPointer);
+            MicroChecks.FreesEverything(name, MallocFreeSuppressed);
+        }
+        finally
+        {
+            Jem.Free(_block);
+        }
+    }
+
+    /// <summary>Checks the glibc row: a block can hold <see cref="Size"/> bytes written and read back.</summary>
+    [GlobalCleanup(Target = nameof(MallocFreeGlibc))]
+    public void CheckGlibc()
+    {
+        try
+        {
+            byte* block = (byte*)NativeMemory.Alloc((nuint)Size);
+            var bytes = new Span<byte>(block, Size);
+            bytes.Fill(0x5A);
+            BrokenResultSwitch.Corrupt(bytes);
+            bool right = block != null && !bytes.ContainsAnyExcept((byte)0x5A);
+            NativeMemory.Free(block);
+            ResultChecks.Check($"micro GC transition [{Size} B]: glibc malloc + free", right, $"a block holds the {Size} bytes written");
+        }
+        finally
+        {
+            Jem.Free(_block);
+        }
+    }
+
+    /// <summary>Checks a size-query row: its total is the block's usable size (<c>je_malloc_usable_size</c>) times the calls, then frees the block.</summary>
+    [GlobalCleanup(Targets = [nameof(SallocxTransition), nameof(SallocxLibrary), nameof(SallocxSuppressed)])]
+    public void CheckSallocx()
+    {
+        try
+        {
+            nuint expected = Jem.MallocUsableSize(_block) * Operations;
+            string name = $"micro GC transition [{Size} B]: sallocx";
+            ResultChecks.Equal(name, expected, BrokenResultSwitch.Corrupt(SallocxTransition()), "the total of the size queries (transition)");
+            ResultChecks.Equal(name, expected, SallocxLibrary(), "the total of the size queries (library)");
+            ResultChecks.Equal(name, expected, SallocxSuppressed(), "the total of the size queries (suppressed)");
+        }
+        finally
+        {
+            Jem.Free(_block);
+        }
+    }
 
     /// <summary>The library's LibraryImport declarations, normal GC transition.</summary>
     [Benchmark(Baseline = true, OperationsPerInvoke = Operations)]

@@ -1,5 +1,6 @@
 using System.Diagnostics.CodeAnalysis;
 using BenchmarkDotNet.Attributes;
+using jemalloc.Benchmarks.Infrastructure;
 
 namespace jemalloc.Benchmarks.Micro;
 
@@ -47,5 +48,63 @@ public unsafe class AllocationBenchmarks
         var array = new byte[Size];
         array[0] = 1;
         return array;
+    }
+
+    /// <summary>Checks the raw pair: a block holds at least the size asked for, and the operation gives back all it takes.</summary>
+    [GlobalCleanup(Target = nameof(MallocFree))]
+    public void CheckMallocFree()
+    {
+        const string name = "micro allocation: je_malloc + je_free";
+        void* memory = Jem.Malloc(Size);
+        nuint usable = BrokenResultSwitch.Corrupt(Jem.MallocUsableSize(memory));
+        Jem.Free(memory);
+        ResultChecks.Check(name, memory != null && usable >= Size, $"the block holds at least {Size} bytes (usable size {usable})");
+        MicroChecks.FreesEverything(name, MallocFree);
+    }
+
+    /// <summary>Checks the zeroing pair: every byte of a block is zero, and the operation gives back all it takes.</summary>
+    [GlobalCleanup(Target = nameof(MallocxZeroSdallocx))]
+    public void CheckMallocxZeroSdallocx()
+    {
+        const string name = "micro allocation: je_mallocx(ZERO) + je_sdallocx";
+        // Dirty a block of the same size class first, so the zeroed one is likely to reuse it.
+        byte* dirty = (byte*)Jem.Malloc(Size);
+        new Span<byte>(dirty, Size).Fill(0xA5);
+        Jem.Free(dirty);
+        byte* memory = (byte*)Jem.Mallocx(Size, MallocxFlags.Zero);
+        var bytes = new Span<byte>(memory, Size);
+        BrokenResultSwitch.Corrupt(bytes);
+        bool zeroed = !bytes.ContainsAnyExcept((byte)0);
+        Jem.Sdallocx(memory, Size, MallocxFlags.Zero);
+        ResultChecks.Check(name, zeroed, $"every byte of a {Size}-byte block is zero");
+        MicroChecks.FreesEverything(name, MallocxZeroSdallocx);
+    }
+
+    /// <summary>Checks the FixedBuffer pair: a new buffer is zeroed and invalid after Free, and the operation gives back all it takes.</summary>
+    [GlobalCleanup(Target = nameof(FixedBufferCreateFree))]
+    public void CheckFixedBufferCreateFree()
+    {
+        const string name = "micro allocation: new FixedBuffer<byte>(64) + Free()";
+        var buffer = new FixedBuffer<byte>(Size);
+        bool zeroed;
+        using (MemoryLease<byte> lease = buffer.Lease())
+        {
+            BrokenResultSwitch.Corrupt(lease.Span);
+            zeroed = lease.Span.Length == Size && !lease.Span.ContainsAnyExcept((byte)0);
+        }
+
+        buffer.Free();
+        ResultChecks.Check(name, zeroed && !buffer.IsValid, $"a new buffer has {Size} zero bytes and is invalid once freed");
+        MicroChecks.FreesEverything(name, FixedBufferCreateFree);
+    }
+
+    /// <summary>Checks the managed row: the array has the size asked for, the byte written and zeros elsewhere.</summary>
+    [GlobalCleanup(Target = nameof(ManagedArray))]
+    public void CheckManagedArray()
+    {
+        byte[] array = ManagedArray();
+        BrokenResultSwitch.Corrupt(array.AsSpan());
+        ResultChecks.Check("micro allocation: new byte[64]", array.Length == Size && array[0] == 1 && !array.AsSpan(1).ContainsAnyExcept((byte)0),
+            $"the array has {Size} bytes, the one written and zeros");
     }
 }

@@ -1,5 +1,6 @@
 using System.Diagnostics.CodeAnalysis;
 using BenchmarkDotNet.Attributes;
+using jemalloc.Benchmarks.Infrastructure;
 
 namespace jemalloc.Benchmarks.Micro;
 
@@ -20,14 +21,40 @@ public class CheckedModeBenchmarks
     [GlobalSetup(Targets = [nameof(SmallChecked), nameof(LargeChecked)])]
     public void CheckedOn() => AllocationLedger.CheckedMode = true;
 
-    /// <summary>Turns checked mode off again, which checks and frees the quarantine.</summary>
-    [GlobalCleanup]
-    public void CheckedOff()
+    /// <summary>Checks the row that ran (the value read back, no use-after-free reported, nothing kept).</summary>
+    [GlobalCleanup(Target = nameof(Small))]
+    public void CheckSmall() => CheckAndTurnOff("64 B", checkedRow: false, () => Small());
+
+    /// <summary>Checks the row that ran, then turns checked mode off, which checks and frees the quarantine.</summary>
+    [GlobalCleanup(Target = nameof(SmallChecked))]
+    public void CheckSmallChecked() => CheckAndTurnOff("64 B, checked mode", checkedRow: true, () => SmallChecked());
+
+    /// <summary>Checks the row that ran (the value read back, no use-after-free reported, nothing kept).</summary>
+    [GlobalCleanup(Target = nameof(Large))]
+    public void CheckLarge() => CheckAndTurnOff("1 MiB", checkedRow: false, () => Large());
+
+    /// <summary>Checks the row that ran, then turns checked mode off, which checks and frees the quarantine.</summary>
+    [GlobalCleanup(Target = nameof(LargeChecked))]
+    public void CheckLargeChecked() => CheckAndTurnOff("1 MiB, checked mode", checkedRow: true, () => LargeChecked());
+
+    private static void CheckAndTurnOff(string row, bool checkedRow, Func<int> operation)
     {
-        AllocationLedger.CheckedMode = false;
-        if (AllocationLedger.UseAfterFreeWritesDetected != 0)
+        string name = $"micro checked mode: create + write + free, {row}";
+        try
         {
-            throw new InvalidOperationException($"checked mode reported {AllocationLedger.UseAfterFreeWritesDetected} use-after-free writes in a benchmark that makes none.");
+            ResultChecks.Equal(name, checkedRow, AllocationLedger.CheckedMode, "checked mode is on exactly for the checked rows");
+            ResultChecks.Equal(name, 7, BrokenResultSwitch.Corrupt(operation()), "the element written, read back");
+        }
+        finally
+        {
+            AllocationLedger.CheckedMode = false;
+        }
+
+        ResultChecks.Equal(name, 0L, AllocationLedger.UseAfterFreeWritesDetected, "use-after-free writes reported by checked mode");
+        if (!checkedRow)
+        {
+            // Checked mode holds freed blocks in quarantine: only the unchecked rows can show that the operation gives back all it takes.
+            MicroChecks.FreesEverything(name, () => operation());
         }
     }
 

@@ -1,5 +1,6 @@
 using System.Diagnostics.CodeAnalysis;
 using BenchmarkDotNet.Attributes;
+using jemalloc.Benchmarks.Infrastructure;
 
 namespace jemalloc.Benchmarks.Micro;
 
@@ -38,13 +39,57 @@ public class IndexerBenchmarks
         }
     }
 
-    /// <summary>Frees the structures.</summary>
+    /// <summary>
+    /// Checks what every row computes (each sum is the exact sum of 0..n-1, wrapped like an
+    /// <see cref="int"/>; after the write rows every element still holds its index), then frees the
+    /// structures. Run after each row, so the row that ran is among the checked ones.
+    /// </summary>
     [GlobalCleanup]
-    public void Cleanup()
+    public void CheckAndFree()
     {
-        _fixedBuffer.Free();
-        _safeArray.Dispose();
-        _hugeArray.Dispose();
+        try
+        {
+            string name = $"micro indexer [{Length}]";
+            int expected = unchecked((int)((long)Length * (Length - 1) / 2));
+            foreach ((string row, Func<int> sum) in new (string, Func<int>)[]
+            {
+                ("Span<int> (native memory) sum", SpanSum), ("Span<int> (managed array) sum", ManagedSpanSum),
+                ("SafeArray<int> lease span sum", SafeArrayLeaseSum), ("FixedBuffer<int> indexer sum", FixedBufferSum),
+                ("SafeArray<int> indexer sum", SafeArraySum), ("HugeArray<int> indexer sum", HugeArraySum),
+            })
+            {
+                ResultChecks.Equal($"{name}: {row}", expected, BrokenResultSwitch.Corrupt(sum()), "the sum of 0..n-1 (wrapping)");
+            }
+
+            CheckIndices($"{name}: FixedBuffer<int> (written by the span and indexer rows)", _fixedBuffer.Lease());
+            CheckIndices($"{name}: SafeArray<int> (written by the lease and indexer rows)", _safeArray.Lease());
+            CheckIndices($"{name}: HugeArray<int> (written by the indexer row)", _hugeArray.Lease());
+        }
+        finally
+        {
+            _fixedBuffer.Free();
+            _safeArray.Dispose();
+            _hugeArray.Dispose();
+        }
+    }
+
+    private static void CheckIndices(string name, MemoryLease<int> lease)
+    {
+        using (lease)
+        {
+            bool right = true;
+            long index = 0;
+            foreach (Span<int> chunk in lease.GetChunks())
+            {
+                BrokenResultSwitch.Corrupt(chunk);
+                for (int i = 0; i < chunk.Length; i++, index++)
+                {
+                    right &= chunk[i] == (int)index;
+                }
+            }
+
+            ResultChecks.Check(name, right, $"every one of the {index:N0} elements holds its index");
+        }
     }
 
     /// <summary>Sums through a span over the FixedBuffer's native memory.</summary>

@@ -1,6 +1,7 @@
 using System.Diagnostics.CodeAnalysis;
 using System.Numerics.Tensors;
 using BenchmarkDotNet.Attributes;
+using jemalloc.Benchmarks.Infrastructure;
 
 namespace jemalloc.Benchmarks.Micro;
 
@@ -36,9 +37,84 @@ public class VectorMultiplyBenchmarks
         _hugeArray.Fill(3);
     }
 
-    /// <summary>Frees the native arrays.</summary>
-    [GlobalCleanup]
-    public void Cleanup()
+    /// <summary>Checks the managed rows: element i is 3i after one operation on 0, 1, 2, ...</summary>
+    [GlobalCleanup(Targets = [nameof(ManagedTensorPrimitives), nameof(ManagedScalarLoop)])]
+    public void CheckManaged()
+    {
+        try
+        {
+            CheckOneOperation("ulong[]", visit => visit(_managed, 0), ManagedTensorPrimitives, ManagedScalarLoop);
+        }
+        finally
+        {
+            FreeNative();
+        }
+    }
+
+    /// <summary>Checks the FixedBuffer row: element i is 3i after one operation on 0, 1, 2, ...</summary>
+    [GlobalCleanup(Target = nameof(FixedBufferVectorMultiply))]
+    public void CheckFixedBuffer() => CheckNative("FixedBuffer<ulong>", () => _fixedBuffer.Lease(), FixedBufferVectorMultiply);
+
+    /// <summary>Checks the SafeArray row: element i is 3i after one operation on 0, 1, 2, ...</summary>
+    [GlobalCleanup(Target = nameof(SafeArrayVectorMultiply))]
+    public void CheckSafeArray() => CheckNative("SafeArray<ulong>", () => _safeArray.Lease(), SafeArrayVectorMultiply);
+
+    /// <summary>Checks the HugeArray rows: element i is 3i after one operation on 0, 1, 2, ...</summary>
+    [GlobalCleanup(Targets = [nameof(HugeArrayVectorMultiply), nameof(HugeArrayParallelVectorMultiply)])]
+    public void CheckHugeArray() => CheckNative("HugeArray<ulong>", () => _hugeArray.Lease(), HugeArrayVectorMultiply, HugeArrayParallelVectorMultiply);
+
+    private void CheckNative(string structure, Func<MemoryLease<ulong>> lease, params Action[] operations)
+    {
+        try
+        {
+            CheckOneOperation(structure, visit =>
+            {
+                using MemoryLease<ulong> held = lease();
+                long start = 0;
+                foreach (Span<ulong> chunk in held.GetChunks())
+                {
+                    visit(chunk, start);
+                    start += chunk.Length;
+                }
+            }, operations);
+        }
+        finally
+        {
+            FreeNative();
+        }
+    }
+
+    /// <summary>For each operation: writes 0, 1, 2, ... into the elements, runs it once and checks that element i is 3i (wrapping).</summary>
+    private void CheckOneOperation(string structure, Action<ChunkVisitor<ulong>> forEachChunk, params Action[] operations)
+    {
+        foreach (Action operation in operations)
+        {
+            forEachChunk((chunk, start) =>
+            {
+                for (int i = 0; i < chunk.Length; i++)
+                {
+                    chunk[i] = (ulong)(start + i);
+                }
+            });
+            operation();
+            bool right = true;
+            long elements = 0;
+            forEachChunk((chunk, start) =>
+            {
+                BrokenResultSwitch.Corrupt(chunk);
+                for (int i = 0; i < chunk.Length; i++)
+                {
+                    right &= chunk[i] == unchecked((ulong)(start + i) * 3);
+                }
+
+                elements += chunk.Length;
+            });
+            ResultChecks.Check($"micro VectorMultiply [{Length}]: {structure}: {operation.Method.Name}", right && elements == Length,
+                $"every one of the {Length:N0} elements i is 3i after one operation");
+        }
+    }
+
+    private void FreeNative()
     {
         _fixedBuffer.Free();
         _safeArray.Dispose();

@@ -141,5 +141,5 @@ public unsafe class AllocBenchmarks
     /// <summary>Checks the last operation's result.</summary>
     [GlobalCleanup]
     public void Cleanup() =>
-        ResultChecks.Equal($"alloc x{Parameter}", _expected, _lastResult, "sum of sizes and bytes written in the last operation");
+        ResultChecks.Equal($"alloc x{Parameter}", _expected, BrokenResultSwitch.Corrupt(_lastResult), "sum of sizes and bytes written in the last operation");
 }

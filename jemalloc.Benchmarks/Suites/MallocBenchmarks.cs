@@ -1,6 +1,5 @@
 using System.Diagnostics.CodeAnalysis;
 using System.Runtime;
-using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using BenchmarkDotNet.Attributes;
 using jemalloc.Benchmarks.Infrastructure;
@@ -12,6 +11,25 @@ namespace jemalloc.Benchmarks.Suites;
 /// against managed arrays of <typeparamref name="T"/>. <c>--create</c> and <c>--fill</c> take element
 /// counts; <c>--fragment</c> takes the number of rounds of the allocation pattern.
 /// </summary>
+/// <remarks>
+/// <para>
+/// <c>--fragment</c>: every round allocates arrays of 128 KiB..240 KiB (all on the Large Object
+/// Heap), keeps some alive for <see cref="KeptRounds"/> rounds and frees the rest, then asks for
+/// blocks a little bigger than the holes it just made; the control pattern makes the same
+/// allocations, of the same sizes, but frees each short-lived block before the next is asked for.
+/// Both sides do the same work: the managed arrays come from
+/// <see cref="GC.AllocateUninitializedArray{T}(int, bool)"/> (not zeroed, like
+/// <see cref="Jem.Malloc"/>) and every element of every block is written, on both sides.
+/// </para>
+/// <para>
+/// Fragmentation itself is measured by running the pattern once more after the timed run and
+/// sampling after every round: the bytes the pattern holds alive, against the heap's footprint
+/// (managed: <see cref="GCMemoryInfo.HeapSizeBytes"/> and <see cref="GCMemoryInfo.FragmentedBytes"/>
+/// as of the most recent collection; jemalloc: <c>stats.active</c>, and <c>stats.active</c> minus
+/// <c>stats.allocated</c>, after an <c>epoch</c> refresh), and the process's resident memory; each
+/// relative to the values just before the pattern started. <see cref="FragmentationColumns"/> shows them.
+/// </para>
+/// </remarks>
 /// <typeparam name="T">The element type.</typeparam>
 public unsafe class MallocBenchmarks<T> where T : unmanaged
 {
@@ -19,7 +37,9 @@ public unsafe class MallocBenchmarks<T> where T : unmanaged
     // Object Heap), keeps some alive for a few rounds and frees the rest, then asks for blocks a
     // little bigger than the holes it just made.
     private const int PerRound = 8;
-    private const int KeptRounds = 4;
+
+    /// <summary>How many rounds a long-lived block stays alive.</summary>
+    public const int KeptRounds = 4;
     private const int BaseBytes = 128 * 1024;
     private const int StepBytes = 16 * 1024;
     private const int CompactEveryRounds = 10;
@@ -28,7 +48,8 @@ public unsafe class MallocBenchmarks<T> where T : unmanaged
     private T* _native;
     private long _expected;
     private long _lastResult;
-    private string _running = "";
+    private bool _keepForCheck;
+    private FragmentationSampler? _sampler;
 
     /// <summary>The sizes given on the command line.</summary>
     [SuppressMessage("Design", "CA1000:Do not declare static members on generic types", Justification = "BenchmarkDotNet reads [ParamsSource] from the benchmark class itself.")]
@@ -46,23 +67,22 @@ public unsafe class MallocBenchmarks<T> where T : unmanaged
 
     // ---------------------------------------------------------------- create
 
-    /// <summary>Sets up nothing: the create benchmarks allocate their own memory.</summary>
-    [GlobalSetup(Targets = [nameof(CreateManaged), nameof(CreateJem), nameof(CreateJemZeroed)])]
-    public void SetupCreate() => _running = "create";
-
-    /// <summary>Allocates a managed array (zeroed by the runtime), writes its ends and drops it.</summary>
-    [Benchmark(Baseline = true, Description = "Create a managed array")]
+    /// <summary>Allocates a managed array (zeroed by the runtime), writes its first and last elements and drops it.</summary>
+    [Benchmark(Baseline = true, Description = "new T[] (zeroed by the runtime), write both ends")]
     [BenchmarkCategory(Categories.Create)]
     public void CreateManaged()
     {
         var array = new T[Length];
         array[0] = Value;
         array[^1] = Value;
-        _lastResult = array.Length;
+        if (_keepForCheck)
+        {
+            _managed = array;
+        }
     }
 
-    /// <summary>Allocates uninitialized memory with <c>je_malloc</c>, writes its ends and frees it.</summary>
-    [Benchmark(Description = "Create with Jem.Malloc (uninitialized)")]
+    /// <summary>Allocates uninitialized memory with <c>je_malloc</c>, writes its first and last elements and frees it.</summary>
+    [Benchmark(Description = "Jem.Malloc (uninitialized), write both ends, Jem.Free")]
     [BenchmarkCategory(Categories.Create)]
     public void CreateJem()
     {
@@ -74,12 +94,17 @@ public unsafe class MallocBenchmarks<T> where T : unmanaged
 
         memory[0] = Value;
         memory[Length - 1] = Value;
-        _lastResult = Length;
+        if (_keepForCheck)
+        {
+            _native = memory;
+            return;
+        }
+
         Jem.Free(memory);
     }
 
-    /// <summary>Allocates zeroed memory (like a managed array) with <c>je_mallocx</c>, writes its ends and frees it.</summary>
-    [Benchmark(Description = "Create with Jem mallocx zeroed (like new T[])")]
+    /// <summary>Allocates zeroed memory (like a managed array) with <c>je_mallocx</c>, writes its first and last elements and frees it.</summary>
+    [Benchmark(Description = "Jem.Mallocx(Zero) (zeroed, like new T[]), write both ends, Jem.Sdallocx")]
     [BenchmarkCategory(Categories.Create)]
     public void CreateJemZeroed()
     {
@@ -91,8 +116,90 @@ public unsafe class MallocBenchmarks<T> where T : unmanaged
 
         memory[0] = Value;
         memory[Length - 1] = Value;
-        _lastResult = Length;
+        if (_keepForCheck)
+        {
+            _native = memory;
+            return;
+        }
+
         Jem.Sdallocx(memory, Bytes, MallocxFlags.Zero);
+    }
+
+    /// <summary>Runs the managed create once more, keeping the array: both ends hold the value, every other element is zero.</summary>
+    [GlobalCleanup(Target = nameof(CreateManaged))]
+    public void CleanupCreateManaged()
+    {
+        KeepingResult(CreateManaged);
+        try
+        {
+            CheckCreated("managed array", _managed.AsSpan(), zeroed: true);
+        }
+        finally
+        {
+            _managed = null;
+            Collect();
+        }
+    }
+
+    /// <summary>Runs the uninitialized create once more, keeping the block: its usable size covers the request and both ends hold the value.</summary>
+    [GlobalCleanup(Target = nameof(CreateJem))]
+    public void CleanupCreateJem()
+    {
+        KeepingResult(CreateJem);
+        try
+        {
+            // The elements between the ends are uninitialized: nothing is promised about them.
+            string name = $"malloc create {typeof(T).Name}[{Parameter}]: Jem.Malloc";
+            ResultChecks.Check(name, Jem.MallocUsableSize(_native) >= Bytes, $"the block holds at least {Bytes:N0} bytes");
+            CheckCreated("Jem.Malloc", new Span<T>(_native, Length), zeroed: false);
+        }
+        finally
+        {
+            Jem.Free(_native);
+            _native = null;
+        }
+    }
+
+    /// <summary>Runs the zeroed create once more, keeping the block: both ends hold the value, every other element is zero.</summary>
+    [GlobalCleanup(Target = nameof(CreateJemZeroed))]
+    public void CleanupCreateJemZeroed()
+    {
+        KeepingResult(CreateJemZeroed);
+        try
+        {
+            CheckCreated("Jem.Mallocx(Zero)", new Span<T>(_native, Length), zeroed: true);
+        }
+        finally
+        {
+            Jem.Free(_native);
+            _native = null;
+        }
+    }
+
+    private void KeepingResult(Action operation)
+    {
+        _keepForCheck = true;
+        try
+        {
+            operation();
+        }
+        finally
+        {
+            _keepForCheck = false;
+        }
+    }
+
+    private void CheckCreated(string what, Span<T> created, bool zeroed)
+    {
+        BrokenResultSwitch.Corrupt(created);
+        string name = $"malloc create {typeof(T).Name}[{Parameter}]: {what}";
+        ResultChecks.Equal(name, Length, created.Length, "elements created");
+        bool endsHoldValue = created[0].Equals(Value) && created[^1].Equals(Value);
+        ResultChecks.Check(name, endsHoldValue, "the first and last elements hold the value written");
+        if (zeroed && created.Length > 2)
+        {
+            ResultChecks.Check(name, !MemoryMarshal.AsBytes(created[1..^1]).ContainsAnyExcept((byte)0), "every other element is zero");
+        }
     }
 
     // ---------------------------------------------------------------- fill
@@ -101,7 +208,6 @@ public unsafe class MallocBenchmarks<T> where T : unmanaged
     [GlobalSetup(Target = nameof(FillManaged))]
     public void SetupFillManaged()
     {
-        _running = "fill";
         _managed = new T[Length];
         _managed.AsSpan().Clear();
     }
@@ -110,7 +216,6 @@ public unsafe class MallocBenchmarks<T> where T : unmanaged
     [GlobalSetup(Targets = [nameof(FillJem), nameof(FillMachineLimit)])]
     public void SetupFillNative()
     {
-        _running = "fill";
         _native = (T*)Jem.Malloc(Bytes);
         if (_native == null)
         {
@@ -140,6 +245,7 @@ public unsafe class MallocBenchmarks<T> where T : unmanaged
     [GlobalCleanup(Target = nameof(FillManaged))]
     public void CleanupFillManaged()
     {
+        BrokenResultSwitch.Corrupt(_managed.AsSpan());
         ResultChecks.Check($"malloc fill {typeof(T).Name}[{Parameter}]", !MemoryMarshal.AsBytes(_managed.AsSpan()).ContainsAnyExcept(FillValue.Pattern),
             "the managed array holds the fill value everywhere");
         _managed = null;
@@ -152,6 +258,7 @@ public unsafe class MallocBenchmarks<T> where T : unmanaged
     {
         try
         {
+            BrokenResultSwitch.Corrupt(new Span<T>(_native, Length));
             bool filled = true;
             for (nuint offset = 0; offset < Bytes && filled; offset += int.MaxValue)
             {
@@ -170,230 +277,278 @@ public unsafe class MallocBenchmarks<T> where T : unmanaged
 
     // ---------------------------------------------------------------- fragment
 
-    /// <summary>Computes the result every pattern must produce.</summary>
+    /// <summary>Computes the elements every pattern writes per operation.</summary>
     [GlobalSetup(Targets = [nameof(ManagedNoFragmentation), nameof(ManagedFragmentation), nameof(ManagedFragmentationCompacted), nameof(JemNoFragmentation), nameof(JemFragmentation)])]
     public void SetupFragment()
     {
-        _running = "fragment";
-        long expected = 0;
-        for (long round = 0; round < Parameter; round++)
+        long perRound = 0;
+        for (int i = 0; i < PerRound; i++)
         {
-            for (int i = 0; i < PerRound; i++)
-            {
-                // Each round makes 3 * PerRound allocations; every one returns its element count.
-                expected += ElementsFor(BaseBytes + (i * StepBytes)) * 2L + ElementsFor(BaseBytes + ((i + 2) * StepBytes));
-            }
+            // Each round makes 3 * PerRound allocations and writes every element of each.
+            perRound += (ElementsFor(BaseBytes + (i * StepBytes)) * 2L) + ElementsFor(BaseBytes + ((i + 2) * StepBytes));
         }
 
-        _expected = expected;
+        _expected = perRound * Parameter;
     }
 
-    /// <summary>The control: the same number of Large Object Heap allocations, all of one size, each fitting the space the last one freed.</summary>
-    [Benchmark(Baseline = true, Description = "LOH pattern that does not fragment")]
+    /// <summary>The control on the managed heap: each short-lived array is dropped before the next is asked for.</summary>
+    [Benchmark(Baseline = true, Description = "Managed (LOH): pattern that does not fragment")]
     [BenchmarkCategory(Categories.Fragment)]
-    public long ManagedNoFragmentation()
-    {
-        long total = 0;
-        var kept = new T[KeptRounds * PerRound][];
-        for (long round = 0; round < Parameter; round++)
-        {
-            for (int i = 0; i < PerRound; i++)
-            {
-                // Same element total as the fragmenting pattern, split into equal blocks.
-                int elements = ElementsFor(BaseBytes + (i * StepBytes));
-                kept[(round % KeptRounds * PerRound) + i] = Touch(new T[elements], ref total);
-                Touch(new T[elements], ref total);
-                Touch(new T[ElementsFor(BaseBytes + ((i + 2) * StepBytes))], ref total);
-            }
-        }
-
-        _lastResult = total;
-        return total;
-    }
+    public long ManagedNoFragmentation() => _lastResult = RunPattern(new ManagedHeap(), fragmenting: false, compact: false);
 
     /// <summary>Long-lived arrays with holes between them, then requests a little bigger than the holes.</summary>
-    [Benchmark(Description = "LOH pattern that fragments")]
+    [Benchmark(Description = "Managed (LOH): pattern that fragments")]
     [BenchmarkCategory(Categories.Fragment)]
-    public long ManagedFragmentation() => _lastResult = ManagedPattern(compact: false);
+    public long ManagedFragmentation() => _lastResult = RunPattern(new ManagedHeap(), fragmenting: true, compact: false);
 
     /// <summary>The fragmenting pattern with a compacting full collection of the Large Object Heap every few rounds.</summary>
-    [Benchmark(Description = "LOH pattern that fragments, with LOH compaction")]
+    [Benchmark(Description = "Managed (LOH): pattern that fragments, LOH compaction every 10 rounds")]
     [BenchmarkCategory(Categories.Fragment)]
-    public long ManagedFragmentationCompacted() => _lastResult = ManagedPattern(compact: true);
+    public long ManagedFragmentationCompacted() => _lastResult = RunPattern(new ManagedHeap(), fragmenting: true, compact: true);
 
-    /// <summary>The control on jemalloc: equal-size blocks, each freed before the next is asked for.</summary>
-    [Benchmark(Description = "jemalloc pattern that does not fragment")]
+    /// <summary>The control on jemalloc.</summary>
+    [Benchmark(Description = "jemalloc: pattern that does not fragment")]
     [BenchmarkCategory(Categories.Fragment)]
-    public long JemNoFragmentation()
-    {
-        long total = 0;
-        var kept = new nint[KeptRounds * PerRound];
-        var keptBytes = new nuint[KeptRounds * PerRound];
-        try
-        {
-            for (long round = 0; round < Parameter; round++)
-            {
-                for (int i = 0; i < PerRound; i++)
-                {
-                    nuint bytes = BytesFor(BaseBytes + (i * StepBytes));
-                    ReplaceKept(kept, keptBytes, (int)(round % KeptRounds * PerRound) + i, bytes, ref total);
-                    FreeNative(AllocateNative(bytes, ref total), bytes);
-                    nuint bigger = BytesFor(BaseBytes + ((i + 2) * StepBytes));
-                    FreeNative(AllocateNative(bigger, ref total), bigger);
-                }
-            }
-        }
-        finally
-        {
-            FreeAllNative(kept, keptBytes);
-        }
-
-        return _lastResult = total;
-    }
+    public long JemNoFragmentation() => _lastResult = RunPattern(new JemHeap(), fragmenting: false, compact: false);
 
     /// <summary>The fragmenting pattern on jemalloc.</summary>
-    [Benchmark(Description = "jemalloc pattern that fragments")]
+    [Benchmark(Description = "jemalloc: pattern that fragments")]
     [BenchmarkCategory(Categories.Fragment)]
-    public long JemFragmentation()
+    public long JemFragmentation() => _lastResult = RunPattern(new JemHeap(), fragmenting: true, compact: false);
+
+    /// <summary>Checks the last timed operation, then measures the pattern's fragmentation on the managed heap.</summary>
+    [GlobalCleanup(Target = nameof(ManagedNoFragmentation))]
+    public void CleanupManagedNoFragmentation() => CheckAndMeasure(nameof(ManagedNoFragmentation), managed: true, fragmenting: false, compact: false);
+
+    /// <summary>Checks the last timed operation, then measures the pattern's fragmentation on the managed heap.</summary>
+    [GlobalCleanup(Target = nameof(ManagedFragmentation))]
+    public void CleanupManagedFragmentation() => CheckAndMeasure(nameof(ManagedFragmentation), managed: true, fragmenting: true, compact: false);
+
+    /// <summary>Checks the last timed operation, then measures the pattern's fragmentation on the managed heap.</summary>
+    [GlobalCleanup(Target = nameof(ManagedFragmentationCompacted))]
+    public void CleanupManagedFragmentationCompacted() => CheckAndMeasure(nameof(ManagedFragmentationCompacted), managed: true, fragmenting: true, compact: true);
+
+    /// <summary>Checks the last timed operation, then measures the pattern's fragmentation on jemalloc.</summary>
+    [GlobalCleanup(Target = nameof(JemNoFragmentation))]
+    public void CleanupJemNoFragmentation() => CheckAndMeasure(nameof(JemNoFragmentation), managed: false, fragmenting: false, compact: false);
+
+    /// <summary>Checks the last timed operation, then measures the pattern's fragmentation on jemalloc.</summary>
+    [GlobalCleanup(Target = nameof(JemFragmentation))]
+    public void CleanupJemFragmentation() => CheckAndMeasure(nameof(JemFragmentation), managed: false, fragmenting: true, compact: false);
+
+    /// <summary>
+    /// Checks the element count of the last timed operation, then runs the pattern once more,
+    /// sampling the heap after every round (<see cref="FragmentationColumns"/>) and checking every
+    /// element of every block still alive at the end.
+    /// </summary>
+    private void CheckAndMeasure(string method, bool managed, bool fragmenting, bool compact)
+    {
+        string name = $"malloc fragment {typeof(T).Name} x{Parameter}: {method}";
+        ResultChecks.Equal(name, _expected, BrokenResultSwitch.Corrupt(_lastResult), "elements written by the last timed operation");
+        Collect();
+        _sampler = new FragmentationSampler(managed);
+        try
+        {
+            long written = managed
+                ? RunPattern(new ManagedHeap(), fragmenting, compact, name)
+                : RunPattern(new JemHeap(), fragmenting, compact, name);
+            ResultChecks.Equal(name, _expected, written, "elements written by the sampled operation");
+            FragmentationColumns.Record(typeof(MallocBenchmarks<T>), method, Parameter, _sampler.Peak);
+        }
+        finally
+        {
+            _sampler = null;
+            Collect();
+        }
+    }
+
+    private long RunPattern<THeap>(THeap heap, bool fragmenting, bool compact, string? checkAs = null)
+        where THeap : struct, IBlockHeap
     {
         long total = 0;
-        var kept = new nint[KeptRounds * PerRound];
-        var keptBytes = new nuint[KeptRounds * PerRound];
-        var holes = new nint[PerRound];
-        var holeBytes = new nuint[PerRound];
+        long sequence = 0;
+        var kept = new Block[KeptRounds * PerRound];
+        var holes = new Block[PerRound];
+        FragmentationSampler? sampler = _sampler;
         try
         {
             for (long round = 0; round < Parameter; round++)
             {
                 for (int i = 0; i < PerRound; i++)
                 {
-                    // Interleave a long-lived block and a short-lived one, so freeing the short-lived ones leaves holes.
-                    nuint bytes = BytesFor(BaseBytes + (i * StepBytes));
-                    ReplaceKept(kept, keptBytes, (int)(round % KeptRounds * PerRound) + i, bytes, ref total);
-                    holes[i] = AllocateNative(bytes, ref total);
-                    holeBytes[i] = bytes;
+                    int elements = ElementsFor(BaseBytes + (i * StepBytes));
+                    ref Block slot = ref kept[(round % KeptRounds * PerRound) + i];
+                    heap.Release(ref slot);
+                    slot = New(ref heap, elements, ref sequence, ref total);
+                    if (fragmenting)
+                    {
+                        // Interleave a long-lived block and a short-lived one, so freeing the short-lived ones leaves holes.
+                        holes[i] = New(ref heap, elements, ref sequence, ref total);
+                    }
+                    else
+                    {
+                        Block shortLived = New(ref heap, elements, ref sequence, ref total);
+                        heap.Release(ref shortLived);
+                        Block bigger = New(ref heap, ElementsFor(BaseBytes + ((i + 2) * StepBytes)), ref sequence, ref total);
+                        heap.Release(ref bigger);
+                    }
                 }
 
-                FreeAllNative(holes, holeBytes);
-
-                for (int i = 0; i < PerRound; i++)
+                if (fragmenting)
                 {
-                    nuint bigger = BytesFor(BaseBytes + ((i + 2) * StepBytes));
-                    FreeNative(AllocateNative(bigger, ref total), bigger);
+                    for (int i = 0; i < PerRound; i++)
+                    {
+                        heap.Release(ref holes[i]);
+                    }
+
+                    for (int i = 0; i < PerRound; i++)
+                    {
+                        Block bigger = New(ref heap, ElementsFor(BaseBytes + ((i + 2) * StepBytes)), ref sequence, ref total);
+                        heap.Release(ref bigger);
+                    }
                 }
+
+                if (compact && round % CompactEveryRounds == CompactEveryRounds - 1)
+                {
+                    GCSettings.LargeObjectHeapCompactionMode = GCLargeObjectHeapCompactionMode.CompactOnce;
+                    GC.Collect();
+                }
+
+                sampler?.Sample(LiveBytes(kept));
+            }
+
+            if (checkAs is not null)
+            {
+                CheckSurvivors(ref heap, kept, checkAs);
             }
         }
         finally
         {
-            FreeAllNative(kept, keptBytes);
-        }
-
-        return _lastResult = total;
-    }
-
-    /// <summary>Checks that the pattern made and touched every allocation.</summary>
-    [GlobalCleanup(Targets = [nameof(ManagedNoFragmentation), nameof(ManagedFragmentation), nameof(ManagedFragmentationCompacted), nameof(JemNoFragmentation), nameof(JemFragmentation)])]
-    public void CleanupFragment()
-    {
-        ResultChecks.Equal($"malloc fragment {typeof(T).Name} x{Parameter}", _expected, _lastResult, "elements allocated and touched by the last operation");
-        Collect();
-    }
-
-    /// <summary>Checks the create benchmarks' last operation.</summary>
-    [GlobalCleanup(Targets = [nameof(CreateManaged), nameof(CreateJem), nameof(CreateJemZeroed)])]
-    public void CleanupCreate()
-    {
-        ResultChecks.Equal($"malloc {_running} {typeof(T).Name}[{Parameter}]", Parameter, _lastResult, "elements created by the last operation");
-        Collect();
-    }
-
-    private long ManagedPattern(bool compact)
-    {
-        long total = 0;
-        var kept = new T[KeptRounds * PerRound][];
-        var holes = new T[PerRound][];
-        for (long round = 0; round < Parameter; round++)
-        {
-            for (int i = 0; i < PerRound; i++)
+            for (int i = 0; i < kept.Length; i++)
             {
-                int elements = ElementsFor(BaseBytes + (i * StepBytes));
-                kept[(round % KeptRounds * PerRound) + i] = Touch(new T[elements], ref total);
-                holes[i] = Touch(new T[elements], ref total);
+                heap.Release(ref kept[i]);
             }
 
-            Array.Clear(holes);
-            for (int i = 0; i < PerRound; i++)
+            for (int i = 0; i < holes.Length; i++)
             {
-                Touch(new T[ElementsFor(BaseBytes + ((i + 2) * StepBytes))], ref total);
-            }
-
-            if (compact && round % CompactEveryRounds == CompactEveryRounds - 1)
-            {
-                GCSettings.LargeObjectHeapCompactionMode = GCLargeObjectHeapCompactionMode.CompactOnce;
-                GC.Collect();
+                heap.Release(ref holes[i]);
             }
         }
 
-        GC.KeepAlive(kept);
         return total;
     }
 
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static T[] Touch(T[] array, ref long total)
+    private static Block New<THeap>(ref THeap heap, int elements, ref long sequence, ref long total)
+        where THeap : struct, IBlockHeap
     {
-        array[0] = Value;
-        array[^1] = Value;
-        total += array.Length;
-        return array;
-    }
-
-    private static nint AllocateNative(nuint bytes, ref long total)
-    {
-        T* memory = (T*)Jem.Malloc(bytes);
-        if (memory == null)
-        {
-            NativeMemoryError.Throw("je_malloc", bytes);
-        }
-
-        long elements = (long)(bytes / (nuint)sizeof(T));
-        memory[0] = Value;
-        memory[elements - 1] = Value;
+        Block block = heap.Allocate(elements);
+        block.Stamp = (byte)((sequence++ % 251) + 1);
+        // Every element written, on both sides: the same work for the managed heap and for jemalloc.
+        MemoryMarshal.AsBytes(heap.Span(block)).Fill(block.Stamp);
         total += elements;
-        return (nint)memory;
+        return block;
     }
 
-    private static void FreeNative(nint memory, nuint bytes)
+    private static void CheckSurvivors<THeap>(ref THeap heap, Block[] kept, string name)
+        where THeap : struct, IBlockHeap
     {
-        if (memory != 0)
+        bool right = true;
+        int survivors = 0;
+        foreach (Block block in kept)
         {
-            Jem.Sdallocx((void*)memory, bytes, 0);
+            if (!block.IsEmpty)
+            {
+                Span<T> elements = heap.Span(block);
+                if (survivors++ == 0)
+                {
+                    BrokenResultSwitch.Corrupt(elements);
+                }
+
+                right &= !MemoryMarshal.AsBytes(elements).ContainsAnyExcept(block.Stamp);
+            }
         }
+
+        ResultChecks.Check(name, right && survivors > 0,
+            $"every element of the {survivors} blocks alive at the end holds the value written into its block");
     }
 
-    // The long-lived blocks form a ring of KeptRounds rounds: a slot's block is freed when the slot comes round again.
-    private static void ReplaceKept(nint[] kept, nuint[] keptBytes, int slot, nuint bytes, ref long total)
+    private static long LiveBytes(Block[] kept)
     {
-        FreeNative(kept[slot], keptBytes[slot]);
-        kept[slot] = AllocateNative(bytes, ref total);
-        keptBytes[slot] = bytes;
-    }
-
-    private static void FreeAllNative(nint[] blocks, nuint[] blockBytes)
-    {
-        for (int i = 0; i < blocks.Length; i++)
+        long live = 0;
+        foreach (Block block in kept)
         {
-            FreeNative(blocks[i], blockBytes[i]);
+            live += block.Elements * (long)sizeof(T);
         }
+
+        return live;
     }
 
     private static int ElementsFor(int bytes) => bytes / sizeof(T);
 
-    private static nuint BytesFor(int bytes) => (nuint)ElementsFor(bytes) * (nuint)sizeof(T);
+    /// <summary>One block of the pattern: a managed array or jemalloc memory, and the byte written into all of it.</summary>
+    private struct Block
+    {
+        public T[]? Array;
+        public T* Pointer;
+        public int Elements;
+        public byte Stamp;
+
+        public readonly bool IsEmpty => Elements == 0;
+    }
+
+    /// <summary>Where the pattern's blocks come from.</summary>
+    private interface IBlockHeap
+    {
+        Block Allocate(int elements);
+
+        Span<T> Span(Block block);
+
+        void Release(ref Block block);
+    }
+
+    /// <summary>Managed arrays, not zeroed (<see cref="GC.AllocateUninitializedArray{T}(int, bool)"/>), released by dropping them.</summary>
+    private readonly struct ManagedHeap : IBlockHeap
+    {
+        public Block Allocate(int elements) => new() { Array = GC.AllocateUninitializedArray<T>(elements), Elements = elements };
+
+        public Span<T> Span(Block block) => block.Array;
+
+        public void Release(ref Block block) => block = default;
+    }
+
+    /// <summary>jemalloc memory, not zeroed (<see cref="Jem.Malloc"/>), released with a sized free.</summary>
+    private readonly struct JemHeap : IBlockHeap
+    {
+        public Block Allocate(int elements)
+        {
+            nuint bytes = (nuint)elements * (nuint)sizeof(T);
+            T* memory = (T*)Jem.Malloc(bytes);
+            if (memory == null)
+            {
+                NativeMemoryError.Throw("je_malloc", bytes);
+            }
+
+            return new Block { Pointer = memory, Elements = elements };
+        }
+
+        public Span<T> Span(Block block) => new(block.Pointer, block.Elements);
+
+        public void Release(ref Block block)
+        {
+            if (block.Pointer != null)
+            {
+                Jem.Sdallocx(block.Pointer, (nuint)block.Elements * (nuint)sizeof(T));
+            }
+
+            block = default;
+        }
+    }
 
     /// <summary>
     /// A full, compacting collection that also gives the freed memory back to the operating system
-    /// (<see cref="GCCollectionMode.Aggressive"/>), so the next benchmark starts without this one's
-    /// garbage: a multi-gigabyte managed array must be gone before a multi-gigabyte native one is made.
+    /// (<see cref="GCCollectionMode.Aggressive"/>), and the same for jemalloc (every arena's unused
+    /// pages purged), so the next benchmark starts without this one's garbage on either heap: a
+    /// multi-gigabyte managed array must be gone before a multi-gigabyte native one is made.
     /// </summary>
     internal static void Collect()
     {
@@ -401,5 +556,6 @@ public unsafe class MallocBenchmarks<T> where T : unmanaged
         GC.Collect(GC.MaxGeneration, GCCollectionMode.Aggressive, blocking: true, compacting: true);
         GC.WaitForPendingFinalizers();
         GC.Collect(GC.MaxGeneration, GCCollectionMode.Aggressive, blocking: true, compacting: true);
+        JemTuning.PurgeAll();
     }
 }

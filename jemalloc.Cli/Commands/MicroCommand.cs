@@ -12,10 +12,13 @@ public static class MicroCommand
     /// <summary>The namespace the micro-benchmarks live in.</summary>
     public const string MicroNamespace = "jemalloc.Benchmarks.Micro";
 
-    /// <summary>The benchmark classes in <see cref="MicroNamespace"/>.</summary>
+    /// <summary>The namespace of the interop micro-benchmarks (how jemalloc is called), also run by <c>micro</c>.</summary>
+    public const string InteropNamespace = "jemalloc.Benchmarks.Interop";
+
+    /// <summary>The benchmark classes in <see cref="MicroNamespace"/> and <see cref="InteropNamespace"/>.</summary>
     public static IReadOnlyList<Type> MicroBenchmarkTypes() =>
         [.. typeof(SuiteRunner).Assembly.GetTypes()
-            .Where(t => t.Namespace == MicroNamespace && t is { IsClass: true, IsAbstract: false, IsGenericTypeDefinition: false } &&
+            .Where(t => t.Namespace is MicroNamespace or InteropNamespace && t is { IsClass: true, IsAbstract: false, IsGenericTypeDefinition: false } &&
                         t.GetMethods().Any(m => m.GetCustomAttribute<BenchmarkAttribute>() is not null))
             .OrderBy(t => t.Name, StringComparer.Ordinal)];
 
@@ -54,16 +57,13 @@ public static class MicroCommand
         }
 
         var config = JemBenchConfig.Create(settings, [], JemBenchConfig.InProcessJob(settings));
-        ResultChecks.Clear();
+        SuiteRunner.Start();
         var summaries = BenchmarkSwitcher.FromTypes([.. types]).Run(["--filter", .. filters], config).ToList();
         if (summaries.Count == 0 || summaries.All(s => s.BenchmarksCases.Length == 0))
         {
             throw new CommandLineException($"micro: no micro-benchmark matches the filter {string.Join(" ", filters)}; 'jembench micro --list' shows them.");
         }
 
-        var failures = summaries.SelectMany(s => s.BenchmarksCases.Where(b => s[b] is not { Success: true, ResultStatistics: not null })
-            .Select(b => $"failed or not measured: {b.DisplayInfo}")).ToList();
-        failures.AddRange(ResultChecks.All.Where(c => !c.Passed).Select(c => $"wrong result: {c.Benchmark}: {c.Description}"));
-        return SuiteCommands.Report(new SuiteOutcome(summaries, ResultChecks.All, failures), output);
+        return SuiteCommands.Report(SuiteRunner.Outcome(summaries), output);
     }
 }

@@ -18,6 +18,7 @@ internal static class LifetimeMisuseScenarios
         all["misuse-two-parties"] = TwoParties;
         all["misuse-count-limits"] = CountLimits;
         all["misuse-reset-while-in-use"] = ResetWhileInUse;
+        all["misuse-chunks-after-lease-dispose"] = ChunksAfterLeaseDispose;
     }
 
     private static void DoubleFree()
@@ -356,5 +357,37 @@ internal static class LifetimeMisuseScenarios
         Check.NoThrow("Reset once released", arena.Reset);
         Check.True(!buffer.IsValid && !array.IsValid, "invalid after Reset");
         Check.NoThrow("Dispose an array the reset invalidated", array.Dispose);
+    }
+
+    // A chunk enumerator taken from a lease, then the lease disposed by hand and the buffer freed:
+    // the enumerator's next step must throw, not make a span over the freed block.
+    private static void ChunksAfterLeaseDispose()
+    {
+        var buffer = new FixedBuffer<int>(100);
+        var victim = new FixedBuffer<int>(100);
+        victim.Fill(42);
+        Exception? caught = null;
+        long touched = 0;
+        MemoryLease<int> lease = buffer.Lease();
+        MemoryLease<int>.ChunkEnumerator chunks = lease.GetChunks(10);
+        lease.Dispose();
+        buffer.Free();
+        try
+        {
+            while (chunks.MoveNext())
+            {
+                chunks.Current.Fill(-1);
+                touched += chunks.Current.Length;
+            }
+        }
+        catch (Exception e)
+        {
+            caught = e;
+        }
+
+        Check.Caught<ObjectDisposedException>("ChunkEnumerator.MoveNext after the lease was disposed", caught);
+        Check.Equal(0L, touched, "elements written through chunks made after the lease was disposed");
+        Check.Equal(42 * 100, victim.VectorSum(), "a live buffer is not written by a stale chunk");
+        victim.Free();
     }
 }

@@ -31,6 +31,82 @@ internal static class MallctlMisuseScenarios
         all["mallctl-arenas-lookup-read"] = () => Refused("Jem.GetMallctl<uint>(\"arenas.lookup\") (no pointer written)", () => Jem.GetMallctl<uint>("arenas.lookup"));
         all["mallctl-tcache-create-command"] = () => Refused("Jem.MallctlCommand(\"tcache.create\")", () => Jem.MallctlCommand("tcache.create"));
         all["mallctl-arenas-lookup-bad-pointer"] = () => Refused("Jem.SetMallctl(\"arenas.lookup\", (nint)1)", () => Jem.SetMallctl("arenas.lookup", (nint)1));
+        all["mallctl-disguised-index-suffix"] = () => DisguisedIndex("arena.{0}x.reset");
+        all["mallctl-disguised-index-sign"] = () => DisguisedIndex("arena.+{0}.reset");
+        all["mallctl-disguised-index-space"] = () => DisguisedIndex("arena. {0}.destroy");
+        all["mallctl-disguised-index-nul"] = () => DisguisedIndex("arena.{0}.reset\0");
+        all["mallctl-thread-arena-unowned-then-reset"] = () => ThreadArenaUnownedThenReset(destroy: false);
+        all["mallctl-thread-arena-unowned-then-destroy"] = () => ThreadArenaUnownedThenReset(destroy: true);
+    }
+
+    // jemalloc reads an index component with strtoumax and ignores what follows the digits, and the
+    // name only up to a NUL: each of these names addresses the JemArena's arena.
+    private static void DisguisedIndex(string format)
+    {
+        var arena = new JemArena();
+        SafeArray<long> array = arena.CreateArray<long>(1000);
+        array.Fill(7);
+        string name = string.Format(System.Globalization.CultureInfo.InvariantCulture, format, arena.Index);
+        string call = $"Jem.MallctlCommand(\"{name.Replace("\0", "\\0", StringComparison.Ordinal)}\")";
+        Check.Throws<MallctlException>(call, () => Jem.MallctlCommand(name));
+        unsafe
+        {
+            Check.Throws<MallctlException>($"raw {call}", () => Jem.Mallctl(name, null, null, null, 0));
+        }
+
+        if (array.IsValid)
+        {
+            SafeArray<long> fresh = arena.CreateArray<long>(1000);
+            fresh.Fill(9);
+            Check.Equal(7L * 1000, array.VectorSum(), $"after {call}: the live array is not aliased by a new one");
+            fresh.Dispose();
+            array.Dispose();
+        }
+
+        try
+        {
+            arena.Dispose();
+        }
+        catch (InvalidOperationException e)
+        {
+            Check.Info($"INFO arena.Dispose: {e.Message}");
+        }
+
+        Churn();
+    }
+
+    // A thread moved onto an arena made with arenas.create allocates default-option structures there,
+    // which no flag ties to the arena: a reset or destroy through mallctl must be refused.
+    private static void ThreadArenaUnownedThenReset(bool destroy)
+    {
+        uint unowned = MallctlKeys.Arenas.Create.Get();
+        uint before = JemTuning.ThreadArena;
+        JemTuning.ThreadArena = unowned;
+        var array = new SafeArray<long>(100);
+        var buffer = new FixedBuffer<int>(50);
+        array.Fill(5);
+        buffer.Fill(3);
+        JemTuning.ThreadArena = before;
+        string call = $"MallctlKeys.Arena(unowned).{(destroy ? "Destroy" : "Reset")}.Run() after thread.arena moved a thread there";
+        Check.Throws<MallctlException>(call, () =>
+        {
+            if (destroy)
+            {
+                MallctlKeys.Arena(unowned).Destroy.Run();
+            }
+            else
+            {
+                MallctlKeys.Arena(unowned).Reset.Run();
+            }
+        });
+        var fresh = new SafeArray<long>(100, new AllocationOptions(MallocxFlags.Arena(unowned)));
+        fresh.Fill(9);
+        Check.Equal(5L * 100, array.VectorSum(), $"after {call}: the default-option array is intact");
+        Check.Equal(3 * 50, buffer.VectorSum(), $"after {call}: the default-option buffer is intact");
+        fresh.Dispose();
+        array.Dispose();
+        buffer.Free();
+        Churn();
     }
 
     private static void Report(string call, Exception e)

@@ -15,6 +15,7 @@ internal static class StaleCopyScenarios
         all["stale-hugearray"] = HugeArrayAfterDispose;
         all["stale-arena-reset"] = () => AfterArena(dispose: false);
         all["stale-arena-dispose"] = () => AfterArena(dispose: true);
+        all["stale-arena-options"] = ArenaOptionsAfterDispose;
     }
 
     internal struct Holder : IEquatable<Holder>
@@ -351,5 +352,25 @@ internal static class StaleCopyScenarios
         {
             thread.Join();
         }
+    }
+
+    // Options kept past their JemArena's Dispose, after jemalloc gave the index to a new JemArena:
+    // they must keep throwing, not create structures in (and charge the budget of) the new arena.
+    private static void ArenaOptionsAfterDispose()
+    {
+        var first = new JemArena();
+        AllocationOptions stale = first.Options;
+        first.Dispose();
+        Check.Throws<ObjectDisposedException>("SafeArray with the options of a disposed arena", () => _ = new SafeArray<int>(10, stale));
+        using var second = new JemArena(budgetBytes: 1 << 20);
+        Check.Info($"INFO first arena {first.Index}, second arena {second.Index}");
+        Check.Equal(first.Index, second.Index, "jemalloc reused the destroyed arena's index (the case under test)");
+        Check.Throws<ObjectDisposedException>("SafeArray with stale options once the index is reused", () => _ = new SafeArray<int>(10, stale));
+        Check.Throws<ObjectDisposedException>("FixedBuffer with stale options once the index is reused", () => _ = new FixedBuffer<int>(10, stale));
+        Check.Throws<ObjectDisposedException>("HugeArray with stale options once the index is reused", () => _ = new HugeArray<int>(10, stale));
+        Check.Equal(0L, second.UsedBytes, "nothing was charged to the new arena");
+        using SafeArray<int> own = new(10, second.Options);
+        own.Fill(1);
+        Check.Equal(10, own.VectorSum(), "the new arena's own options still allocate");
     }
 }

@@ -17,6 +17,7 @@ public sealed class LifetimeMisuseTests
     [InlineData("misuse-default-values")]
     [InlineData("misuse-count-limits")]
     [InlineData("misuse-reset-while-in-use")]
+    [InlineData("misuse-chunks-after-lease-dispose")]
     public void Misuse_throws_and_leaves_the_structure_usable(string scenario) =>
         AdversarialChild.AssertClean(scenario);
 

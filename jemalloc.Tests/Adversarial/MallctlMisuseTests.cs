@@ -28,6 +28,20 @@ public sealed class MallctlMisuseTests
     public void Raw_arena_keys_cannot_free_the_library_structures_under_their_owners(string scenario) =>
         AdversarialChild.AssertClean(scenario);
 
+    [Theory]
+    [InlineData("mallctl-disguised-index-suffix")]
+    [InlineData("mallctl-disguised-index-sign")]
+    [InlineData("mallctl-disguised-index-space")]
+    [InlineData("mallctl-disguised-index-nul")]
+    public void A_name_jemalloc_reads_as_another_key_is_refused(string scenario) =>
+        AdversarialChild.AssertClean(scenario);
+
+    [Theory]
+    [InlineData("mallctl-thread-arena-unowned-then-reset")]
+    [InlineData("mallctl-thread-arena-unowned-then-destroy")]
+    public void An_arena_a_thread_was_moved_onto_is_never_reset_under_its_default_structures(string scenario) =>
+        AdversarialChild.AssertClean(scenario);
+
     [Fact]
     public void Bad_keys_and_types_throw_MallctlException() =>
         AdversarialChild.AssertClean("mallctl-bad-keys");

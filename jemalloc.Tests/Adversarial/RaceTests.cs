@@ -30,6 +30,10 @@ public sealed class RaceTests
         AdversarialChild.AssertClean(scenario);
 
     [Fact]
+    public void A_mallctl_reset_of_an_unowned_arena_never_frees_a_structure_allocated_meanwhile() =>
+        AdversarialChild.AssertClean("race-unowned-arena-reset-vs-allocation");
+
+    [Fact]
     public void A_racy_copy_of_a_FixedBuffer_is_always_one_whole_buffer() =>
         AdversarialChild.AssertClean("race-fixedbuffer-copies");
 

@@ -15,6 +15,7 @@ public sealed class StaleCopyTests
     [InlineData("stale-hugearray")]
     [InlineData("stale-arena-reset")]
     [InlineData("stale-arena-dispose")]
+    [InlineData("stale-arena-options")]
     public void Every_member_of_a_stale_structure_throws_ObjectDisposedException(string scenario) =>
         AdversarialChild.AssertClean(scenario);
 }

@@ -236,4 +236,46 @@ public sealed class MallctlPolicyTests
         Assert.Throws<ArgumentException>(() => purge.WithIndex(0, 1));
         purge.WithIndex(1, 0).Run();
     }
+
+    [Fact]
+    public void Default_keys_commands_and_mibs_throw_MallctlException_saying_they_have_no_name()
+    {
+        foreach (Action call in new Action[]
+        {
+            () => default(MallctlMib<uint>).Get(),
+            () => default(MallctlMib<uint>).Run(),
+            () => default(MallctlKey<ulong>).Get(),
+            () => default(MallctlKey<string>).Get(),
+            () => default(MallctlKey<uint>).Set(1),
+            () => default(MallctlCommand).Run(),
+        })
+        {
+            MallctlException e = Assert.Throws<MallctlException>(call);
+            Assert.Contains("has no name", e.Message, StringComparison.Ordinal);
+        }
+    }
+
+    [Theory]
+    [InlineData("arena.0x.purge")]
+    [InlineData("arena.+0.purge")]
+    [InlineData("arena.-0.purge")]
+    [InlineData("arena. 0.purge")]
+    [InlineData("arena.\t0.purge")]
+    [InlineData("stats.arenas.0abc.pactive")]
+    public void A_component_jemalloc_would_read_as_a_number_must_be_plain_digits(string name)
+    {
+        string key = name.Replace("\\t", "\t", StringComparison.Ordinal);
+        MallctlException e = Assert.Throws<MallctlException>(() => Jem.MallctlCommand(key));
+        Assert.Contains("not a plain decimal number", e.Message, StringComparison.Ordinal);
+        Assert.Throws<MallctlException>(() => Jem.GetMallctl<nuint>(key));
+        Jem.MallctlCommand("arena.0.purge");
+        Jem.MallctlCommand("arena.000.purge"); // leading zeros are still a plain number
+    }
+
+    [Fact]
+    public void A_name_with_a_NUL_is_refused()
+    {
+        MallctlException e = Assert.Throws<MallctlException>(() => Jem.MallctlCommand("arena.0.purge\0arena.0.reset"));
+        Assert.Contains("NUL", e.Message, StringComparison.Ordinal);
+    }
 }

@@ -174,6 +174,53 @@ public static unsafe class ColumnarWorkload
         return total;
     }
 
+    /// <summary>
+    /// Whether every row of <paramref name="result"/> holds the sum (wrapping) of that row of the
+    /// <paramref name="columns"/> columns <see cref="Run"/> fills: the numbers are generated again
+    /// here, so the whole result is checked, not only its total.
+    /// </summary>
+    public static bool ResultIsRight(ReadOnlySpan<ulong> result, long firstRow, int columns)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegative(firstRow);
+        // The generator runs a vector of rows at a time: start from the vector holding firstRow.
+        int width = Vector<ulong>.Count;
+        var states = new Vector<ulong>[columns];
+        for (int c = 0; c < columns; c++)
+        {
+            states[c] = SeedLanes((ulong)c + 1);
+            for (long step = 0; step < firstRow / width; step++)
+            {
+                states[c] = Step(states[c]);
+            }
+        }
+
+        int lane = (int)(firstRow % width);
+        Vector<ulong> expected = Vector<ulong>.Zero;
+        bool right = true;
+        for (int i = 0; i < result.Length; i++)
+        {
+            if (i == 0 || lane == width)
+            {
+                if (lane == width)
+                {
+                    lane = 0;
+                }
+
+                expected = Vector<ulong>.Zero;
+                for (int c = 0; c < columns; c++)
+                {
+                    states[c] = Step(states[c]);
+                    expected += states[c];
+                }
+            }
+
+            right &= result[i] == expected[lane];
+            lane++;
+        }
+
+        return right;
+    }
+
     private static Vector<ulong> Step(Vector<ulong> x)
     {
         x ^= Vector.ShiftLeft(x, 13);

@@ -23,8 +23,17 @@ namespace jemalloc.Benchmarks.Suites.HugePages;
 /// <para>
 /// The jemalloc arenas purge at once (decay 0), so each operation gets fresh pages from the kernel,
 /// as the first allocation of a big array in a process does. The managed heap keeps and reuses the
-/// memory it got (a full collection runs between iterations), so its operations mostly touch memory
-/// already faulted in: compare the page-fault column.
+/// memory it got (a full collection runs between iterations), so two managed create rows are shown:
+/// the baseline gives the heap's free memory back to the system before each operation (an
+/// aggressive collection, outside the timed region) and allocates a zeroed <c>new ulong[]</c>, like
+/// for like with the jemalloc rows; the other allocates uninitialized memory the heap already
+/// faulted in, which pays neither page faults nor zeroing. The page-fault column shows which pays
+/// what. The columnar rows allocate uninitialized pinned managed arrays.
+/// </para>
+/// <para>
+/// Every result is checked after the timed run: each create runs once more and every element it
+/// created must hold the fill value; each columnar workload's sums must be exact, and it runs once
+/// more with every row of its result column recomputed and compared.
 /// </para>
 /// </remarks>
 [SuppressMessage("Design", "CA1001:Types that own disposable fields should be disposable", Justification = "BenchmarkDotNet frees benchmark state in [GlobalCleanup], which disposes it.")]
@@ -38,7 +47,10 @@ public unsafe class HugePagesBenchmarks
     private JemArena? _smallPages;
     private JemArena? _hugePages;
     private ulong _expectedTotal;
-    private ulong _lastCreate;
+    private bool _checking;
+    private bool _createdRight;
+    private long _createdElements;
+    private bool _columnarRight;
     private (ulong Vertical, ulong Horizontal) _lastColumnar;
     private long _faults;
     private long _operations;
@@ -51,7 +63,7 @@ public unsafe class HugePagesBenchmarks
     public long Parameter { get; set; }
 
     /// <summary>Creates the two arenas (4 KiB and huge pages, budgeted, purging at once).</summary>
-    [GlobalSetup(Targets = [nameof(CreateManaged), nameof(CreateSmallPages), nameof(CreateHugePages)])]
+    [GlobalSetup(Targets = [nameof(CreateManagedFresh), nameof(CreateManagedReused), nameof(CreateSmallPages), nameof(CreateHugePages)])]
     public void SetupCreate()
     {
         _smallPages = NewArena(hugePages: false);
@@ -66,26 +78,58 @@ public unsafe class HugePagesBenchmarks
         _expectedTotal = ColumnarWorkload.ExpectedTotal(Parameter, ColumnarWorkload.Columns);
     }
 
-    /// <summary>A managed array, as big arrays are usually made.</summary>
-    [Benchmark(Baseline = true, Description = "ulong[] + Fill")]
+    /// <summary>
+    /// Gives the managed heap's free memory back to the system before each managed create on fresh
+    /// pages, so that row, like the jemalloc rows (whose arenas purge at once), faults in new pages.
+    /// </summary>
+    [IterationSetup(Target = nameof(CreateManagedFresh))]
+    public void ReleaseManagedMemory() => MallocBenchmarks<byte>.Collect();
+
+    /// <summary>
+    /// A full collection before each reused-memory managed create, which keeps the memory it frees
+    /// for reuse (every create row has an iteration setup, so all run one operation per iteration).
+    /// </summary>
+    [IterationSetup(Target = nameof(CreateManagedReused))]
+    public void CollectKeepingMemory() => GC.Collect();
+
+    /// <summary>Purges every jemalloc arena before each jemalloc create (their decay of 0 already does; this makes it certain).</summary>
+    [IterationSetup(Targets = [nameof(CreateSmallPages), nameof(CreateHugePages)])]
+    public void PurgeArenas() => JemTuning.PurgeAll();
+
+    /// <summary>A zeroed managed array on memory the heap got back from the system just before, filled.</summary>
+    [Benchmark(Baseline = true, Description = "new ulong[] on fresh pages (heap memory given back first) + Fill")]
     [BenchmarkCategory(Categories.Create)]
-    public ulong CreateManaged()
+    public ulong CreateManagedFresh()
+    {
+        long faults = ThreadPageFaults.Read();
+        ulong[] array = new ulong[checked((int)Parameter)];
+        array.AsSpan().Fill(FillValue);
+        Count(faults);
+        return CheckCreated(array);
+    }
+
+    /// <summary>
+    /// An uninitialized managed array, filled: the heap reuses memory it already faulted in (a full
+    /// collection runs between iterations) and does not zero it. Cheaper work than the other rows.
+    /// </summary>
+    [Benchmark(Description = "GC.AllocateUninitializedArray<ulong> on reused heap memory (not zeroed) + Fill")]
+    [BenchmarkCategory(Categories.Create)]
+    public ulong CreateManagedReused()
     {
         long faults = ThreadPageFaults.Read();
         ulong[] array = GC.AllocateUninitializedArray<ulong>(checked((int)Parameter));
         array.AsSpan().Fill(FillValue);
-        _lastCreate = array[0] + array[^1];
         Count(faults);
-        return _lastCreate;
+        return CheckCreated(array);
     }
 
     /// <summary>A HugeArray on 4 KiB pages.</summary>
-    [Benchmark(Description = "HugeArray<ulong> 4 KiB pages + Fill")]
+    [Benchmark(Description = "new HugeArray<ulong> on fresh 4 KiB pages (arena purged) + Fill")]
     [BenchmarkCategory(Categories.Create)]
     public ulong CreateSmallPages() => CreateAndFill(_smallPages!);
 
     /// <summary>A HugeArray on transparent huge pages.</summary>
-    [Benchmark(Description = "HugeArray<ulong> huge pages + Fill")]
+    [Benchmark(Description = "new HugeArray<ulong> on fresh huge pages (arena purged) + Fill")]
     [BenchmarkCategory(Categories.Create)]
     public ulong CreateHugePages() => CreateAndFill(_hugePages!);
 
@@ -106,6 +150,7 @@ public unsafe class HugePagesBenchmarks
 
         ulong[] result = GC.AllocateUninitializedArray<ulong>(rows, pinned: true);
         _lastColumnar = ColumnarWorkload.Run(columns, (ulong*)Unsafe.AsPointer(ref result[0]), rows);
+        CheckColumnarResult(result, 0);
         GC.KeepAlive(arrays);
         GC.KeepAlive(result);
         Count(faults);
@@ -122,9 +167,54 @@ public unsafe class HugePagesBenchmarks
     [BenchmarkCategory(ColumnarCategory)]
     public ulong ColumnarHugePages() => Columnar(_hugePages!);
 
-    /// <summary>Checks the last operation's result and destroys the arenas.</summary>
-    [GlobalCleanup]
-    public void Cleanup()
+    /// <summary>Runs the create once more, checking every element it created, then destroys the arenas.</summary>
+    [GlobalCleanup(Target = nameof(CreateManagedFresh))]
+    public void CleanupCreateManagedFresh() => CheckCreate(CreateManagedFresh);
+
+    /// <summary>Runs the create once more, checking every element it created, then destroys the arenas.</summary>
+    [GlobalCleanup(Target = nameof(CreateManagedReused))]
+    public void CleanupCreateManagedReused() => CheckCreate(CreateManagedReused);
+
+    /// <summary>Runs the create once more, checking every element it created, then destroys the arenas.</summary>
+    [GlobalCleanup(Target = nameof(CreateSmallPages))]
+    public void CleanupCreateSmallPages() => CheckCreate(CreateSmallPages);
+
+    /// <summary>Runs the create once more, checking every element it created, then destroys the arenas.</summary>
+    [GlobalCleanup(Target = nameof(CreateHugePages))]
+    public void CleanupCreateHugePages() => CheckCreate(CreateHugePages);
+
+    /// <summary>Checks the last timed run's sums, runs the workload once more checking every row of its result, then destroys the arenas.</summary>
+    [GlobalCleanup(Target = nameof(ColumnarManaged))]
+    public void CleanupColumnarManaged() => CheckColumnar(ColumnarManaged);
+
+    /// <summary>Checks the last timed run's sums, runs the workload once more checking every row of its result, then destroys the arenas.</summary>
+    [GlobalCleanup(Target = nameof(ColumnarSmallPages))]
+    public void CleanupColumnarSmallPages() => CheckColumnar(ColumnarSmallPages);
+
+    /// <summary>Checks the last timed run's sums, runs the workload once more checking every row of its result, then destroys the arenas.</summary>
+    [GlobalCleanup(Target = nameof(ColumnarHugePages))]
+    public void CleanupColumnarHugePages() => CheckColumnar(ColumnarHugePages);
+
+    private void CheckCreate(Func<ulong> create) => CheckAndDestroy(() =>
+    {
+        string name = $"hugepages create x{Parameter}: {create.Method.Name}";
+        _createdRight = true;
+        _createdElements = 0;
+        ResultChecks.Equal(name, (ulong)Parameter, create(), "elements created");
+        ResultChecks.Check(name, _createdRight && _createdElements == Parameter, $"every one of the {Parameter:N0} elements holds the fill value");
+    });
+
+    private void CheckColumnar(Func<ulong> columnar) => CheckAndDestroy(() =>
+    {
+        string name = $"hugepages columnar x{Parameter}: {columnar.Method.Name}";
+        ResultChecks.Equal(name, _expectedTotal, BrokenResultSwitch.Corrupt(_lastColumnar.Vertical), "sum of the vertical sums (last timed operation)");
+        ResultChecks.Equal(name, _expectedTotal, _lastColumnar.Horizontal, "sum of the horizontal sums (last timed operation)");
+        _columnarRight = true;
+        columnar();
+        ResultChecks.Check(name, _columnarRight, $"every one of the {Parameter:N0} rows of the result column is the sum of its row");
+    });
+
+    private void CheckAndDestroy(Action check)
     {
         if (ThreadPageFaults.IsSupported && _operations > 0)
         {
@@ -134,22 +224,15 @@ public unsafe class HugePagesBenchmarks
 
         _faults = 0;
         _operations = 0;
+        _checking = true;
         try
         {
-            if (_lastColumnar != default)
-            {
-                ResultChecks.Equal($"hugepages columnar x{Parameter}", _expectedTotal, _lastColumnar.Vertical, "sum of the vertical sums");
-                ResultChecks.Equal($"hugepages columnar x{Parameter}", _expectedTotal, _lastColumnar.Horizontal, "sum of the horizontal sums");
-            }
-            else
-            {
-                ResultChecks.Equal($"hugepages create x{Parameter}", FillValue * 2, _lastCreate, "first plus last element");
-            }
+            check();
         }
         finally
         {
+            _checking = false;
             _lastColumnar = default;
-            _lastCreate = 0;
             _smallPages?.Dispose();
             _hugePages?.Dispose();
         }
@@ -161,14 +244,46 @@ public unsafe class HugePagesBenchmarks
     private ulong CreateAndFill(JemArena arena)
     {
         long faults = ThreadPageFaults.Read();
+        ulong checksum;
         using (HugeArray<ulong> array = arena.CreateHugeArray<ulong>(Parameter))
         {
             array.Fill(FillValue);
-            _lastCreate = array[0] + array[array.Length - 1];
+            Count(faults);
+            using MemoryLease<ulong> lease = array.Lease();
+            checksum = 0;
+            foreach (Span<ulong> chunk in lease.GetChunks())
+            {
+                checksum += CheckCreated(chunk);
+            }
         }
 
-        Count(faults);
-        return _lastCreate;
+        return checksum;
+    }
+
+    /// <summary>
+    /// In the pass after the timed run (<see cref="_checking"/>), records whether every element of
+    /// <paramref name="created"/> holds the fill value; the elements are counted either way.
+    /// </summary>
+    private ulong CheckCreated(Span<ulong> created)
+    {
+        if (_checking)
+        {
+            BrokenResultSwitch.Corrupt(created);
+            _createdRight &= !created.ContainsAnyExcept(FillValue);
+            _createdElements += created.Length;
+        }
+
+        return (ulong)created.Length;
+    }
+
+    /// <summary>In the pass after the timed run, records whether every row of the result column from <paramref name="firstRow"/> on is right.</summary>
+    private void CheckColumnarResult(Span<ulong> result, long firstRow)
+    {
+        if (_checking)
+        {
+            BrokenResultSwitch.Corrupt(result);
+            _columnarRight &= ColumnarWorkload.ResultIsRight(result, firstRow, ColumnarWorkload.Columns);
+        }
     }
 
     private void Count(long faultsBefore)
@@ -193,6 +308,17 @@ public unsafe class HugePagesBenchmarks
         }
 
         _lastColumnar = ColumnarWorkload.Run(columns, (ulong*)arrays[^1].Pointer, Parameter);
+        if (_checking)
+        {
+            using MemoryLease<ulong> lease = arrays[^1].Lease();
+            long row = 0;
+            foreach (Span<ulong> chunk in lease.GetChunks())
+            {
+                CheckColumnarResult(chunk, row);
+                row += chunk.Length;
+            }
+        }
+
         // One reset frees every column; disposing the invalidated arrays afterwards frees nothing.
         arena.Reset();
         foreach (HugeArray<ulong> array in arrays)

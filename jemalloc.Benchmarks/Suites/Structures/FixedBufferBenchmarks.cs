@@ -46,23 +46,25 @@ public unsafe class FixedBufferBenchmarks<T> : StructureBenchmarks<T> where T : 
     }
 
     /// <inheritdoc/>
-    protected override bool NativeAllEqual(T value)
+    protected override void ForEachNativeChunk(ChunkVisitor<T> visit)
     {
-        using MemoryLease<T> lease = _buffer.Lease();
-        return !lease.Span.ContainsAnyExcept(value);
+        if (_buffer.IsValid)
+        {
+            using MemoryLease<T> lease = _buffer.Lease();
+            visit(lease.Span, 0);
+        }
     }
 
     private void CreateAndFill(AllocationOptions options)
     {
         var buffer = new FixedBuffer<T>(checked((int)Parameter), options);
-        try
+        buffer.Fill(Value);
+        if (KeepCreated)
         {
-            buffer.Fill(Value);
-            Observe(buffer[0], buffer[buffer.Length - 1], buffer.Length);
+            _buffer = buffer;
+            return;
         }
-        finally
-        {
-            buffer.Free();
-        }
+
+        buffer.Free();
     }
 }

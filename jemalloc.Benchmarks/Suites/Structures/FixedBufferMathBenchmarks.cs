@@ -46,9 +46,12 @@ public class FixedBufferMathBenchmarks<T> : StructureMathBenchmarks<T> where T :
     }
 
     /// <inheritdoc/>
-    protected override bool NativeAllEqual(T value)
+    protected override void ForEachNativeChunk(ChunkVisitor<T> visit)
     {
-        using MemoryLease<T> lease = _buffer.Lease();
-        return !lease.Span.ContainsAnyExcept(value);
+        if (_buffer.IsValid)
+        {
+            using MemoryLease<T> lease = _buffer.Lease();
+            visit(lease.Span, 0);
+        }
     }
 }

@@ -51,12 +51,32 @@ public unsafe class HugeArrayBenchmarks<T> : StructureBenchmarks<T> where T : un
     }
 
     /// <inheritdoc/>
-    protected override bool NativeAllEqual(T value) => AllEqual((T*)_array!.Pointer, _array.Length, value);
+    protected override void ForEachNativeChunk(ChunkVisitor<T> visit)
+    {
+        if (_array is null)
+        {
+            return;
+        }
+
+        using MemoryLease<T> lease = _array.Lease();
+        long start = 0;
+        foreach (Span<T> chunk in lease.GetChunks())
+        {
+            visit(chunk, start);
+            start += chunk.Length;
+        }
+    }
 
     private void CreateAndFill(AllocationOptions options)
     {
-        using var array = new HugeArray<T>(Parameter, options);
+        var array = new HugeArray<T>(Parameter, options);
         array.Fill(Value);
-        Observe(array[0], array[array.Length - 1], array.Length);
+        if (KeepCreated)
+        {
+            _array = array;
+            return;
+        }
+
+        array.Dispose();
     }
 }

@@ -43,6 +43,7 @@ public class HugeArrayMathBenchmarks<T> : StructureMathBenchmarks<T> where T : u
     /// <summary>Multiplies the managed array in place with <see cref="TensorPrimitives"/>, split over all cores.</summary>
     [Benchmark(Description = "Managed array: parallel TensorPrimitives.Multiply")]
     [BenchmarkCategory(Categories.Math)]
+    [ManagedArrayRow]
     public void ParallelMultiplyManaged()
     {
         T[] array = Managed;
@@ -76,9 +77,13 @@ public class HugeArrayMathBenchmarks<T> : StructureMathBenchmarks<T> where T : u
     [GlobalCleanup(Target = nameof(ParallelMultiplyManaged))]
     public void CleanupParallelManaged() => CleanupManaged();
 
-    /// <summary>Creates the HugeArray for the parallel benchmarks.</summary>
-    [GlobalSetup(Targets = [nameof(ParallelMultiplyNative), nameof(ParallelSumNative)])]
+    /// <summary>Creates the HugeArray for the parallel multiplication.</summary>
+    [GlobalSetup(Target = nameof(ParallelMultiplyNative))]
     public void SetupParallelNative() => SetupNative();
+
+    /// <summary>Creates the HugeArray for the parallel sum.</summary>
+    [GlobalSetup(Target = nameof(ParallelSumNative))]
+    public void SetupParallelNativeSum() => SetupNativeSum();
 
     /// <summary>Checks and frees the HugeArray.</summary>
     [GlobalCleanup(Targets = [nameof(ParallelMultiplyNative), nameof(ParallelSumNative)])]
@@ -99,17 +104,19 @@ public class HugeArrayMathBenchmarks<T> : StructureMathBenchmarks<T> where T : u
     }
 
     /// <inheritdoc/>
-    protected override unsafe bool NativeAllEqual(T value)
+    protected override void ForEachNativeChunk(ChunkVisitor<T> visit)
     {
-        using MemoryLease<T> lease = _array!.Lease();
-        foreach (Span<T> chunk in lease.GetChunks())
+        if (_array is null)
         {
-            if (chunk.ContainsAnyExcept(value))
-            {
-                return false;
-            }
+            return;
         }
 
-        return true;
+        using MemoryLease<T> lease = _array.Lease();
+        long start = 0;
+        foreach (Span<T> chunk in lease.GetChunks())
+        {
+            visit(chunk, start);
+            start += chunk.Length;
+        }
     }
 }

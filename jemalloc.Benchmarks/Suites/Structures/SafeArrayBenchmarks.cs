@@ -44,16 +44,25 @@ public unsafe class SafeArrayBenchmarks<T> : StructureBenchmarks<T> where T : un
     }
 
     /// <inheritdoc/>
-    protected override bool NativeAllEqual(T value)
+    protected override void ForEachNativeChunk(ChunkVisitor<T> visit)
     {
-        using MemoryLease<T> lease = _array!.Lease();
-        return !lease.Span.ContainsAnyExcept(value);
+        if (_array is not null)
+        {
+            using MemoryLease<T> lease = _array.Lease();
+            visit(lease.Span, 0);
+        }
     }
 
     private void CreateAndFill(AllocationOptions options)
     {
-        using var array = new SafeArray<T>(checked((int)Parameter), options);
+        var array = new SafeArray<T>(checked((int)Parameter), options);
         array.Fill(Value);
-        Observe(array[0], array[array.Length - 1], array.Length);
+        if (KeepCreated)
+        {
+            _array = array;
+            return;
+        }
+
+        array.Dispose();
     }
 }

@@ -44,9 +44,12 @@ public class SafeArrayMathBenchmarks<T> : StructureMathBenchmarks<T> where T : u
     }
 
     /// <inheritdoc/>
-    protected override bool NativeAllEqual(T value)
+    protected override void ForEachNativeChunk(ChunkVisitor<T> visit)
     {
-        using MemoryLease<T> lease = _array!.Lease();
-        return !lease.Span.ContainsAnyExcept(value);
+        if (_array is not null)
+        {
+            using MemoryLease<T> lease = _array.Lease();
+            visit(lease.Span, 0);
+        }
     }
 }

@@ -18,12 +18,11 @@ namespace jemalloc.Benchmarks.Suites.Structures;
 /// result, frees the memory and collects, so a managed and a native structure of the run's size are
 /// never alive together.
 /// </remarks>
+[ElementRows]
 public abstract unsafe class StructureBenchmarks<T> where T : unmanaged, IEquatable<T>
 {
     private T[]? _managed;
-    private T _firstSeen;
-    private T _lastSeen;
-    private long _lengthSeen;
+    private bool _keepCreated;
 
     /// <summary>The sizes given on the command line.</summary>
     [SuppressMessage("Design", "CA1000:Do not declare static members on generic types", Justification = "BenchmarkDotNet reads [ParamsSource] from the benchmark class itself.")]
@@ -55,12 +54,14 @@ public abstract unsafe class StructureBenchmarks<T> where T : unmanaged, IEquata
     /// <summary>Fills the managed array with <see cref="Span{T}.Fill"/>.</summary>
     [Benchmark(Baseline = true, Description = "Managed array: Span<T>.Fill")]
     [BenchmarkCategory(Categories.Fill)]
+    [ManagedArrayRow]
     public void FillManaged() => _managed.AsSpan().Fill(Value);
 
-    /// <summary>Checks and drops the managed array.</summary>
+    /// <summary>Checks every element of the managed array and drops it.</summary>
     [GlobalCleanup(Target = nameof(FillManaged))]
     public void CleanupManagedFill()
     {
+        BrokenResultSwitch.Corrupt(_managed.AsSpan());
         ResultChecks.Check($"{StructureName} fill: managed array [{ManagedLength}]", !_managed.AsSpan().ContainsAnyExcept(Value), "every element of the managed array holds the fill value");
         _managed = null;
         Collect();
@@ -82,13 +83,34 @@ public abstract unsafe class StructureBenchmarks<T> where T : unmanaged, IEquata
         NativeMemory.Clear(NativePointer, NativeBytes);
     }
 
-    /// <summary>Checks and frees the native structure.</summary>
-    [GlobalCleanup(Targets = [nameof(FillNative), nameof(FillMachineLimit)])]
+    /// <summary>Checks every element of the native structure and frees it.</summary>
+    [GlobalCleanup(Target = nameof(FillNative))]
     public void CleanupNativeFill()
     {
         try
         {
-            ResultChecks.Check($"{StructureName} fill: {StructureName} [{Parameter}]", NativeAllEqual(Value), $"every element of the {StructureName} holds the fill value");
+            CheckNative($"{StructureName} fill: {StructureName} [{Parameter}]", $"every element of the {StructureName} holds the fill value", Value);
+        }
+        finally
+        {
+            FreeNative();
+            Collect();
+        }
+    }
+
+    /// <summary>Checks that every byte of the native structure holds the byte the machine-limit row writes, and frees it.</summary>
+    [GlobalCleanup(Target = nameof(FillMachineLimit))]
+    public void CleanupMachineLimitFill()
+    {
+        try
+        {
+            bool filled = true;
+            ForEachNativeChunk((chunk, _) =>
+            {
+                BrokenResultSwitch.Corrupt(chunk);
+                filled &= !MemoryMarshal.AsBytes(chunk).ContainsAnyExcept(FillValue.Pattern);
+            });
+            ResultChecks.Check($"{StructureName} fill: machine limit [{Parameter}]", filled, $"every byte of the {StructureName} holds 0x{FillValue.Pattern:X2}");
         }
         finally
         {
@@ -106,11 +128,15 @@ public abstract unsafe class StructureBenchmarks<T> where T : unmanaged, IEquata
     /// </remarks>
     [Benchmark(Baseline = true, Description = "Managed array: new T[] + Span<T>.Fill")]
     [BenchmarkCategory(Categories.Create, Categories.Fill)]
+    [ManagedArrayRow]
     public void CreateManaged()
     {
         var array = new T[ManagedLength];
         array.AsSpan().Fill(Value);
-        Observe(array[0], array[^1], array.Length);
+        if (KeepCreated)
+        {
+            _managed = array;
+        }
     }
 
     /// <summary>Allocates the native structure (4 KiB pages), fills it and frees it.</summary>
@@ -119,18 +145,82 @@ public abstract unsafe class StructureBenchmarks<T> where T : unmanaged, IEquata
     /// <summary>Allocates the native structure on transparent huge pages, fills it and frees it.</summary>
     public abstract void CreateNativeHugePages();
 
-    /// <summary>Forgets the last operation's observations.</summary>
-    [GlobalSetup(Targets = [nameof(CreateManaged), nameof(CreateNative), nameof(CreateNativeHugePages)])]
-    public void SetupCreate() => _lengthSeen = 0;
+    /// <summary>
+    /// Whether the create benchmark running now must keep what it created (in the field the fill
+    /// benchmarks use) instead of freeing it: set only while the check after the run performs the
+    /// measured operation once more, so that every element of what it creates can be checked.
+    /// </summary>
+    protected bool KeepCreated => _keepCreated;
 
-    /// <summary>Checks what the last operation created.</summary>
-    [GlobalCleanup(Targets = [nameof(CreateManaged), nameof(CreateNative), nameof(CreateNativeHugePages)])]
-    public void CleanupCreate()
+    /// <summary>Runs the managed create once more, keeping the array, and checks every element.</summary>
+    [GlobalCleanup(Target = nameof(CreateManaged))]
+    public void CleanupCreateManaged()
     {
-        string name = $"{StructureName} create [{Parameter}]";
-        ResultChecks.Check(name, _lengthSeen == ManagedLength || _lengthSeen == Parameter, $"the last structure created has {_lengthSeen} elements");
-        ResultChecks.Check(name, _firstSeen.Equals(Value) && _lastSeen.Equals(Value), "its first and last elements hold the fill value");
-        Collect();
+        RunKeepingResult(CreateManaged);
+        try
+        {
+            T[] array = _managed!;
+            BrokenResultSwitch.Corrupt(array.AsSpan());
+            string name = $"{StructureName} create: managed array [{ManagedLength}]";
+            ResultChecks.Equal(name, ManagedLength, array.Length, "elements of the array created");
+            ResultChecks.Check(name, !array.AsSpan().ContainsAnyExcept(Value), "every element of a created array holds the fill value");
+        }
+        finally
+        {
+            _managed = null;
+            Collect();
+        }
+    }
+
+    /// <summary>Runs the native create (4 KiB pages) once more, keeping the structure, and checks every element.</summary>
+    [GlobalCleanup(Target = nameof(CreateNative))]
+    public void CleanupCreateNative() => CheckCreatedNative(CreateNative, "4 KiB pages");
+
+    /// <summary>Runs the native create (huge pages) once more, keeping the structure, and checks every element.</summary>
+    [GlobalCleanup(Target = nameof(CreateNativeHugePages))]
+    public void CleanupCreateNativeHugePages() => CheckCreatedNative(CreateNativeHugePages, "huge pages");
+
+    private void CheckCreatedNative(Action create, string pages)
+    {
+        RunKeepingResult(create);
+        try
+        {
+            long elements = 0;
+            ForEachNativeChunk((chunk, _) => elements += chunk.Length);
+            string name = $"{StructureName} create: {StructureName} ({pages}) [{Parameter}]";
+            ResultChecks.Equal(name, Parameter, elements, "elements of the structure created");
+            CheckNative(name, "every element of a created structure holds the fill value", Value);
+        }
+        finally
+        {
+            FreeNative();
+            Collect();
+        }
+    }
+
+    private void RunKeepingResult(Action create)
+    {
+        _keepCreated = true;
+        try
+        {
+            create();
+        }
+        finally
+        {
+            _keepCreated = false;
+        }
+    }
+
+    /// <summary>Checks that every element of the native structure equals <paramref name="value"/> (after the test switch's corruption, if on).</summary>
+    private void CheckNative(string name, string description, T value)
+    {
+        bool allEqual = true;
+        ForEachNativeChunk((chunk, _) =>
+        {
+            BrokenResultSwitch.Corrupt(chunk);
+            allEqual &= !chunk.ContainsAnyExcept(value);
+        });
+        ResultChecks.Check(name, allEqual, description);
     }
 
     // ---------------------------------------------------------------- the native structure
@@ -147,31 +237,11 @@ public abstract unsafe class StructureBenchmarks<T> where T : unmanaged, IEquata
     /// <summary>The structure's size in bytes.</summary>
     protected nuint NativeBytes => (nuint)Parameter * (nuint)sizeof(T);
 
-    /// <summary>Whether every element of the structure equals <paramref name="value"/>.</summary>
-    protected abstract bool NativeAllEqual(T value);
-
-    /// <summary>Records what an operation produced, for the check after the run.</summary>
-    protected void Observe(T first, T last, long length)
-    {
-        _firstSeen = first;
-        _lastSeen = last;
-        _lengthSeen = length;
-    }
-
-    /// <summary>Whether every element of <paramref name="memory"/> (any length) equals <paramref name="value"/>.</summary>
-    protected static bool AllEqual(T* memory, long length, T value)
-    {
-        for (long start = 0; start < length; start += int.MaxValue / 2)
-        {
-            int count = (int)Math.Min(length - start, int.MaxValue / 2);
-            if (new ReadOnlySpan<T>(memory + start, count).ContainsAnyExcept(value))
-            {
-                return false;
-            }
-        }
-
-        return true;
-    }
+    /// <summary>
+    /// Calls <paramref name="visit"/> for every chunk of the structure's elements in order, under a
+    /// lease of the structure (nothing when there is no structure).
+    /// </summary>
+    protected abstract void ForEachNativeChunk(ChunkVisitor<T> visit);
 
     /// <summary>A full, compacting collection, so the next benchmark starts without this one's garbage.</summary>
     protected static void Collect() => MallocBenchmarks<byte>.Collect();
