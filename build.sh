@@ -4,14 +4,16 @@
 #   ./build.sh                 native jemalloc (if not up to date) + the solution in Release
 #   ./build.sh jembench [ARGS] ... then runs jembench with ARGS; without ARGS, the main job:
 #                              jembench array --fill 10000000 100000000 -l -u
-#   ./build.sh test            ... then runs the test suite natively (linux-x64), a representative part
-#                              of it as linux-arm64 under qemu-user and as win-x64 under wine, the
-#                              package in a consumer app per RID, and jembench info per RID
+#   ./build.sh test            ... (all three natives) then runs the test suite natively (linux-x64) and
+#                              a representative part of it as linux-arm64 under qemu-user (hard time limit)
 #   ./build.sh native          only this machine's native library
 #   ./build.sh native-all      the native libraries for linux-x64, linux-arm64 and win-x64
 #   ./build.sh pack            ... then makes the NuGet package (all three natives) into artifacts/packages
-#   ./build.sh test-emulated   only the emulated parts of test: test-linux-arm64, test-win-x64,
-#                              test-package, info-all (each also a command of its own)
+#   ./build.sh test-linux-arm64 [ARGS]  only the linux-arm64 part of test (ARGS go to the test runner)
+#   ./build.sh test-win-x64 [ARGS]  a representative part as win-x64 under wine (not in test: see README)
+#   ./build.sh test-package    an app referencing only the package, published and run per RID (its emulator)
+#   ./build.sh info-all        jembench info per RID under its emulator
+#   ./build.sh test-emulated   test-linux-arm64, test-win-x64, test-package and info-all in one run
 #
 # Environment:
 #   JEMALLOC_SRC=path    a jemalloc 5.3.0 source tarball (.tar.bz2/.tar.gz) or directory to use
@@ -19,6 +21,7 @@
 #   JEMALLOC_DEBUG=1     build jemalloc with --enable-debug (a checked build; slow)
 #   JEMALLOC_NET_NO_INSTALL=1  never install missing tools with apt-get; just report them
 #   JEMALLOC_NET_EMULATED_TESTS=all  run the whole suite under the emulators, not the representative part
+#   JEMALLOC_NET_EMULATED_TIMEOUT=s  hard limit for one emulated test run (default 900 s; 0 = none)
 #   CONFIGURATION=Debug  build the solution in Debug instead of Release
 set -Eeuo pipefail
 
@@ -357,9 +360,14 @@ test_emulated_rid() {
     for prefix in "${EMULATED_EXCLUDED[@]}"; do args+=(--exclude-class "$prefix"); done
   fi
   step "running the test suite as $rid ($(emulator_name "$rid"))"
-  local status=0
-  run_on "$rid" "$out/jemalloc.Tests.Runner" "${args[@]}" "$@" || status=$?
+  local status=0 limit="${JEMALLOC_NET_EMULATED_TIMEOUT:-900}"
+  # A hard limit: an emulator that hangs must fail the run, never stall it. timeout signals the
+  # emulator's whole process group (qemu and the children it started), then kills it 30 s later.
+  timeout -k 30 "$limit" bash -c "$(declare -f run_on); WINE_PREFIX_DIR='$WINE_PREFIX_DIR'; run_on \"\$@\"" run_on \
+    "$rid" "$out/jemalloc.Tests.Runner" "${args[@]}" "$@" || status=$?
+  [ "$rid" = win-x64 ] && { WINEPREFIX="$WINE_PREFIX_DIR" /usr/lib/wine/wineserver -k 2>/dev/null || true; }
   echo "$rid tests took $((SECONDS - started)) s (publishing included)"
+  [ "$status" -ne 124 ] && [ "$status" -ne 137 ] || die "the test suite as $rid did not finish within $limit s (JEMALLOC_NET_EMULATED_TIMEOUT)"
   [ "$status" -eq 0 ] || die "the test suite failed as $rid (exit $status)"
 }
 
@@ -434,9 +442,13 @@ main() {
       step "running the tests (linux-x64, native)"
       dotnet test "$ROOT/jemalloc.NET.sln" -c "$CONFIGURATION" --no-build --nologo "$@" || status=$?
       echo "linux-x64 tests took $((SECONDS - started)) s"
-      # The emulated runs go on after a native failure, so one run reports every target's results.
-      test_emulated
-      [ "$status" -eq 0 ] || die "the linux-x64 test suite failed (exit $status)" ;;
+      # The emulated run goes on after a native failure, so one run reports both targets' results.
+      # win-x64 under wine, the package per RID and info-all are separate commands (test-emulated):
+      # see the README's Platforms section for why they are not part of this one yet.
+      local arm_status=0
+      ( test_emulated_rid linux-arm64 ) || arm_status=$?
+      [ "$status" -eq 0 ] || die "the linux-x64 test suite failed (exit $status)"
+      [ "$arm_status" -eq 0 ] || die "the linux-arm64 test run failed (exit $arm_status)" ;;
     test-emulated) build_native_all; build_solution; test_emulated ;;
     test-linux-arm64|test-win-x64) build_native_all; build_solution; test_emulated_rid "${command#test-}" "$@" ;;
     test-package) build_native_all; build_solution; test_package ;;

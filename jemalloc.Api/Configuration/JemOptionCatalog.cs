@@ -8,6 +8,9 @@ namespace jemalloc;
 /// </summary>
 internal static class JemOptionCatalog
 {
+    /// <summary>What <c>opt.thp</c> reads where jemalloc was built without transparent huge page support.</summary>
+    internal const string ThpNotSupported = "not supported";
+
     /// <summary>The C type behind an <c>opt.*</c> key.</summary>
     internal enum Kind
     {
@@ -111,6 +114,14 @@ internal static class JemOptionCatalog
         catch (MallctlException exception) when (exception.Error == MallctlError.NotFound)
         {
             return new(key, requested, null, JemOptionStatus.Rejected, $"this jemalloc build has no opt.{key} (its feature is not built in)");
+        }
+
+        // A jemalloc built for an OS without transparent huge pages (Windows, for one) reads back this
+        // fixed value whatever was asked, and ignores the option: that is the reason, not a bad value.
+        if (key == "thp" && effective == ThpNotSupported)
+        {
+            return new(key, requested, effective, JemOptionStatus.Rejected,
+                "this platform has no transparent huge pages for jemalloc (opt.thp is \"not supported\"), so the option has no effect");
         }
 
         return same

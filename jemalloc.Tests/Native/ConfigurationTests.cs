@@ -51,17 +51,38 @@ public class ConfigurationTests
     {
         uint narenas = MallctlKeys.Opt.Narenas.Get();
         nint dirty = MallctlKeys.Opt.DirtyDecayMs.Get();
+        // Where jemalloc has no transparent huge pages (the Windows build) thp is not an option it
+        // uses; the next test checks how that is reported.
         string thp = MallctlKeys.Opt.Thp.Get();
+        string thpOption = thp == "not supported" ? string.Empty : $"thp:{thp},";
         bool tcache = MallctlKeys.Opt.Tcache.Get();
         nuint oversize = MallctlKeys.Opt.OversizeThreshold.Get();
-        string conf = $"narenas:{narenas},dirty_decay_ms:{dirty},thp:{thp},tcache:{(tcache ? "true" : "false")},oversize_threshold:0x{oversize:x}";
+        string conf = $"narenas:{narenas},dirty_decay_ms:{dirty},{thpOption}tcache:{(tcache ? "true" : "false")},oversize_threshold:0x{oversize:x}";
 
         JemConfigurationReport report = Jem.CheckConfiguration(conf);
-        Assert.Equal(5, report.Options.Count);
+        Assert.Equal(thpOption.Length == 0 ? 4 : 5, report.Options.Count);
         Assert.All(report.Options, option => Assert.Equal(JemOptionStatus.Applied, option.Status));
         Assert.True(report.NoneRejected);
         Assert.Equal(narenas.ToString(System.Globalization.CultureInfo.InvariantCulture), report.Options[0].EffectiveValue);
         Assert.Equal(conf, report.Configuration);
+    }
+
+    [Fact]
+    public void Thp_is_applied_where_jemalloc_has_transparent_huge_pages_and_reported_as_having_no_effect_where_not()
+    {
+        JemOptionCheck check = Jem.CheckConfiguration("thp:default").Options[0];
+        if (MallctlKeys.Opt.Thp.Get() == "not supported")
+        {
+            // The MinGW build for Windows: jemalloc ignores thp, and the report says why instead of "invalid value".
+            Assert.Equal(JemOptionStatus.Rejected, check.Status);
+            Assert.Equal("not supported", check.EffectiveValue);
+            Assert.Contains("no transparent huge pages", check.Reason, StringComparison.Ordinal);
+        }
+        else
+        {
+            Assert.Equal(JemOptionStatus.Applied, check.Status);
+            Assert.Equal("default", check.EffectiveValue);
+        }
     }
 
     [Fact]

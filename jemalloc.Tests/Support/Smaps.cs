@@ -23,8 +23,14 @@ internal static class Smaps
         return open >= 0 && close > open ? text[(open + 1)..close] : null;
     }
 
-    /// <summary>Whether the kernel gives transparent huge pages to memory advised for them.</summary>
-    internal static bool HugePagesOnRequest => ThpMode() is "madvise" or "always";
+    /// <summary>
+    /// Whether this library's memory gets transparent huge pages when it asks: the kernel gives them to
+    /// advised memory, and the library asks (on x64 Linux only: on arm64 the huge page size depends
+    /// on the kernel's base page, so <see cref="HugePageInfo"/> reports them unavailable there).
+    /// </summary>
+    internal static bool HugePagesOnRequest =>
+        System.Runtime.InteropServices.RuntimeInformation.ProcessArchitecture == System.Runtime.InteropServices.Architecture.X64
+        && ThpMode() is "madvise" or "always";
 
     /// <summary>
     /// Huge-page bytes the kernel reports for the range: for each mapping overlapping it, its
