@@ -39,6 +39,14 @@ public sealed unsafe class TuningPresetsTests
             string key = pair.Split(':')[0];
             // Applied, or NotVerifiable where the report cannot read the option's type back; never Rejected.
             Assert.True(result.Output.Contains($"OPTION {key}|", StringComparison.Ordinal), $"{key} is missing:{Environment.NewLine}{result}");
+            if (key == "thp" && result.Output.Contains("OPTION thp|Rejected|not supported", StringComparison.Ordinal))
+            {
+                // A jemalloc without transparent huge pages (the Windows build) ignores thp, says so
+                // itself, and the report names that value: the preset reached it, it has no effect there.
+                Assert.Contains("No THP support", result.Error, StringComparison.Ordinal);
+                continue;
+            }
+
             Assert.False(result.Output.Contains($"OPTION {key}|Rejected|", StringComparison.Ordinal), $"{key} was rejected:{Environment.NewLine}{result}");
         }
 
