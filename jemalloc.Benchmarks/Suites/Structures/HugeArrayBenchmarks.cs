@@ -36,6 +36,16 @@ public unsafe class HugeArrayBenchmarks<T> : StructureBenchmarks<T> where T : un
     [BenchmarkCategory(Categories.Create, Categories.Fill)]
     public override void CreateNativeHugePages() => CreateAndFill(AllocationOptions.WithHugePages);
 
+    /// <summary>Creates a HugeArray with every element set by the constructor (no zeroing pass), then frees it.</summary>
+    [Benchmark(Description = "new HugeArray<T>(n, value) (4 KiB pages)")]
+    [BenchmarkCategory(Categories.Create, Categories.Fill)]
+    public override void CreateNativeWithValue() => CreateWithValue(AllocationOptions.Default);
+
+    /// <summary>Creates a HugeArray on transparent huge pages with every element set by the constructor, then frees it.</summary>
+    [Benchmark(Description = "new HugeArray<T>(n, value) (huge pages)")]
+    [BenchmarkCategory(Categories.Create, Categories.Fill)]
+    public override void CreateNativeWithValueHugePages() => CreateWithValue(AllocationOptions.WithHugePages);
+
     /// <inheritdoc/>
     protected override void* NativePointer => (void*)_array!.Pointer;
 
@@ -57,6 +67,12 @@ public unsafe class HugeArrayBenchmarks<T> : StructureBenchmarks<T> where T : un
     {
         using var array = new HugeArray<T>(Parameter, options);
         array.Fill(Value);
+        Observe(array[0], array[array.Length - 1], array.Length);
+    }
+
+    private void CreateWithValue(AllocationOptions options)
+    {
+        using var array = new HugeArray<T>(Parameter, Value, options);
         Observe(array[0], array[array.Length - 1], array.Length);
     }
 }

@@ -69,13 +69,25 @@ public abstract unsafe class StructureBenchmarks<T> where T : unmanaged, IEquata
     /// <summary>Fills the native structure with its own method.</summary>
     public abstract void FillNative();
 
-    /// <summary>The machine's limit: the C library's <c>memset</c> over the native structure's paged-in bytes.</summary>
-    [Benchmark(Description = "Machine limit: memset of paged-in memory")]
+    /// <summary>
+    /// A limit of the machine: the C library's <c>memset</c> (through P/Invoke) over the native
+    /// structure's paged-in bytes. Every fill value of jembench is one byte repeated
+    /// (<see cref="FillValue.Pattern"/>), so memset writes exactly what the other rows write.
+    /// </summary>
+    [Benchmark(Description = "Machine limit: libc memset")]
     [BenchmarkCategory(Categories.Fill)]
-    public void FillMachineLimit() => NativeMemory.Fill(NativePointer, NativeBytes, FillValue.Pattern);
+    public void FillMachineLimit() => MachineLimits.LibcMemset(NativePointer, FillValue.Pattern, NativeBytes);
+
+    /// <summary>
+    /// A limit of the machine: a plain non-temporal store loop of the benchmark project's own
+    /// (<see cref="MachineLimits.NonTemporalFill"/>) writing the fill value over the same bytes.
+    /// </summary>
+    [Benchmark(Description = "Machine limit: non-temporal store loop")]
+    [BenchmarkCategory(Categories.Fill)]
+    public void FillNonTemporalLimit() => MachineLimits.NonTemporalFill((T*)NativePointer, Parameter, Value);
 
     /// <summary>Allocates the native structure and pages it in.</summary>
-    [GlobalSetup(Targets = [nameof(FillNative), nameof(FillMachineLimit)])]
+    [GlobalSetup(Targets = [nameof(FillNative), nameof(FillMachineLimit), nameof(FillNonTemporalLimit)])]
     public void SetupNativeFill()
     {
         AllocateNative(hugePages: false);
@@ -83,7 +95,7 @@ public abstract unsafe class StructureBenchmarks<T> where T : unmanaged, IEquata
     }
 
     /// <summary>Checks and frees the native structure.</summary>
-    [GlobalCleanup(Targets = [nameof(FillNative), nameof(FillMachineLimit)])]
+    [GlobalCleanup(Targets = [nameof(FillNative), nameof(FillMachineLimit), nameof(FillNonTemporalLimit)])]
     public void CleanupNativeFill()
     {
         try
@@ -119,12 +131,18 @@ public abstract unsafe class StructureBenchmarks<T> where T : unmanaged, IEquata
     /// <summary>Allocates the native structure on transparent huge pages, fills it and frees it.</summary>
     public abstract void CreateNativeHugePages();
 
+    /// <summary>Creates the structure with every element set to the value by its constructor (4 KiB pages; no zeroing pass), then frees it.</summary>
+    public abstract void CreateNativeWithValue();
+
+    /// <summary>As <see cref="CreateNativeWithValue"/>, on transparent huge pages.</summary>
+    public abstract void CreateNativeWithValueHugePages();
+
     /// <summary>Forgets the last operation's observations.</summary>
-    [GlobalSetup(Targets = [nameof(CreateManaged), nameof(CreateNative), nameof(CreateNativeHugePages)])]
+    [GlobalSetup(Targets = [nameof(CreateManaged), nameof(CreateNative), nameof(CreateNativeHugePages), nameof(CreateNativeWithValue), nameof(CreateNativeWithValueHugePages)])]
     public void SetupCreate() => _lengthSeen = 0;
 
     /// <summary>Checks what the last operation created.</summary>
-    [GlobalCleanup(Targets = [nameof(CreateManaged), nameof(CreateNative), nameof(CreateNativeHugePages)])]
+    [GlobalCleanup(Targets = [nameof(CreateManaged), nameof(CreateNative), nameof(CreateNativeHugePages), nameof(CreateNativeWithValue), nameof(CreateNativeWithValueHugePages)])]
     public void CleanupCreate()
     {
         string name = $"{StructureName} create [{Parameter}]";
