@@ -1,3 +1,5 @@
+using System.Globalization;
+
 namespace jemalloc.Tests.ChildProcess;
 
 /// <summary>
@@ -8,6 +10,11 @@ internal static class Program
 {
     private static int Main(string[] args)
     {
+        if (MallctlScenarios.Handles(args.FirstOrDefault()))
+        {
+            return MallctlScenarios.Run(args[0]);
+        }
+
         switch (args.FirstOrDefault())
         {
             case "load":
@@ -23,8 +30,12 @@ internal static class Program
                 return Report();
             case "messages-before-load":
                 return MessagesBeforeLoad();
+            case "too-big" when args.Length is 3 or 4:
+                return TooBigScenario.Run(args[1], long.Parse(args[2], CultureInfo.InvariantCulture), args.Length == 4 ? long.Parse(args[3], CultureInfo.InvariantCulture) : null);
+            case "adversarial" when args.Length == 2:
+                return Adversarial.Scenarios.Run(args[1]);
             default:
-                Console.Error.WriteLine("usage: load | load-from <path> | conf <malloc_conf> | report | messages | messages-before-load");
+                Console.Error.WriteLine("usage: load | load-from <path> | conf <malloc_conf> | report | messages | messages-before-load | too-big <structure> <length> [<fake MemAvailable bytes>] | adversarial <scenario>");
                 return 2;
         }
     }

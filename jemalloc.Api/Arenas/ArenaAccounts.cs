@@ -68,7 +68,7 @@ internal static class ArenaAccounts
     {
         nint decay = 0;
         nuint length = (nuint)sizeof(nint);
-        return Jem.Mallctl($"arena.{index}.dirty_decay_ms", &decay, &length, null, 0) == 0;
+        return MallctlClient.Native($"arena.{index}.dirty_decay_ms", &decay, &length, null, 0) == 0;
     }
 
     /// <summary>The ledger's hook after an allocation begun with <see cref="BeginAllocation"/>: refunds it if it failed and leaves the gate.</summary>

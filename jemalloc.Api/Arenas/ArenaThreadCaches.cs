@@ -36,7 +36,7 @@ internal sealed class ArenaThreadCaches : IDisposable
         {
             if (cache > 0)
             {
-                Jem.SetMallctl("tcache.flush", (uint)(cache - 1));
+                MallctlClient.WriteNative("tcache.flush", (uint)(cache - 1));
             }
         }
     }
@@ -48,7 +48,8 @@ internal sealed class ArenaThreadCaches : IDisposable
         {
             if (cache > 0)
             {
-                Jem.SetMallctl("tcache.destroy", (uint)(cache - 1));
+                ThreadCacheRegistry.RemoveLibrary((uint)(cache - 1));
+                MallctlClient.WriteNative("tcache.destroy", (uint)(cache - 1));
             }
         }
 
@@ -62,7 +63,14 @@ internal sealed class ArenaThreadCaches : IDisposable
         nuint length = sizeof(uint);
         unsafe
         {
-            return Jem.Mallctl("tcache.create", &index, &length, null, 0) == 0 && index <= 4093 ? (int)index + 1 : Unavailable;
+            if (MallctlClient.Native("tcache.create", &index, &length, null, 0) != 0 || index > 4093)
+            {
+                return Unavailable;
+            }
         }
+
+        // Recorded as the library's, so that no public mallctl call can flush or destroy it under the arena.
+        ThreadCacheRegistry.AddLibrary(index);
+        return (int)index + 1;
     }
 }

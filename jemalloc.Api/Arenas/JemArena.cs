@@ -53,7 +53,7 @@ public sealed unsafe class JemArena : IDisposable
     /// alignment and <c>madvise(MADV_HUGEPAGE)</c>); see <see cref="HugePageInfo"/>.
     /// </param>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="budgetBytes"/> is not positive.</exception>
-    /// <exception cref="MallctlException">jemalloc could not create another arena.</exception>
+    /// <exception cref="MallctlException">jemalloc could not create another arena (it has at most 4095); nothing was created or recorded.</exception>
     /// <exception cref="JemallocLibraryException">The native library could not be loaded.</exception>
     public JemArena(long? budgetBytes = null, bool hugePages = false)
     {
@@ -62,10 +62,21 @@ public sealed unsafe class JemArena : IDisposable
             ArgumentOutOfRangeException.ThrowIfNegativeOrZero(budget, nameof(budgetBytes));
         }
 
-        uint index = MallctlKeys.Arenas.Create.Get();
-        _account = new ArenaAccount(index, budgetBytes ?? ArenaAccount.Unlimited);
+        uint index = CreateArena();
+        try
+        {
+            _flags = (MallocxFlags.Arena(index) | MallocxFlags.NoThreadCache).Value;
+            _account = new ArenaAccount(index, budgetBytes ?? ArenaAccount.Unlimited);
+        }
+        catch
+        {
+            // Nothing refers to the new arena yet: give it back rather than leak it.
+            _ = MallctlClient.Native($"arena.{index}.destroy", null, null, null, 0);
+            throw;
+        }
+
         ArenaAccounts.Register(_account);
-        _flags = (MallocxFlags.Arena(index) | MallocxFlags.NoThreadCache).Value;
+        ArenaDirectory.MarkCreated(index);
         HugePages = hugePages;
     }
 
@@ -225,7 +236,7 @@ public sealed unsafe class JemArena : IDisposable
             // Frees of structures disposed just before the reset were let in past the closed gate.
             _account.WaitUntilEmpty();
             _threadCaches.FlushAll();
-            MallctlKeys.Arena(Index).Reset.Run();
+            MallctlClient.RunNative($"arena.{Index}.reset");
             reset = true;
         }
         finally
@@ -329,12 +340,15 @@ public sealed unsafe class JemArena : IDisposable
         try
         {
             _threadCaches.FlushAll();
-            MallctlKeys.Arena(Index).Destroy.Run();
+            ArenaDirectory.Forget(Index);
+            MallctlClient.RunNative($"arena.{Index}.destroy");
+            ArenaDirectory.MarkDestroyed(Index);
         }
         catch (MallctlException e)
         {
             // jemalloc refuses to destroy an arena some thread is bound to; free its memory anyway.
-            MallctlKeys.Arena(Index).Reset.Run();
+            ArenaDirectory.MarkCreated(Index);
+            MallctlClient.RunNative($"arena.{Index}.reset");
             _account.Reopen(cleared: true);
             throw new InvalidOperationException(
                 $"Arena {Index} cannot be destroyed while a thread has it as its thread.arena; its memory was freed (as by Reset) but the arena remains. Move those threads to another arena first.", e);
@@ -349,6 +363,22 @@ public sealed unsafe class JemArena : IDisposable
         $"{TypeName} {Index}: {UsedBytes:N0} bytes used, peak {PeakBytes:N0}" +
         (BudgetBytes is { } budget ? $", budget {budget:N0}" : string.Empty) +
         (HugePages ? ", huge pages" : string.Empty) + (IsDisposed ? ", destroyed" : string.Empty);
+
+    // arenas.create through the library's own path, refusing before jemalloc runs out of indices.
+    private static uint CreateArena()
+    {
+        const string Key = "arenas.create";
+        ArenaDirectory.ThrowIfFull(Key);
+        uint index = 0;
+        nuint length = sizeof(uint);
+        int result = MallctlClient.Native(Key, &index, &length, null, 0);
+        if (result != 0)
+        {
+            throw new MallctlException(Key, (MallctlError)result, "jemalloc could not create another arena.");
+        }
+
+        return index;
+    }
 
     private void* AllocateCore(nuint size, int flags)
     {

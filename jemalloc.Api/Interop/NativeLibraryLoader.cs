@@ -23,7 +23,7 @@ internal static class NativeLibraryLoader
     private const string ProbeSymbol = "je_mallocx";
 
     /// <summary>The environment variable a <c>je_</c>-prefixed jemalloc reads its options from.</summary>
-    internal const string ConfigurationVariable = "JE_MALLOC_CONF";
+    internal const string ConfigurationVariable = Jem.ConfigurationVariable;
 
     private static readonly Lock Gate = new();
     private static string? s_requestedConfiguration;

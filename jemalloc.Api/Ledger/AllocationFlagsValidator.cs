@@ -1,7 +1,67 @@
+using System.Runtime.CompilerServices;
+using jemalloc.Arenas;
+using jemalloc.Internal;
+
 namespace jemalloc;
 
-// Placeholder until the mallctl branch is merged.
+/// <summary>
+/// Checks the <see cref="MallocxFlags"/> of an <see cref="AllocationOptions"/> before they reach
+/// <c>mallocx</c>, which trusts them: an explicit thread cache that was never created (or was
+/// destroyed) makes jemalloc read past its cache table, an arena index that names no arena makes it
+/// create one silently or read past its arena table, and an alignment no block can have only fails later.
+/// </summary>
+/// <remarks>
+/// Cheap on the common path: flags of 0 are never validated, a known thread cache is one array
+/// load, and an arena found to exist is remembered by <see cref="ArenaDirectory"/> (which forgets it
+/// before any <c>arena.&lt;i&gt;.destroy</c> the library lets through).
+/// </remarks>
 internal static class AllocationFlagsValidator
 {
-    internal static void Validate(MallocxFlags flags, string paramName) => _ = (flags, paramName);
+    /// <summary>Throws when <paramref name="flags"/> name a thread cache, arena or alignment that cannot be used.</summary>
+    /// <exception cref="ArgumentException">
+    /// The flags name a thread cache not created through the library's <c>tcache.create</c> (or destroyed), an arena
+    /// that does not exist, or an alignment larger than jemalloc's largest size class.
+    /// </exception>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal static void Validate(MallocxFlags flags, string paramName)
+    {
+        int value = flags.Value;
+        int tcache = (value & MallocxFlags.TcacheMask) >> 8;
+        // Field 0: the thread's automatic cache; 1: MALLOCX_TCACHE_NONE; n >= 2: explicit cache n - 2.
+        if (tcache >= 2 && !ThreadCacheRegistry.IsUser((uint)tcache - 2))
+        {
+            ThrowThreadCache((uint)tcache - 2, paramName);
+        }
+
+        uint arenaPlusOne = (uint)value >> MallocxFlags.ArenaShift;
+        // A JemArena's index is checked by its account (a destroyed one throws ObjectDisposedException).
+        if (arenaPlusOne != 0 && ArenaAccounts.FindByIndex(arenaPlusOne - 1) is null && !ArenaDirectory.Exists(arenaPlusOne - 1))
+        {
+            ThrowArena(arenaPlusOne - 1, paramName);
+        }
+
+        int lgAlign = value & MallocxFlags.LgAlignMask;
+        if (lgAlign > MaxLgAlign)
+        {
+            ThrowAlignment(lgAlign, paramName);
+        }
+    }
+
+    // jemalloc's largest size class is below 2^63 on 64-bit and 2^31 on 32-bit: no block can be aligned further.
+    private static int MaxLgAlign => IntPtr.Size == 8 ? 62 : 30;
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void ThrowThreadCache(uint cache, string paramName) =>
+        ThrowHelper.ThrowArgument(paramName,
+            $"The flags name thread cache {cache}, which this library did not create: {ThreadCacheRegistry.DescribeRefusal(cache)} Structures never use an explicit thread cache; leave it out of the flags.");
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void ThrowArena(uint arena, string paramName) =>
+        ThrowHelper.ThrowArgument(paramName,
+            $"The flags name arena {arena}, which does not exist (arenas.narenas is {Jem.ArenaCount}, or the arena was destroyed). Use a JemArena's Options, or an index from arenas.create.");
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void ThrowAlignment(int lgAlign, string paramName) =>
+        ThrowHelper.ThrowArgument(paramName,
+            $"The flags ask for an alignment of 2^{lgAlign} bytes, more than any jemalloc block can have (at most 2^{MaxLgAlign}).");
 }

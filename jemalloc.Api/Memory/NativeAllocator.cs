@@ -1,7 +1,5 @@
-using System.Runtime.InteropServices;
 using jemalloc.HugePages;
 using jemalloc.Interop;
-using jemalloc.Internal;
 
 namespace jemalloc;
 
@@ -45,13 +43,24 @@ internal static unsafe class NativeAllocator
     /// before the first touch, and, when <paramref name="zero"/> is set, leaves the memory reading as zero.
     /// </summary>
     /// <exception cref="OutOfMemoryException">The block cannot fit in the memory the process can get, or jemalloc could not allocate it.</exception>
-    internal static void* Allocate(nuint size, int flags, bool hugePages, bool zero)
+    internal static void* Allocate(nuint size, int flags, bool hugePages, bool zero) =>
+        Allocate(size, flags, hugePages, zero, AllocationKind.Raw, 0);
+
+    /// <summary>
+    /// As <see cref="Allocate(nuint, int, bool, bool)"/> for a structure of <paramref name="kind"/> with
+    /// element type <paramref name="elementType"/> (<see cref="ElementTypes.IdOf{T}"/>), which an
+    /// <see cref="OutOfMemoryException"/> names.
+    /// </summary>
+    /// <exception cref="OutOfMemoryException">The block cannot fit in the memory the process can get, or jemalloc could not allocate it.</exception>
+    internal static void* Allocate(nuint size, int flags, bool hugePages, bool zero, AllocationKind kind, int elementType)
     {
-        SystemMemory.ThrowIfCannotFit(size);
+        // Before jemalloc: with overcommit it would hand out a block that cannot fit, and the
+        // kernel would kill the process when the block is used.
+        SystemMemory.ThrowIfCannotFit(size, kind, elementType);
         void* memory = flags == 0 ? JemNative.Malloc(size) : JemNative.Mallocx(size, flags);
         if (memory == null)
         {
-            ThrowHelper.ThrowOutOfMemory(size);
+            SystemMemory.ThrowCouldNotAllocate(size, kind, elementType);
         }
 
         if (hugePages)
@@ -69,6 +78,6 @@ internal static unsafe class NativeAllocator
         return memory;
     }
 
-    /// <summary>Gives memory from <see cref="Allocate"/> back to jemalloc, with the flags it was allocated with.</summary>
+    /// <summary>Gives memory from <see cref="Allocate(nuint, int, bool, bool, AllocationKind, int)"/> back to jemalloc, with the flags it was allocated with.</summary>
     internal static void Free(void* memory, nuint size, int flags) => JemNative.Sdallocx(memory, size, flags);
 }

@@ -13,6 +13,7 @@ public readonly struct MallocxFlags : IEquatable<MallocxFlags>
     internal const int LgAlignMask = 0x3F;
     internal const int TcacheMask = 0xFFF00;
     internal const int ArenaShift = 20;
+    internal const uint ArenaLimit = (1u << 12) - 1;
 
     /// <summary>The raw value passed to jemalloc.</summary>
     public int Value { get; }
@@ -65,8 +66,10 @@ public readonly struct MallocxFlags : IEquatable<MallocxFlags>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="arena"/> does not fit the flag's bits.</exception>
     public static MallocxFlags Arena(uint arena)
     {
-        ArgumentOutOfRangeException.ThrowIfGreaterThanOrEqual(arena, (1u << (31 - ArenaShift)) - 1);
-        return new((int)((arena + 1) << ArenaShift));
+        // jemalloc keeps (arena + 1) in the 12 bits from bit 20, the sign bit included: every index
+        // below MALLOCX_ARENA_LIMIT (4095) fits.
+        ArgumentOutOfRangeException.ThrowIfGreaterThanOrEqual(arena, ArenaLimit);
+        return new(unchecked((int)((arena + 1) << ArenaShift)));
     }
 
     /// <summary>The arena named by these flags, or <see langword="null"/> for automatic arena choice.</summary>

@@ -74,10 +74,9 @@ public static class JemTuning
         set
         {
             ArgumentOutOfRangeException.ThrowIfGreaterThanOrEqual(value, ArenaCount);
-            if (ArenaAccounts.FindByIndex(value) is { IsDestroyed: false })
+            if (ThreadArenaGuard.Refusal(value) is { } refusal)
             {
-                throw new InvalidOperationException(
-                    $"Arena {value} belongs to a JemArena, whose Reset frees everything in it at once; a thread's default allocations (which go through its thread cache) cannot live there. Allocate in it through the JemArena instead.");
+                throw new InvalidOperationException(refusal);
             }
 
             MallctlKeys.Thread.Arena.Set(value);

@@ -35,9 +35,6 @@ namespace jemalloc.Benchmarks.Infrastructure;
 /// </remarks>
 public static class JemBenchConfig
 {
-    /// <summary>The environment variable jemalloc (built with the <c>je_</c> prefix) reads its options from.</summary>
-    public const string ConfVariable = "JE_MALLOC_CONF";
-
     /// <summary>How long one in-process benchmark may run before it is abandoned.</summary>
     private static readonly TimeSpan InProcessTimeout = TimeSpan.FromHours(12);
 
@@ -59,7 +56,7 @@ public static class JemBenchConfig
     {
         ArgumentNullException.ThrowIfNull(settings);
         Job job = Shape(Job.Default, settings).WithId(id);
-        return conf is null ? job : job.WithEnvironmentVariables(new EnvironmentVariable(ConfVariable, conf));
+        return conf is null ? job : job.WithEnvironmentVariables(new EnvironmentVariable(Jem.ConfigurationVariable, conf));
     }
 
     /// <summary>The configuration for <paramref name="jobs"/>, running only benchmarks in one of <paramref name="categories"/> (all when empty).</summary>

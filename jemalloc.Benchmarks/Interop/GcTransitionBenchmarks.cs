@@ -1,12 +1,11 @@
 using System.Runtime.InteropServices;
 using BenchmarkDotNet.Attributes;
-using jemalloc.Interop;
 
 namespace jemalloc.Benchmarks.Interop;
 
 /// <summary>
 /// Does <see cref="SuppressGCTransitionAttribute"/> pay on jemalloc's fast calls? Compares, in one run,
-/// the library's own P/Invokes (<see cref="JemNative"/>, normal GC transition) with the same exports
+/// the library's own P/Invokes (<see cref="Jem"/>, normal GC transition) with the same exports
 /// called through function pointers with and without the <c>SuppressGCTransition</c> calling-convention
 /// modifier, and glibc through <see cref="NativeMemory"/> as the platform baseline. Each operation is
 /// one allocation and its free (or one size query) of a small size.
@@ -32,7 +31,8 @@ public unsafe class GcTransitionBenchmarks
     [GlobalSetup]
     public void Setup()
     {
-        nint library = NativeLibraryLoader.EnsureLoaded();
+        // The library loaded it already; this only takes its handle, to look the exports up.
+        nint library = NativeLibrary.Load(Jem.Load(), typeof(Jem).Assembly, null);
         _malloc = (delegate* unmanaged<nuint, void*>)NativeLibrary.GetExport(library, "je_malloc");
         _free = (delegate* unmanaged<void*, void>)NativeLibrary.GetExport(library, "je_free");
         _mallocSuppressed = (delegate* unmanaged[SuppressGCTransition]<nuint, void*>)_malloc;
@@ -53,7 +53,7 @@ public unsafe class GcTransitionBenchmarks
         nuint size = (nuint)Size;
         for (int i = 0; i < Operations; i++)
         {
-            JemNative.Free(JemNative.Malloc(size));
+            Jem.Free(Jem.Malloc(size));
         }
     }
 
@@ -110,7 +110,7 @@ public unsafe class GcTransitionBenchmarks
         nuint total = 0;
         for (int i = 0; i < Operations; i++)
         {
-            total += JemNative.Sallocx(_block, 0);
+            total += Jem.Sallocx(_block, 0);
         }
 
         return total;

@@ -1,6 +1,5 @@
 using System.Diagnostics.CodeAnalysis;
 using BenchmarkDotNet.Attributes;
-using jemalloc.Interop;
 
 namespace jemalloc.Benchmarks.Micro;
 
@@ -18,18 +17,18 @@ public unsafe class AllocationBenchmarks
     [Benchmark(Baseline = true, Description = "je_malloc + je_free (64 B)")]
     public void MallocFree()
     {
-        void* memory = JemNative.Malloc(Size);
+        void* memory = Jem.Malloc(Size);
         *(byte*)memory = 1;
-        JemNative.Free(memory);
+        Jem.Free(memory);
     }
 
     /// <summary>Raw zeroing <c>je_mallocx</c> + sized <c>je_sdallocx</c>: the calls a FixedBuffer makes.</summary>
     [Benchmark(Description = "je_mallocx(ZERO) + je_sdallocx (64 B)")]
     public void MallocxZeroSdallocx()
     {
-        void* memory = JemNative.Mallocx(Size, MallocxFlags.Zero);
+        void* memory = Jem.Mallocx(Size, MallocxFlags.Zero);
         *(byte*)memory = 1;
-        JemNative.Sdallocx(memory, Size, MallocxFlags.Zero);
+        Jem.Sdallocx(memory, Size, MallocxFlags.Zero);
     }
 
     /// <summary><c>new FixedBuffer&lt;byte&gt;(64)</c> + <c>Free()</c>.</summary>

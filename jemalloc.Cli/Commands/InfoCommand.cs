@@ -56,7 +56,7 @@ public static class InfoCommand
 
         output.WriteLine($"jemalloc {JemControl.Version}");
         output.WriteLine($"library: {library}");
-        output.WriteLine($"{JemBenchConfig.ConfVariable}: {Environment.GetEnvironmentVariable(JemBenchConfig.ConfVariable) ?? "(not set)"}");
+        output.WriteLine($"{Jem.ConfigurationVariable}: {Environment.GetEnvironmentVariable(Jem.ConfigurationVariable) ?? "(not set)"}");
         output.WriteLine();
         output.WriteLine("Effective options:");
         foreach (var (name, kind) in Options)

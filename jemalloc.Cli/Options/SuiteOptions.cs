@@ -59,14 +59,12 @@ public abstract class SuiteOptions : RunOptions
     /// <exception cref="CommandLineException">No type, more than one, or one this verb does not take.</exception>
     public Type ResolveElementType(string verb)
     {
-        var chosen = new List<string>();
-        if (EightBit) chosen.Add("-b");
-        if (SixteenBit) chosen.Add("-h");
-        if (ThirtyTwoBit) chosen.Add("-i");
-        if (SixtyFourBit) chosen.Add("-l");
-        if (SinglePrecision) chosen.Add("-f");
-        if (DoublePrecision) chosen.Add("-d");
-        if (Udt) chosen.Add("--udt");
+        (bool Set, string Flag)[] flags =
+        [
+            (EightBit, "-b"), (SixteenBit, "-h"), (ThirtyTwoBit, "-i"), (SixtyFourBit, "-l"),
+            (SinglePrecision, "-f"), (DoublePrecision, "-d"), (Udt, "--udt"),
+        ];
+        var chosen = flags.Where(f => f.Set).Select(f => f.Flag).ToList();
         string allowed = "-b, -h, -i, -l (with -u for unsigned)" + (AllowsFloatingPoint ? ", -f, -d" : "") + (AllowsUdt ? " or --udt" : "");
         if (chosen.Count == 0)
         {

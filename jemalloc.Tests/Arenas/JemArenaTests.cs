@@ -303,18 +303,25 @@ public sealed unsafe class JemArenaTests : LeakCheckedTest
         SafeArray<int> array = arena.CreateArray<int>(10);
         var bound = new ManualResetEventSlim();
         var release = new ManualResetEventSlim();
-        var thread = new Thread(() =>
+        Workers.Running thread = Workers.Start(1, _ =>
         {
             uint previous = MallctlKeys.Thread.Arena.Get();
-            MallctlKeys.Thread.Arena.Set(arena.Index);
-            bound.Set();
-            release.Wait();
-            MallctlKeys.Thread.Arena.Set(previous);
+            try
+            {
+                MallctlKeys.Thread.Arena.Set(arena.Index);
+                bound.Set();
+                Assert.True(release.Wait(Workers.DefaultTimeout), "The test never let the bound thread go.");
+            }
+            finally
+            {
+                MallctlKeys.Thread.Arena.Set(previous);
+                bound.Set();
+            }
         });
-        thread.Start();
-        bound.Wait();
+        Assert.True(bound.Wait(Workers.DefaultTimeout), "The worker never bound itself to the arena.");
         try
         {
+            thread.ThrowIfFailed();
             var refused = Assert.Throws<InvalidOperationException>(() => arena.Dispose());
             Assert.Contains("thread.arena", refused.Message, StringComparison.Ordinal);
             Assert.False(arena.IsDisposed);
@@ -339,7 +346,8 @@ public sealed unsafe class JemArenaTests : LeakCheckedTest
         const int Rounds = 2000;
         using var arena = new JemArena(budgetBytes: 4 << 20);
         long refusals = 0;
-        var threads = Enumerable.Range(0, Threads).Select(t => new Thread(() =>
+        long allocations = 0;
+        Workers.Run(Threads, t =>
         {
             var random = new Random(t);
             var held = new List<nint>();
@@ -352,6 +360,7 @@ public sealed unsafe class JemArenaTests : LeakCheckedTest
                     memory[0] = (byte)t;
                     memory[size - 1] = (byte)t;
                     held.Add((nint)memory);
+                    Interlocked.Increment(ref allocations);
                 }
                 catch (ArenaBudgetExceededException)
                 {
@@ -373,10 +382,11 @@ public sealed unsafe class JemArenaTests : LeakCheckedTest
             {
                 arena.Free((void*)memory);
             }
-        })).ToList();
-        threads.ForEach(thread => thread.Start());
-        threads.ForEach(thread => thread.Join());
+        });
 
+        // Every round either allocated or was refused for the budget, nothing else.
+        Assert.Equal((long)Threads * Rounds, allocations + refusals);
+        Assert.True(allocations > 0);
         Assert.Equal(0, arena.UsedBytes);
         Assert.InRange(arena.PeakBytes, 1, 4 << 20);
         Assert.Equal(0, arena.GetStatistics().SmallAllocatedBytes + arena.GetStatistics().LargeAllocatedBytes);
@@ -388,7 +398,7 @@ public sealed unsafe class JemArenaTests : LeakCheckedTest
         using var arena = new JemArena();
         using var stop = new CancellationTokenSource();
         long created = 0;
-        var workers = Enumerable.Range(0, 2).Select(_ => new Thread(() =>
+        Workers.Running workers = Workers.Start(2, _ =>
         {
             while (!stop.IsCancellationRequested)
             {
@@ -404,15 +414,20 @@ public sealed unsafe class JemArenaTests : LeakCheckedTest
                     // A reset invalidated the buffer between its creation and its use: exactly what must happen.
                 }
             }
-        })).ToList();
-        workers.ForEach(thread => thread.Start());
-        for (int reset = 0; reset < 200; reset++)
+        });
+        try
         {
-            arena.Reset();
+            for (int reset = 0; reset < 200 && !workers.HasFailed; reset++)
+            {
+                arena.Reset();
+            }
+        }
+        finally
+        {
+            stop.Cancel();
+            workers.Join();
         }
 
-        stop.Cancel();
-        workers.ForEach(thread => thread.Join());
         arena.Reset();
 
         Assert.DoesNotContain(AllocationLedger.Snapshot(), info => info.Arena == arena.Index);
@@ -425,10 +440,9 @@ public sealed unsafe class JemArenaTests : LeakCheckedTest
     {
         using var arena = new JemArena();
         nint[] blocks = [];
-        var allocating = new Thread(() => blocks = Enumerable.Range(0, 500).Select(i => (nint)arena.Allocate(64)).ToArray());
-        allocating.Start();
-        allocating.Join();
-        var freeing = new Thread(() =>
+        Workers.RunOne(() => blocks = Enumerable.Range(0, 500).Select(i => (nint)arena.Allocate(64)).ToArray());
+        Assert.Equal(500, blocks.Length);
+        Workers.RunOne(() =>
         {
             foreach (nint block in blocks)
             {
@@ -436,8 +450,6 @@ public sealed unsafe class JemArenaTests : LeakCheckedTest
                 arena.Free((void*)block);
             }
         });
-        freeing.Start();
-        freeing.Join();
 
         Assert.Equal(0, arena.UsedBytes);
         // The freeing thread's cache held the blocks: the statistics return them to the arena first.

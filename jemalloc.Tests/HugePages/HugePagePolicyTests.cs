@@ -1,3 +1,4 @@
+using jemalloc.Tests.Support;
 using jemalloc.Tests.Tuning;
 
 namespace jemalloc.Tests.HugePages;
@@ -51,7 +52,7 @@ public sealed class HugePagePolicyTests
     }
 
     [Fact]
-    public void A_big_array_created_without_options_gets_huge_pages_on_this_machine()
+    public void A_big_array_created_without_options_is_advised_for_huge_pages_on_this_machine()
     {
         using var huge = new HugeArray<ulong>(8 * MiB / sizeof(ulong));
         using var safe = new SafeArray<ulong>((int)(4 * MiB / sizeof(ulong)));
@@ -61,13 +62,17 @@ public sealed class HugePagePolicyTests
         HugePageReport hugeReport = HugePageInfo.Query(huge);
         HugePageReport safeReport = HugePageInfo.Query(safe);
 
-        // The policy's effect: 2 MiB-aligned blocks advised for huge pages. How many huge pages the kernel
-        // then gives depends on its free memory and on whether jemalloc reused pages it kept, so the
-        // exact count is checked on fresh memory (HugePageInfoTests, JemArenaTests) rather than here.
-        if (HugePageInfo.IsAvailable)
+        // The policy's effect: 2 MiB-aligned blocks advised for huge pages (MADV_HUGEPAGE, "hg" in the
+        // kernel's smaps). How many huge pages the kernel then gives depends on its free memory and on
+        // whether jemalloc reused pages it kept, so the count is checked on fresh memory
+        // (HugePageInfoTests, JemArenaTests) rather than here.
+        Assert.Equal(Smaps.HugePagesOnRequest, HugePageInfo.IsAvailable);
+        if (Smaps.HugePagesOnRequest)
         {
             Assert.Equal(0, huge.Pointer % (2 * MiB));
             Assert.Equal(0, safe.Pointer % (2 * MiB));
+            Assert.True(Smaps.AdvisedHuge(huge.Pointer, 8 * MiB), "The HugeArray's range is not advised for huge pages.");
+            Assert.True(Smaps.AdvisedHuge(safe.Pointer, 4 * MiB), "The SafeArray's range is not advised for huge pages.");
             Assert.True(hugeReport.Eligible ?? true, hugeReport.Explanation);
             Assert.True(safeReport.Eligible ?? true, safeReport.Explanation);
         }

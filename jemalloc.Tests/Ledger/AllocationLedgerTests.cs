@@ -259,7 +259,7 @@ public sealed unsafe class AllocationLedgerTests : LeakCheckedTest
         long liveCount = AllocationLedger.LiveCount;
         const int threads = 4;
         const int rounds = 2000;
-        var workers = Enumerable.Range(0, threads).Select(t => new Thread(() =>
+        Workers.Run(threads, t =>
         {
             var handles = new List<AllocationHandle>();
             for (int i = 0; i < rounds; i++)
@@ -284,10 +284,7 @@ public sealed unsafe class AllocationLedgerTests : LeakCheckedTest
                 AllocationLedger.Release(held, Owner);
                 AllocationLedger.Free(held, Owner);
             }
-        })).ToList();
-
-        workers.ForEach(w => w.Start());
-        workers.ForEach(w => w.Join());
+        });
 
         Assert.Equal(liveCount, AllocationLedger.LiveCount);
     }

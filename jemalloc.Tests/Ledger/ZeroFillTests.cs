@@ -3,8 +3,11 @@ using jemalloc.Tests.Support;
 namespace jemalloc.Tests.Ledger;
 
 /// <summary>
-/// New structures are zero-filled even when jemalloc hands back memory it kept from an earlier free
-/// (the ledger clears it itself, or drops the pages for huge-page blocks).
+/// New structures are zero-filled even when jemalloc hands back memory it kept from an earlier free.
+/// Each structure is made in an arena of its own, without thread caches, so that freeing it and
+/// making the same size again gets the same memory back: the test checks it does, so it proves the
+/// dirty memory really was reused and then cleared. (Large blocks start at a random cache-line
+/// offset into their first page, jemalloc's <c>cache_oblivious</c>, so pages are compared.)
 /// </summary>
 [Collection(LeakChecked.Name)]
 public sealed class ZeroFillTests : LeakCheckedTest
@@ -22,24 +25,58 @@ public sealed class ZeroFillTests : LeakCheckedTest
     [MemberData(nameof(Sizes))]
     public void A_safe_array_reusing_freed_memory_starts_zeroed(int length, bool hugePages)
     {
-        var options = new AllocationOptions(MallocxFlags.None, hugePages);
-        for (int round = 0; round < 3; round++)
+        uint arena = TestArena.Create();
+        try
         {
-            using var array = new SafeArray<byte>(length, options);
-            Assert.True(array.ToArray().AsSpan().IndexOfAnyExcept((byte)0) < 0, $"round {round}: a new array of {length} bytes was not zero-filled");
-            array.Fill(0xA5);
+            var options = new AllocationOptions(MallocxFlags.Arena(arena), hugePages);
+            nint previous = 0;
+            for (int round = 0; round < 3; round++)
+            {
+                using var array = new SafeArray<byte>(length, options);
+                if (round > 0)
+                {
+                    Assert.True(Page(previous) == Page(array.Pointer), $"round {round}: jemalloc did not hand back the freed block, so reuse was not tested");
+                }
+
+                Assert.True(array.ToArray().AsSpan().IndexOfAnyExcept((byte)0) < 0, $"round {round}: a new array of {length} bytes was not zero-filled");
+                array.Fill(0xA5);
+                Assert.Equal(0xA5, array[length - 1]);
+                previous = array.Pointer;
+            }
+        }
+        finally
+        {
+            TestArena.Destroy(arena);
         }
     }
 
     [Fact]
     public void A_fixed_buffer_reusing_freed_memory_starts_zeroed()
     {
-        for (int round = 0; round < 3; round++)
+        uint arena = TestArena.Create();
+        try
         {
-            var buffer = new FixedBuffer<long>(1000);
-            Assert.True(buffer.ToArray().AsSpan().IndexOfAnyExcept(0L) < 0, $"round {round}: a new buffer was not zero-filled");
-            buffer.Fill(-1);
-            buffer.Free();
+            var options = new AllocationOptions(MallocxFlags.Arena(arena));
+            nint previous = 0;
+            for (int round = 0; round < 3; round++)
+            {
+                var buffer = new FixedBuffer<long>(1000, options);
+                if (round > 0)
+                {
+                    Assert.True(Page(previous) == Page(buffer.Pointer), $"round {round}: jemalloc did not hand back the freed block, so reuse was not tested");
+                }
+
+                Assert.True(buffer.ToArray().AsSpan().IndexOfAnyExcept(0L) < 0, $"round {round}: a new buffer was not zero-filled");
+                buffer.Fill(-1);
+                previous = buffer.Pointer;
+                buffer.Free();
+            }
+        }
+        finally
+        {
+            TestArena.Destroy(arena);
         }
     }
+
+    private static nint Page(nint address) => address & ~(nint)(Environment.SystemPageSize - 1);
 }

@@ -1,3 +1,5 @@
+using jemalloc.Tests.Support;
+
 namespace jemalloc.Tests.Native;
 
 public unsafe class AllocationTests
@@ -255,26 +257,73 @@ public unsafe class AllocationTests
     [Fact]
     public void Sdallocx_with_a_wrong_size_throws_and_frees_nothing()
     {
-        byte* memory = (byte*)Jem.Mallocx(100);
+        // In an arena of its own without the thread cache, so the arena's statistics show what is freed.
+        uint arena = OwnArena.Value;
+        var flags = MallocxFlags.Arena(arena) | MallocxFlags.NoThreadCache;
+        nuint before = SmallAllocated(arena);
+        byte* memory = (byte*)Jem.Mallocx(100, flags);
         memory[0] = 9;
-        var exception = Assert.Throws<ArgumentException>(() => Jem.Sdallocx(memory, 5000));
+        Assert.Equal(before + Jem.Nallocx(100), SmallAllocated(arena));
+
+        var exception = Assert.Throws<ArgumentException>(() => Jem.Sdallocx(memory, 5000, flags));
         Assert.Equal("size", exception.ParamName);
         Assert.Contains("nothing was freed", exception.Message, StringComparison.Ordinal);
         Assert.Equal(9, memory[0]);
         Assert.Equal(Jem.Nallocx(100), Jem.Sallocx(memory));
+        Assert.Equal(before + Jem.Nallocx(100), SmallAllocated(arena));
 
-        // Any size up to the real size is accepted.
-        Jem.Sdallocx(memory, Jem.Sallocx(memory), 0);
+        // Any size up to the real size is accepted, and then the memory is freed.
+        Jem.Sdallocx(memory, Jem.Sallocx(memory), flags);
+        Assert.Equal(before, SmallAllocated(arena));
     }
 
     [Fact]
     public void Dallocx_can_bypass_the_thread_cache()
     {
-        void* memory = Jem.Mallocx(64, MallocxFlags.NoThreadCache);
-        Jem.Dallocx(memory, MallocxFlags.NoThreadCache);
-        void* again = Jem.Mallocx(64, MallocxFlags.NoThreadCache.Value);
-        Jem.Dallocx(again, MallocxFlags.NoThreadCache.Value);
-        Assert.True(again != null);
+        // Bound to an arena of its own on a new thread, so the arena's statistics show only this test.
+        Workers.RunOne(() =>
+        {
+            uint arena = OwnArena.Value;
+            MallctlKeys.Thread.Arena.Set(arena);
+            nuint before = SmallAllocated(arena);
+            nuint size = Jem.Nallocx(64);
+
+            // Through the thread cache: the block stays allocated to the cache until it is flushed.
+            void* cached = Jem.Mallocx(64);
+            Jem.Dallocx(cached);
+            Assert.True(ThreadCacheBytes(arena) >= (long)size, "Without the flag the freed block waits in the thread cache.");
+            MallctlKeys.Thread.TcacheFlush.Run();
+            Assert.Equal(0, ThreadCacheBytes(arena));
+            Assert.Equal(before, SmallAllocated(arena));
+
+            // Bypassing it: the arena gets the block back at once, nothing waits in the cache.
+            void* memory = Jem.Mallocx(64, MallocxFlags.NoThreadCache);
+            Assert.Equal(before + size, SmallAllocated(arena));
+            Jem.Dallocx(memory, MallocxFlags.NoThreadCache);
+            Assert.Equal(before, SmallAllocated(arena));
+            Assert.Equal(0, ThreadCacheBytes(arena));
+
+            void* again = Jem.Mallocx(64, MallocxFlags.NoThreadCache.Value);
+            Assert.True(again != null);
+            Assert.Equal(before + size, SmallAllocated(arena));
+            Jem.Dallocx(again, MallocxFlags.NoThreadCache.Value);
+            Assert.Equal(before, SmallAllocated(arena));
+        });
+    }
+
+    // An arena of its own: only these tests allocate in it.
+    private static readonly Lazy<uint> OwnArena = new(() => MallctlKeys.Arenas.Create.Get());
+
+    private static nuint SmallAllocated(uint arena)
+    {
+        MallctlKeys.Epoch.Set(1);
+        return MallctlKeys.Arena(arena).SmallAllocated.Get();
+    }
+
+    private static long ThreadCacheBytes(uint arena)
+    {
+        MallctlKeys.Epoch.Set(1);
+        return (long)Jem.GetMallctl<nuint>($"stats.arenas.{arena}.tcache_bytes");
     }
 
     [Fact]

@@ -1,3 +1,5 @@
+using jemalloc.Tests.Support;
+
 namespace jemalloc.Tests.Native;
 
 public unsafe class MallctlTests
@@ -103,14 +105,96 @@ public unsafe class MallctlTests
     }
 
     [Fact]
-    public void Commands_run()
+    public void Thread_cache_flush_commands_empty_the_calling_threads_cache()
     {
-        Jem.MallctlCommand("thread.tcache.flush");
-        MallctlKeys.Thread.TcacheFlush.Run();
-        MallctlKeys.Arena(OwnArena.Value).Purge.Run();
-        MallctlKeys.Arena(OwnArena.Value).Decay.Run();
-        new MallctlCommand($"arena.{MallctlKeys.AllArenas}.decay").Run();
+        // On a new thread bound to our own arena, so its cache is the only one counted for that arena.
+        Workers.RunOne(() =>
+        {
+            MallctlKeys.Thread.Arena.Set(OwnArena.Value);
+            foreach (Action flush in new Action[] { () => Jem.MallctlCommand("thread.tcache.flush"), MallctlKeys.Thread.TcacheFlush.Run })
+            {
+                var blocks = Enumerable.Range(0, 50).Select(_ => (nint)Jem.Malloc(256)).ToList();
+                blocks.ForEach(block => Jem.Free((void*)block));
+                Assert.True(OwnArenaThreadCacheBytes() >= 256, "The freed blocks should wait in the thread cache.");
+
+                flush();
+
+                Assert.Equal(0, OwnArenaThreadCacheBytes());
+            }
+        });
         Assert.Equal("thread.tcache.flush", MallctlKeys.Thread.TcacheFlush.ToString());
+    }
+
+    [Fact]
+    public void Arena_purge_command_returns_the_dirty_pages()
+    {
+        ArenaKeys arena = MallctlKeys.Arena(OwnArena.Value);
+        nint decay = arena.DirtyDecayMs.Get();
+        arena.DirtyDecayMs.Set(-1);
+        try
+        {
+            DirtyFourMiBInOwnArena();
+            Assert.True(OwnArenaDirtyPages() >= (nuint)((4 << 20) / Environment.SystemPageSize));
+
+            arena.Purge.Run();
+
+            Assert.Equal(0u, OwnArenaDirtyPages());
+        }
+        finally
+        {
+            arena.DirtyDecayMs.Set(decay);
+        }
+    }
+
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public void Arena_decay_command_purges_the_dirty_pages_whose_decay_time_passed(bool allArenas)
+    {
+        ArenaKeys arena = MallctlKeys.Arena(OwnArena.Value);
+        nint decay = arena.DirtyDecayMs.Get();
+        arena.DirtyDecayMs.Set(100);
+        try
+        {
+            // No background thread purges behind the test's back: only the decay commands do.
+            Assert.False(Jem.GetMallctl<bool>("background_thread"));
+            MallctlCommand decayCommand = allArenas ? new MallctlCommand($"arena.{MallctlKeys.AllArenas}.decay") : arena.Decay;
+            DirtyFourMiBInOwnArena();
+
+            // Just freed: the decay keeps them (their 100 ms have not passed; this starts their clock).
+            decayCommand.Run();
+            Assert.True(OwnArenaDirtyPages() >= (nuint)((4 << 20) / Environment.SystemPageSize));
+
+            Thread.Sleep(400);
+            Assert.True(OwnArenaDirtyPages() >= (nuint)((4 << 20) / Environment.SystemPageSize));
+            decayCommand.Run();
+
+            Assert.Equal(0u, OwnArenaDirtyPages());
+        }
+        finally
+        {
+            arena.DirtyDecayMs.Set(decay);
+        }
+    }
+
+    private static void DirtyFourMiBInOwnArena()
+    {
+        var flags = MallocxFlags.Arena(OwnArena.Value) | MallocxFlags.NoThreadCache;
+        void* memory = Jem.Mallocx(4 << 20, flags);
+        new Span<byte>(memory, 4 << 20).Fill(1);
+        Jem.Dallocx(memory, flags);
+    }
+
+    private static nuint OwnArenaDirtyPages()
+    {
+        MallctlKeys.Epoch.Set(1);
+        return MallctlKeys.Arena(OwnArena.Value).DirtyPages.Get();
+    }
+
+    private static long OwnArenaThreadCacheBytes()
+    {
+        MallctlKeys.Epoch.Set(1);
+        return (long)Jem.GetMallctl<nuint>($"stats.arenas.{OwnArena.Value}.tcache_bytes");
     }
 
     [Fact]

@@ -1,3 +1,5 @@
+using jemalloc.Tests.Support;
+
 namespace jemalloc.Tests.Native;
 
 public unsafe class SizeQueryThreadTests
@@ -8,7 +10,7 @@ public unsafe class SizeQueryThreadTests
         void* memory = Jem.Mallocx(1000);
         nuint expected = Jem.Nallocx(1000);
         var results = new List<(bool ReadyBefore, nuint First, nuint Sallocx, nuint Usable, nuint Nallocx, bool ReadyAfter)>();
-        var threads = Enumerable.Range(0, 3).Select(kind => new Thread(() =>
+        Workers.Run(3, kind =>
         {
             // Each thread starts with a different query, which must set up jemalloc's thread state with the GC transition.
             bool before = jemalloc.Interop.JemNative.SizeQueriesReady;
@@ -23,9 +25,7 @@ public unsafe class SizeQueryThreadTests
             {
                 results.Add(row);
             }
-        })).ToList();
-        threads.ForEach(thread => thread.Start());
-        threads.ForEach(thread => thread.Join());
+        });
         Jem.Dallocx(memory);
 
         Assert.Equal(3, results.Count);

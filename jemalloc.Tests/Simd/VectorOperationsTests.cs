@@ -10,7 +10,8 @@ namespace jemalloc.Tests.Simd;
 [Collection(LeakChecked.Name)]
 public sealed class VectorOperationsTests : LeakCheckedTest
 {
-    private static readonly int[] Lengths = [1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 1000, 4099];
+    // Around every vector width in elements (1-byte to 8-byte elements in 16- to 64-byte vectors), odd lengths, and long ones.
+    private static readonly int[] Lengths = [1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257, 511, 1000, 1001, 4099];
 
     [Fact]
     public void Integer_operations_equal_a_scalar_loop_with_wrap_around()
@@ -32,6 +33,57 @@ public sealed class VectorOperationsTests : LeakCheckedTest
     {
         CheckAll<float>();
         CheckAll<double>();
+    }
+
+    [Fact]
+    public void Floating_point_sums_of_small_integers_are_exact_in_any_order()
+    {
+        // Integer values whose every partial sum is below 2^24 (float) or 2^53 (double) are added
+        // without rounding in any order, so the vector sum must equal the scalar sum exactly: an
+        // element dropped or counted twice anywhere (a tail, a partition edge) cannot hide in a tolerance.
+        var random = new Random(11);
+        foreach (int length in Lengths)
+        {
+            float[] floats = Enumerable.Range(0, length).Select(_ => (float)random.Next(-1000, 1001)).ToArray();
+            double[] doubles = floats.Select(f => (double)f).ToArray();
+            float expectedFloat = ScalarSum<float>(floats);
+            double expectedDouble = ScalarSum<double>(doubles);
+
+            var fixedBuffer = new FixedBuffer<float>(floats);
+            try
+            {
+                Assert.Equal(expectedFloat, fixedBuffer.VectorSum());
+            }
+            finally
+            {
+                fixedBuffer.Free();
+            }
+
+            using var safeArray = new SafeArray<double>(doubles);
+            Assert.Equal(expectedDouble, safeArray.VectorSum());
+            using var hugeArray = new HugeArray<float>(length);
+            hugeArray.CopyFrom(floats, 0);
+            Assert.Equal(expectedFloat, hugeArray.VectorSum());
+            Assert.Equal(expectedFloat, hugeArray.ParallelVectorSum());
+        }
+
+        // A parallel sum over many partitions: 1,000,003 values of at most 1000 stay below 2^53.
+        double[] many = Enumerable.Range(0, 1_000_003).Select(_ => (double)random.Next(-1000, 1001)).ToArray();
+        using var big = new HugeArray<double>(many.Length);
+        big.CopyFrom(many, 0);
+        Assert.Equal(ScalarSum<double>(many), big.ParallelVectorSum());
+    }
+
+    [Fact]
+    public void Parallel_floating_point_sum_of_a_big_array_is_within_the_rounding_bound()
+    {
+        var random = new Random(13);
+        double[] values = Enumerable.Range(0, 1_000_003).Select(_ => (random.NextDouble() * 2000) - 1000).ToArray();
+        using var array = new HugeArray<double>(values.Length);
+        array.CopyFrom(values, 0);
+        AssertSumWithinBound(values, array.ParallelVectorSum());
+        Assert.Equal(values.Min(), array.ParallelVectorMin());
+        Assert.Equal(values.Max(), array.ParallelVectorMax());
     }
 
     [Fact]
@@ -166,7 +218,7 @@ public sealed class VectorOperationsTests : LeakCheckedTest
             CheckReductions(values, safeArray.VectorSum(), safeArray.VectorMin(), safeArray.VectorMax());
             CheckReductions(values, hugeArray.VectorSum(), hugeArray.VectorMin(), hugeArray.VectorMax());
             CheckReductions(values, hugeArray.ParallelVectorSum(), hugeArray.ParallelVectorMin(), hugeArray.ParallelVectorMax());
-            CheckAllLessThan(values, b => fixedBuffer.VectorAllLessThan(b), safeArray.VectorAllLessThan, hugeArray.VectorAllLessThan);
+            CheckAllLessThan(values, random, b => fixedBuffer.VectorAllLessThan(b), safeArray.VectorAllLessThan, hugeArray.VectorAllLessThan);
 
             // The last element is in the tail for most lengths: a maximum there must be seen.
             bool noMaxValue = Array.IndexOf(values, T.MaxValue) < 0;
@@ -188,11 +240,12 @@ public sealed class VectorOperationsTests : LeakCheckedTest
             safeArray.VectorAdd(addend);
             hugeArray.VectorMultiply(factor);
             hugeArray.VectorAdd(addend);
-            AssertClose(expected, fixedBuffer.ToArray());
-            AssertClose(expected, safeArray.ToArray());
+            // Element-wise multiply and add round once per operation, exactly as the scalar loop does: exact equality.
+            Assert.Equal(expected, fixedBuffer.ToArray());
+            Assert.Equal(expected, safeArray.ToArray());
             T[] fromHuge = new T[length];
             hugeArray.CopyTo(fromHuge, 0);
-            AssertClose(expected, fromHuge);
+            Assert.Equal(expected, fromHuge);
 
             fixedBuffer.VectorFill(factor);
             safeArray.VectorFill(factor);
@@ -208,7 +261,16 @@ public sealed class VectorOperationsTests : LeakCheckedTest
     private static void CheckReductions<T>(T[] values, T sum, T min, T max)
         where T : unmanaged, INumber<T>
     {
-        AssertClose([ScalarSum<T>(values)], [sum]);
+        if (typeof(T) == typeof(float) || typeof(T) == typeof(double))
+        {
+            AssertSumWithinBound(values, sum);
+        }
+        else
+        {
+            // Integer addition wraps exactly in any order.
+            Assert.Equal(ScalarSum<T>(values), sum);
+        }
+
         T expectedMin = values[0];
         T expectedMax = values[0];
         foreach (T value in values)
@@ -221,16 +283,73 @@ public sealed class VectorOperationsTests : LeakCheckedTest
         Assert.Equal(expectedMax, max);
     }
 
-    /// <summary>"All less than" with the maximum as the bound, just above it, and the smallest value.</summary>
-    private static void CheckAllLessThan<T>(T[] values, params Func<T, bool>[] implementations)
+    /// <summary>
+    /// A floating-point sum of n values in any order differs from the exact sum by at most
+    /// γ(n)·Σ|x|, γ(n) = nε/(1−nε) (Higham, Accuracy and Stability, 4.2), ε the unit roundoff
+    /// (2^-24 float, 2^-53 double). The reference is a scalar sum in double, itself within
+    /// γ_double(n)·Σ|x| of the exact sum, so the two differ by at most the sum of both bounds.
+    /// </summary>
+    private static void AssertSumWithinBound<T>(T[] values, T actual)
+        where T : INumber<T>
+    {
+        double reference = 0;
+        double absoluteSum = 0;
+        foreach (T value in values)
+        {
+            double v = double.CreateChecked(value);
+            reference += v;
+            absoluteSum += Math.Abs(v);
+        }
+
+        double unitRoundoff = typeof(T) == typeof(float) ? Math.ScaleB(1, -24) : Math.ScaleB(1, -53);
+        double bound = (Gamma(values.Length, unitRoundoff) + Gamma(values.Length, Math.ScaleB(1, -53))) * absoluteSum;
+        double error = Math.Abs(double.CreateChecked(actual) - reference);
+        Assert.True(error <= bound, $"Sum of {values.Length} {typeof(T).Name}: expected {reference:R} ± {bound:R}, got {actual} (off by {error:R}).");
+    }
+
+    private static double Gamma(int n, double unitRoundoff)
+    {
+        double nu = n * unitRoundoff;
+        Assert.True(nu < 1);
+        return nu / (1 - nu);
+    }
+
+    /// <summary>
+    /// "All less than" against a scalar loop, for bounds at and around the extremes, the tail, and
+    /// random elements of the array.
+    /// </summary>
+    private static void CheckAllLessThan<T>(T[] values, Random random, params Func<T, bool>[] implementations)
         where T : unmanaged, INumber<T>, IMinMaxValue<T>
     {
         T max = values.Max()!;
-        foreach (var allLessThan in implementations)
+        T min = values.Min()!;
+        var bounds = new List<T> { max, min, T.MaxValue, T.MinValue, values[^1], values[0], values[random.Next(values.Length)], values[random.Next(values.Length)] };
+        if (max != T.MaxValue)
         {
-            Assert.False(allLessThan(max));
-            Assert.Equal(max != T.MaxValue, max != T.MaxValue && allLessThan(max + T.One));
-            Assert.False(allLessThan(T.MinValue));
+            bounds.Add(max + T.One);
+        }
+
+        if (typeof(T) == typeof(float))
+        {
+            bounds.Add(T.CreateChecked(MathF.BitIncrement(float.CreateChecked(max))));
+        }
+        else if (typeof(T) == typeof(double))
+        {
+            bounds.Add(T.CreateChecked(Math.BitIncrement(double.CreateChecked(max))));
+        }
+
+        foreach (T bound in bounds)
+        {
+            bool expected = true;
+            foreach (T value in values)
+            {
+                expected &= value < bound;
+            }
+
+            foreach (var allLessThan in implementations)
+            {
+                Assert.True(expected == allLessThan(bound), $"AllLessThan({bound}) over {values.Length} {typeof(T).Name}: expected {expected}.");
+            }
         }
     }
 
@@ -256,25 +375,5 @@ public sealed class VectorOperationsTests : LeakCheckedTest
         }
 
         return T.CreateTruncating(random.NextInt64(long.MinValue, long.MaxValue));
-    }
-
-    private static void AssertClose<T>(T[] expected, T[] actual)
-        where T : INumber<T>
-    {
-        Assert.Equal(expected.Length, actual.Length);
-        for (int i = 0; i < expected.Length; i++)
-        {
-            if (typeof(T) == typeof(float) || typeof(T) == typeof(double))
-            {
-                double e = double.CreateChecked(expected[i]);
-                double a = double.CreateChecked(actual[i]);
-                double tolerance = typeof(T) == typeof(float) ? 1e-3 : 1e-9;
-                Assert.True(Math.Abs(e - a) <= tolerance * Math.Max(1, Math.Abs(e)) * expected.Length, $"Element {i}: expected {e}, got {a}.");
-            }
-            else
-            {
-                Assert.Equal(expected[i], actual[i]);
-            }
-        }
     }
 }

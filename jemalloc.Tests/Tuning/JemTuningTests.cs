@@ -1,3 +1,5 @@
+using jemalloc.Tests.Support;
+
 namespace jemalloc.Tests.Tuning;
 
 [Collection(GlobalSettings.Name)]
@@ -207,25 +209,5 @@ public sealed unsafe class JemTuningTests
         return (long)Jem.GetMallctl<nuint>("stats.arenas.4096.tcache_bytes");
     }
 
-    private static void RunOnNewThread(Action action)
-    {
-        Exception? failure = null;
-        var thread = new Thread(() =>
-        {
-            try
-            {
-                action();
-            }
-            catch (Exception e)
-            {
-                failure = e;
-            }
-        });
-        thread.Start();
-        thread.Join();
-        if (failure is not null)
-        {
-            throw new InvalidOperationException("The test failed on its own thread.", failure);
-        }
-    }
+    private static void RunOnNewThread(Action action) => Workers.RunOne(action);
 }

@@ -1,6 +1,3 @@
-using System.Buffers;
-using System.Runtime.CompilerServices;
-using System.Runtime.InteropServices;
 using System.Text;
 using jemalloc.Interop;
 
@@ -8,114 +5,113 @@ namespace jemalloc;
 
 public static unsafe partial class Jem
 {
-    private const int StackNameBytes = 256;
-
     /// <summary>
-    /// Calls <c>je_mallctl</c> directly. Prefer the typed <see cref="GetMallctl{T}(string)"/>,
-    /// <see cref="SetMallctl{T}(string, T)"/>, <see cref="MallctlKey{T}"/> and <see cref="MallctlKeys"/>.
+    /// Calls <c>je_mallctl</c> with raw pointers. This is a pointer-level API, as unsafe as
+    /// <see cref="System.Runtime.InteropServices.NativeMemory"/>: jemalloc reads and writes through
+    /// the pointers given, so a wrong pointer or length, or a key whose value is itself a pointer
+    /// (extent hooks, <c>experimental.*</c> hooks), can crash the process. Prefer the typed
+    /// <see cref="GetMallctl{T}(string)"/>, <see cref="SetMallctl{T}(string, T)"/>,
+    /// <see cref="MallctlKey{T}"/> and <see cref="MallctlKeys"/>, which check types and refuse such keys.
     /// </summary>
+    /// <remarks>
+    /// Still refused here (they would corrupt the library's own state): <c>arena.&lt;i&gt;.reset</c>
+    /// and <c>arena.&lt;i&gt;.destroy</c> of an arena that belongs to a <see cref="JemArena"/> or holds
+    /// live structures, or of all arenas at once; <c>arena.4096.*</c>/<c>arena.4097.*</c> keys jemalloc
+    /// does not support for "all"/"destroyed" (it reads past its arena table); <c>thread.arena</c>
+    /// onto a <see cref="JemArena"/>'s arena; <c>tcache.flush</c>/<c>tcache.destroy</c> of an id not
+    /// created through this library's <c>tcache.create</c>. A null <paramref name="oldLength"/> for
+    /// <c>tcache.create</c>, <c>arenas.create</c>, <c>experimental.arenas_create_ext</c> or
+    /// <c>experimental.batch_alloc</c> returns <c>EINVAL</c> (jemalloc would write through it).
+    /// </remarks>
     /// <returns>0, or the error number jemalloc returned (see <see cref="MallctlError"/>).</returns>
     /// <exception cref="ArgumentException"><paramref name="name"/> is empty.</exception>
+    /// <exception cref="MallctlException">The call is refused (see the remarks); nothing was called.</exception>
     public static int Mallctl(string name, void* oldValue, nuint* oldLength, void* newValue, nuint newLength)
     {
         ArgumentException.ThrowIfNullOrEmpty(name);
-        byte[]? rented = null;
-        Span<byte> buffer = Encoding.UTF8.GetMaxByteCount(name.Length) < StackNameBytes
-            ? stackalloc byte[StackNameBytes]
-            : (rented = ArrayPool<byte>.Shared.Rent(Encoding.UTF8.GetMaxByteCount(name.Length) + 1));
-        try
-        {
-            int length = Encoding.UTF8.GetBytes(name, buffer);
-            buffer[length] = 0;
-            fixed (byte* utf8Name = buffer)
-            {
-                return JemNative.Mallctl(utf8Name, oldValue, oldLength, newValue, newLength);
-            }
-        }
-        finally
-        {
-            if (rented is not null)
-            {
-                ArrayPool<byte>.Shared.Return(rented);
-            }
-        }
+        return MallctlClient.Raw(name, oldValue, oldLength, newValue, newLength);
     }
 
-    /// <summary>Reads a mallctl value whose C type has the size of <typeparamref name="T"/> (bool: 1 byte; unsigned: uint; uint64_t: ulong; size_t: nuint; ssize_t: nint).</summary>
-    /// <exception cref="MallctlException">The key does not exist, or <typeparamref name="T"/> does not match its type.</exception>
+    /// <summary>Reads a mallctl value whose C type matches <typeparamref name="T"/> (bool: 1 byte; unsigned: uint or int; uint64_t/int64_t: ulong or long; size_t/ssize_t: nuint or nint, or ulong/long on 64-bit).</summary>
+    /// <exception cref="ArgumentException"><paramref name="name"/> is empty.</exception>
+    /// <exception cref="MallctlException">
+    /// The key does not exist; <typeparamref name="T"/> does not match its C type (the message names the type
+    /// expected); or the key is refused: a command, a key taking or returning a raw pointer or struct, or a
+    /// key the library protects.
+    /// </exception>
     /// <exception cref="NotSupportedException"><typeparamref name="T"/> is not one of bool, int, uint, long, ulong, nint, nuint.</exception>
     public static T GetMallctl<T>(string name)
         where T : unmanaged
     {
-        MallctlValue.ThrowIfUnsupported<T>();
-        T value = default;
-        nuint length = (nuint)sizeof(T);
-        ThrowIfFailed(Mallctl(name, &value, &length, null, 0), name, typeof(T));
-        return value;
+        ArgumentException.ThrowIfNullOrEmpty(name);
+        return MallctlClient.Read<T>(name);
     }
 
-    /// <summary>Writes a mallctl value whose C type has the size of <typeparamref name="T"/>.</summary>
-    /// <exception cref="MallctlException">The key does not exist, is read-only, or <typeparamref name="T"/> or the value does not fit it.</exception>
+    /// <summary>Writes a mallctl value whose C type matches <typeparamref name="T"/>.</summary>
+    /// <exception cref="ArgumentException"><paramref name="name"/> is empty.</exception>
+    /// <exception cref="MallctlException">
+    /// The key does not exist or is read-only; <typeparamref name="T"/> does not match its C type or the value is
+    /// not allowed; or the call is refused (see <see cref="MallctlKeys"/>: e.g. <c>tcache.destroy</c> of a cache
+    /// not created through the library, <c>thread.arena</c> onto a <see cref="JemArena"/>'s arena, <c>arenas.create</c>).
+    /// </exception>
     /// <exception cref="NotSupportedException"><typeparamref name="T"/> is not one of bool, int, uint, long, ulong, nint, nuint.</exception>
     public static void SetMallctl<T>(string name, T value)
         where T : unmanaged
     {
-        MallctlValue.ThrowIfUnsupported<T>();
-        ThrowIfFailed(Mallctl(name, null, null, &value, (nuint)sizeof(T)), name, typeof(T));
+        ArgumentException.ThrowIfNullOrEmpty(name);
+        MallctlClient.Write(name, value);
     }
 
     /// <summary>Writes a mallctl value and returns the value it replaced, in one call.</summary>
-    /// <exception cref="MallctlException">The key does not exist, is read-only, or <typeparamref name="T"/> or the value does not fit it.</exception>
+    /// <exception cref="ArgumentException"><paramref name="name"/> is empty.</exception>
+    /// <exception cref="MallctlException">As for <see cref="SetMallctl{T}(string, T)"/>; also for keys that cannot be read and written at once (<c>tcache.*</c>, <c>arenas.create</c>).</exception>
     /// <exception cref="NotSupportedException"><typeparamref name="T"/> is not one of bool, int, uint, long, ulong, nint, nuint.</exception>
     public static T ExchangeMallctl<T>(string name, T value)
         where T : unmanaged
     {
-        MallctlValue.ThrowIfUnsupported<T>();
-        T old = default;
-        nuint length = (nuint)sizeof(T);
-        ThrowIfFailed(Mallctl(name, &old, &length, &value, (nuint)sizeof(T)), name, typeof(T));
-        return old;
+        ArgumentException.ThrowIfNullOrEmpty(name);
+        return MallctlClient.Exchange(name, value);
     }
 
     /// <summary>Reads a mallctl value of C type <c>const char*</c>.</summary>
     /// <returns>The string, or <see langword="null"/> where jemalloc holds a null pointer.</returns>
-    /// <exception cref="MallctlException">The key does not exist or is not a string.</exception>
+    /// <exception cref="ArgumentException"><paramref name="name"/> is empty.</exception>
+    /// <exception cref="MallctlException">The key does not exist or is not a string (the message names its type).</exception>
     public static string? GetMallctlString(string name)
     {
         ArgumentException.ThrowIfNullOrEmpty(name);
-        MallctlStringKeys.ThrowIfNotString(name);
-        byte* value = null;
-        nuint length = (nuint)sizeof(byte*);
-        ThrowIfFailed(Mallctl(name, &value, &length, null, 0), name, typeof(string));
-        return Marshal.PtrToStringUTF8((nint)value);
+        return MallctlClient.ReadString(name);
     }
 
     /// <summary>Writes a mallctl value of C type <c>const char*</c> (jemalloc copies the string).</summary>
+    /// <exception cref="ArgumentException"><paramref name="name"/> is empty.</exception>
+    /// <exception cref="ArgumentNullException"><paramref name="value"/> is null.</exception>
     /// <exception cref="MallctlException">The key does not exist, is read-only, or does not take a string.</exception>
     public static void SetMallctlString(string name, string value)
     {
         ArgumentException.ThrowIfNullOrEmpty(name);
         ArgumentNullException.ThrowIfNull(value);
-        MallctlStringKeys.ThrowIfNotString(name);
-        byte* utf8 = (byte*)Marshal.StringToCoTaskMemUTF8(value);
-        try
-        {
-            ThrowIfFailed(Mallctl(name, null, null, &utf8, (nuint)sizeof(byte*)), name, typeof(string));
-        }
-        finally
-        {
-            Marshal.FreeCoTaskMem((nint)utf8);
-        }
+        MallctlClient.WriteString(name, value);
     }
 
     /// <summary>Runs a mallctl command that takes and returns nothing, e.g. <c>thread.tcache.flush</c> or <c>arena.0.purge</c>.</summary>
-    /// <exception cref="MallctlException">The key does not exist or is not a command.</exception>
-    public static void MallctlCommand(string name) => ThrowIfFailed(Mallctl(name, null, null, null, 0), name, null);
+    /// <exception cref="ArgumentException"><paramref name="name"/> is empty.</exception>
+    /// <exception cref="MallctlException">
+    /// The key does not exist or is not a command; or it is refused: <c>arena.&lt;i&gt;.reset</c>/<c>destroy</c>
+    /// of an arena that belongs to a <see cref="JemArena"/> (use <see cref="JemArena.Reset"/>/<see cref="JemArena.Dispose"/>),
+    /// that holds live structures, or of all arenas (4096).
+    /// </exception>
+    public static void MallctlCommand(string name)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(name);
+        MallctlClient.Run(name);
+    }
 
     /// <summary>
     /// Translates a name to a Management Information Base (<c>je_mallctlnametomib</c>) so that a key
     /// used often is looked up once. Name components that are numbers (e.g. the <c>0</c> of
     /// <c>arena.0.purge</c>) can be replaced afterwards with <see cref="MallctlMib{T}.WithIndex"/>.
+    /// The MIB's calls are checked as the same calls by name are.
     /// </summary>
     /// <exception cref="MallctlException">The name does not exist.</exception>
     /// <exception cref="ArgumentException"><paramref name="name"/> is empty.</exception>
@@ -142,9 +138,13 @@ public static unsafe partial class Jem
         return result;
     }
 
-    /// <summary>Calls <c>je_mallctlbymib</c> directly with a MIB from <see cref="MallctlNameToMib(string, Span{nuint}, out int)"/>.</summary>
+    /// <summary>
+    /// Calls <c>je_mallctlbymib</c> with raw pointers and a MIB from <see cref="MallctlNameToMib(string, Span{nuint}, out int)"/>.
+    /// A pointer-level API as unsafe as <see cref="Mallctl(string, void*, nuint*, void*, nuint)"/>, with the same refusals.
+    /// </summary>
     /// <returns>0, or the error number jemalloc returned.</returns>
     /// <exception cref="ArgumentException"><paramref name="mib"/> is empty.</exception>
+    /// <exception cref="MallctlException">The call is refused (see <see cref="Mallctl(string, void*, nuint*, void*, nuint)"/>); nothing was called.</exception>
     public static int MallctlByMib(ReadOnlySpan<nuint> mib, void* oldValue, nuint* oldLength, void* newValue, nuint newLength)
     {
         if (mib.IsEmpty)
@@ -152,40 +152,16 @@ public static unsafe partial class Jem
             throw new ArgumentException("The MIB is empty.", nameof(mib));
         }
 
-        fixed (nuint* mibPointer = mib)
-        {
-            return JemNative.MallctlByMib(mibPointer, (nuint)mib.Length, oldValue, oldLength, newValue, newLength);
-        }
+        return MallctlClient.RawByMib(mib, oldValue, oldLength, newValue, newLength);
     }
 
     internal static nuint[] LookupMib(string name)
     {
         // jemalloc's deepest names have 7 components.
         Span<nuint> mib = stackalloc nuint[8];
-        ThrowIfFailed(MallctlNameToMib(name, mib, out int length), name, null);
+        MallctlClient.Check(MallctlNameToMib(name, mib, out int length), name, null);
         return mib[..length].ToArray();
     }
-
-    internal static void ThrowIfFailed(int result, string name, Type? valueType)
-    {
-        if (result != 0)
-        {
-            ThrowMallctl(result, name, valueType);
-        }
-    }
-
-    [MethodImpl(MethodImplOptions.NoInlining)]
-    private static void ThrowMallctl(int result, string name, Type? valueType)
-    {
-        var error = (MallctlError)result;
-        string? detail = error == MallctlError.InvalidValue && valueType is not null
-            ? $"It was accessed as {valueType.Name}" + (valueType == typeof(string) ? "." : $" ({SizeOfValue(valueType)} bytes).")
-            : null;
-        throw new MallctlException(name, error, detail);
-    }
-
-    private static int SizeOfValue(Type type) =>
-        type == typeof(bool) || type == typeof(byte) ? 1 : type == typeof(int) || type == typeof(uint) ? 4 : 8;
 
     private static byte[] NullTerminatedUtf8(string value)
     {

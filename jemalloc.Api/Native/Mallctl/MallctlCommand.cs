@@ -5,8 +5,8 @@ namespace jemalloc;
 public readonly record struct MallctlCommand(string Name)
 {
     /// <summary>Runs the command.</summary>
-    /// <exception cref="MallctlException">The key does not exist or the action failed.</exception>
-    public void Run() => Jem.MallctlCommand(Name);
+    /// <exception cref="MallctlException">The key does not exist, is not a command, the action failed, or it is refused (see <see cref="Jem.MallctlCommand(string)"/>).</exception>
+    public void Run() => MallctlClient.Run(Name);
 
     /// <inheritdoc/>
     public override string ToString() => Name;

@@ -22,11 +22,22 @@ public sealed class MallctlException : InvalidOperationException
     /// <summary>Creates the exception with a default message.</summary>
     public MallctlException() : base("A mallctl call failed.") => Name = string.Empty;
 
+    private MallctlException(string name, MallctlError error, string message, Exception? innerException)
+        : base(message, innerException)
+    {
+        Name = name;
+        Error = error;
+    }
+
     /// <summary>The mallctl key, e.g. <c>arenas.narenas</c>.</summary>
     public string Name { get; }
 
     /// <summary>The error jemalloc returned.</summary>
     public MallctlError Error { get; }
+
+    /// <summary>A call the library refuses before it reaches jemalloc (it would crash the process or corrupt the library's state).</summary>
+    internal static MallctlException Refused(string name, string reason) =>
+        new(name, MallctlError.NotPermitted, $"mallctl '{name}' is refused by jemalloc.NET: {reason}", null);
 
     private static string Describe(string name, MallctlError error, string? detail)
     {

@@ -176,6 +176,22 @@ public static class MallctlKeys
         public static MallctlCommand TcacheFlush => new("thread.tcache.flush");
     }
 
+    /// <summary>
+    /// Explicit thread caches (<c>tcache.*</c>). Only ids created through <see cref="Create"/> (by this
+    /// library) can be flushed, destroyed or named in <see cref="MallocxFlags.ThreadCache"/>.
+    /// </summary>
+    public static class Tcache
+    {
+        /// <summary><c>tcache.create</c>: reading it creates an explicit thread cache and returns its id.</summary>
+        public static MallctlKey<uint> Create => new("tcache.create");
+
+        /// <summary><c>tcache.flush</c>: write an id from <see cref="Create"/> to return that cache's objects to their arenas.</summary>
+        public static MallctlKey<uint> Flush => new("tcache.flush");
+
+        /// <summary><c>tcache.destroy</c>: write an id from <see cref="Create"/> to flush and destroy that cache.</summary>
+        public static MallctlKey<uint> Destroy => new("tcache.destroy");
+    }
+
     /// <summary>Keys of one arena (<c>arena.&lt;i&gt;.*</c>); use <see cref="AllArenas"/> for all of them at once.</summary>
     /// <param name="index">The arena index.</param>
     public static ArenaKeys Arena(uint index) => new(index);

@@ -21,7 +21,7 @@ public unsafe class HugeArrayBenchmarks<T> : StructureBenchmarks<T> where T : un
     /// <inheritdoc/>
     protected override string StructureName => $"HugeArray<{typeof(T).Name}>";
 
-    /// <summary>Fills the HugeArray with <see cref="HugeBuffer{T}.Fill"/>.</summary>
+    /// <summary>Fills the HugeArray with <see cref="NativeBuffer{T}.Fill"/>.</summary>
     [Benchmark(Description = "HugeArray<T>.Fill")]
     [BenchmarkCategory(Categories.Fill)]
     public override void FillNative() => _array!.Fill(Value);

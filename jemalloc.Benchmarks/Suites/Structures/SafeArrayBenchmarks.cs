@@ -14,7 +14,7 @@ public unsafe class SafeArrayBenchmarks<T> : StructureBenchmarks<T> where T : un
     /// <inheritdoc/>
     protected override string StructureName => $"SafeArray<{typeof(T).Name}>";
 
-    /// <summary>Fills the SafeArray with <see cref="SafeBuffer{T}.Fill"/>.</summary>
+    /// <summary>Fills the SafeArray with <see cref="NativeBuffer{T}.Fill"/>.</summary>
     [Benchmark(Description = "SafeArray<T>.Fill")]
     [BenchmarkCategory(Categories.Fill)]
     public override void FillNative() => _array!.Fill(Value);

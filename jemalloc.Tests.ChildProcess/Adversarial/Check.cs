@@ -1,0 +1,187 @@
+using System.Diagnostics;
+
+namespace jemalloc.Tests.ChildProcess.Adversarial;
+
+/// <summary>
+/// The adversarial scenarios' assertions, without a test framework: each failure prints a
+/// <c>FAIL</c> line (the parent test fails on any), each scenario ends with <c>DONE</c> when it ran to
+/// its end (the parent fails without it: a crash, a hang killed by the timeout, or an escaped exception).
+/// </summary>
+internal static class Check
+{
+    private static int s_failures;
+    private static int s_passes;
+    private static readonly Lock OutputLock = new();
+
+    internal static int Failures => Volatile.Read(ref s_failures);
+
+    internal static void Fail(string what, string detail)
+    {
+        Interlocked.Increment(ref s_failures);
+        lock (OutputLock)
+        {
+            Console.WriteLine($"FAIL {what}: {detail}");
+            Console.Out.Flush();
+        }
+    }
+
+    internal static void Info(string line)
+    {
+        lock (OutputLock)
+        {
+            Console.WriteLine(line);
+            Console.Out.Flush();
+        }
+    }
+
+    internal static void Pass() => Interlocked.Increment(ref s_passes);
+
+    internal static void True(bool condition, string what, string detail = "was false")
+    {
+        if (condition)
+        {
+            Pass();
+        }
+        else
+        {
+            Fail(what, detail);
+        }
+    }
+
+    internal static void Equal<T>(T expected, T actual, string what)
+    {
+        if (EqualityComparer<T>.Default.Equals(expected, actual))
+        {
+            Pass();
+        }
+        else
+        {
+            Fail(what, $"expected {expected}, got {actual}");
+        }
+    }
+
+    /// <summary>Expects an exception of type <typeparamref name="TException"/> or a subclass.</summary>
+    internal static void Throws<TException>(string what, Action action)
+        where TException : Exception
+    {
+        try
+        {
+            action();
+        }
+        catch (TException)
+        {
+            Pass();
+            return;
+        }
+        catch (Exception e)
+        {
+            Fail(what, $"expected {typeof(TException).Name}, got {e.GetType().Name}: {e.Message}");
+            return;
+        }
+
+        Fail(what, $"expected {typeof(TException).Name}, returned normally");
+    }
+
+    /// <summary>Expects exactly <typeparamref name="TException"/> (e.g. an InvalidOperationException that is not an ObjectDisposedException).</summary>
+    internal static void ThrowsExactly<TException>(string what, Action action)
+        where TException : Exception
+    {
+        try
+        {
+            action();
+        }
+        catch (Exception e) when (e.GetType() == typeof(TException))
+        {
+            Pass();
+            return;
+        }
+        catch (Exception e)
+        {
+            Fail(what, $"expected exactly {typeof(TException).Name}, got {e.GetType().Name}: {e.Message}");
+            return;
+        }
+
+        Fail(what, $"expected {typeof(TException).Name}, returned normally");
+    }
+
+    /// <summary>For code that cannot be a lambda (ref structs): expects exactly <typeparamref name="TException"/> to have been caught.</summary>
+    internal static void Caught<TException>(string what, Exception? caught)
+        where TException : Exception
+    {
+        if (caught is null)
+        {
+            Fail(what, $"expected {typeof(TException).Name}, returned normally");
+        }
+        else if (caught.GetType() != typeof(TException))
+        {
+            Fail(what, $"expected exactly {typeof(TException).Name}, got {caught.GetType().Name}: {caught.Message}");
+        }
+        else
+        {
+            Pass();
+        }
+    }
+
+    internal static void NoThrow(string what, Action action)
+    {
+        try
+        {
+            action();
+            Pass();
+        }
+        catch (Exception e)
+        {
+            Fail(what, $"threw {e.GetType().Name}: {e.Message}");
+        }
+    }
+
+    /// <summary>
+    /// Runs <paramref name="bodies"/> on dedicated threads, each in a loop until its iteration count
+    /// or the time budget is used up; an exception escaping a body is a failure. Returns the
+    /// iterations each ran.
+    /// </summary>
+    internal static long[] Race(string what, TimeSpan budget, int iterations, params Action<int>[] bodies)
+    {
+        var counts = new long[bodies.Length];
+        var stopwatch = Stopwatch.StartNew();
+        using var start = new Barrier(bodies.Length);
+        var threads = new Thread[bodies.Length];
+        for (int t = 0; t < bodies.Length; t++)
+        {
+            int index = t;
+            threads[t] = new Thread(() =>
+            {
+                start.SignalAndWait();
+                try
+                {
+                    for (int i = 0; i < iterations && stopwatch.Elapsed < budget; i++)
+                    {
+                        bodies[index](i);
+                        counts[index]++;
+                    }
+                }
+                catch (Exception e)
+                {
+                    Fail(what, $"thread {index} threw {e.GetType().Name}: {e.Message}{Environment.NewLine}{e.StackTrace}");
+                }
+            })
+            { IsBackground = true, Name = $"{what}#{t}" };
+            threads[t].Start();
+        }
+
+        foreach (Thread thread in threads)
+        {
+            thread.Join();
+        }
+
+        return counts;
+    }
+
+    /// <summary>Prints the summary and <c>DONE</c>; the exit code is 0 (the parent reads the lines).</summary>
+    internal static int Finish(string scenario)
+    {
+        Info($"SUMMARY {scenario} passed={s_passes} failed={s_failures}");
+        Info("DONE");
+        return 0;
+    }
+}
