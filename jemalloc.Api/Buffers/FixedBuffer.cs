@@ -110,8 +110,9 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
     /// <exception cref="NotSupportedException"><typeparamref name="T"/> is not a primitive type.</exception>
     /// <exception cref="OutOfMemoryException">The memory cannot be had.</exception>
     public FixedBuffer(ReadOnlySpan<T> values)
-        : this(values.Length)
+        : this(values.Length, AllocationOptions.Default, AllocationKind.FixedBuffer, zero: false)
     {
+        // Not cleared first: the copy writes every element before the buffer is published.
         values.CopyTo(new Span<T>(UnsafePointer, values.Length));
     }
 

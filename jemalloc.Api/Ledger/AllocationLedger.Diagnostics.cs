@@ -7,6 +7,11 @@ public static partial class AllocationLedger
 {
     private static readonly ConcurrentDictionary<int, StackTrace> StackTraces = new();
 
+    // Set before the first trace is recorded, never cleared. Every free asks whether its slot has a
+    // trace to forget; ConcurrentDictionary.IsEmpty takes all of the dictionary's locks when it is
+    // empty (the usual case): a lock round trip on every free for nothing.
+    private static volatile bool s_stackTracesRecorded;
+
     /// <summary>
     /// When <see langword="true"/>, each new allocation records the stack trace that made it, shown by
     /// <see cref="Snapshot"/>. Off by default: it costs far more than the allocation itself, and it is
@@ -55,6 +60,8 @@ public static partial class AllocationLedger
     {
         if (CaptureStackTraces)
         {
+            s_stackTracesRecorded = true;
+
             // Skip the ledger's own frames and the structure's constructor helper.
             StackTraces[slot] = new StackTrace(3, fNeedFileInfo: true);
         }
@@ -62,7 +69,9 @@ public static partial class AllocationLedger
 
     private static void ForgetStackTrace(int slot)
     {
-        if (!StackTraces.IsEmpty)
+        // A trace recorded for this slot was recorded before its handle was published, so
+        // before the flag could be read here as false.
+        if (s_stackTracesRecorded)
         {
             _ = StackTraces.TryRemove(slot, out _);
         }

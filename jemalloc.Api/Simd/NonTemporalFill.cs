@@ -1,4 +1,3 @@
-using System.Globalization;
 using System.Runtime.Intrinsics;
 using System.Runtime.Intrinsics.X86;
 
@@ -9,7 +8,7 @@ namespace jemalloc.Simd;
 /// without first being read into the cache (no read-for-ownership) and without evicting the cache's
 /// contents, which is up to half the memory traffic of an ordinary store loop once the block is
 /// larger than the last-level cache. x86/x64 only; elsewhere <see cref="IsSupported"/> is false and
-/// callers use <see cref="Span{T}.Fill"/>.
+/// callers use <see cref="Span{T}.Fill"/>. Whether a structure's fill streams is <see cref="FillPolicy"/>'s call.
 /// </summary>
 /// <remarks>
 /// The bytes written are exactly those of an element-by-element fill: the head up to the first
@@ -25,26 +24,12 @@ internal static unsafe class NonTemporalFill
     // Below this the fixed costs (pattern set-up, fence) are not worth it, whatever the threshold says.
     private const nuint MinimumBytes = 64 * 1024;
 
-    /// <summary>
-    /// The smallest block, in bytes, filled with non-temporal stores: half the last-level cache where
-    /// the OS tells it (Linux sysfs), capped at <see cref="DefaultThresholdBytes"/>; that default
-    /// otherwise. The environment variable <c>JEMALLOC_NET_NT_FILL_BYTES</c> overrides it (0 disables).
-    /// </summary>
-    internal static readonly nuint ThresholdBytes = ChooseThreshold();
-
-    /// <summary>
-    /// The threshold where the last-level cache size is unknown. Measured on a 2-core AMD EPYC (Zen 5)
-    /// VM: streaming beats an ordinary fill from blocks of a few MiB up (see <c>jembench array --fill</c>
-    /// rows "Machine limit: non-temporal store loop" against "Span&lt;T&gt;.Fill").
-    /// </summary>
-    internal const nuint DefaultThresholdBytes = 16 * 1024 * 1024;
-
     /// <summary>Whether the CPU has non-temporal vector stores (every x64 CPU has SSE2).</summary>
     internal static bool IsSupported => Sse2.IsSupported;
 
-    /// <summary>Whether a fill of <paramref name="totalBytes"/> bytes (the whole structure) should stream.</summary>
+    /// <summary>Whether a fill of <paramref name="totalBytes"/> bytes (the whole structure) should stream, by <see cref="FillPolicy.NonTemporalThresholdBytes"/>.</summary>
     internal static bool ShouldUse(nuint totalBytes) =>
-        IsSupported && ThresholdBytes != 0 && totalBytes >= ThresholdBytes;
+        IsSupported && (ulong)totalBytes >= (ulong)FillPolicy.NonTemporalThresholdBytes;
 
     /// <summary>
     /// Writes <paramref name="value"/> to the <paramref name="count"/> elements at <paramref name="destination"/>
@@ -202,59 +187,5 @@ internal static unsafe class NonTemporalFill
         }
 
         return a;
-    }
-
-    private static nuint ChooseThreshold()
-    {
-        string? configured = Environment.GetEnvironmentVariable("JEMALLOC_NET_NT_FILL_BYTES");
-        if (configured is not null && ulong.TryParse(configured, NumberStyles.None, CultureInfo.InvariantCulture, out ulong bytes))
-        {
-            return (nuint)Math.Min(bytes, (ulong)nuint.MaxValue);
-        }
-
-        nuint lastLevel = LastLevelCacheBytes();
-        return lastLevel == 0 ? DefaultThresholdBytes : Math.Clamp(lastLevel / 2, MinimumBytes, DefaultThresholdBytes);
-    }
-
-    // Linux reports each CPU's caches in sysfs ("32768K"); 0 when unknown (other systems, some VMs).
-    private static nuint LastLevelCacheBytes()
-    {
-        try
-        {
-            for (int index = 4; index >= 2; index--)
-            {
-                string path = $"/sys/devices/system/cpu/cpu0/cache/index{index}/size";
-                if (!File.Exists(path))
-                {
-                    continue;
-                }
-
-                string text = File.ReadAllText(path).Trim();
-                ulong scale = 1;
-                if (text.EndsWith('K'))
-                {
-                    scale = 1024;
-                    text = text[..^1];
-                }
-                else if (text.EndsWith('M'))
-                {
-                    scale = 1024 * 1024;
-                    text = text[..^1];
-                }
-
-                if (ulong.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out ulong size))
-                {
-                    return (nuint)(size * scale);
-                }
-            }
-        }
-        catch (IOException)
-        {
-        }
-        catch (UnauthorizedAccessException)
-        {
-        }
-
-        return 0;
     }
 }

@@ -76,8 +76,45 @@ public sealed unsafe class CreateWithValueTests : LeakCheckedTest
     [Fact]
     public void Blocks_above_the_non_temporal_threshold_are_filled_exactly_by_create_and_by_Fill()
     {
-        int length = (int)(NonTemporalFill.ThresholdBytes / sizeof(ulong)) + 13;
-        Assert.True(SimdKernels.FillsNonTemporally<ulong>(length) == NonTemporalFill.IsSupported);
+        const int Threshold = 1 << 20;
+        int length = (Threshold / sizeof(ulong)) + 13;
+        Assert.False(SimdKernels.FillsNonTemporally<ulong>(length)); // off by default
+        FillPolicy.NonTemporalThresholdBytes = Threshold;
+        try
+        {
+            Assert.Equal(NonTemporalFill.IsSupported, SimdKernels.FillsNonTemporally<ulong>(length));
+            Assert.False(SimdKernels.FillsNonTemporally<ulong>(length - 14));
+            FillsEveryElement(length);
+        }
+        finally
+        {
+            FillPolicy.NonTemporalThresholdBytes = FillPolicy.Never;
+        }
+    }
+
+    [Fact]
+    public void FillPolicy_defaults_to_never_and_refuses_a_negative_threshold()
+    {
+        Assert.Equal(FillPolicy.Never, FillPolicy.NonTemporalThresholdBytes);
+        Assert.Throws<ArgumentOutOfRangeException>(() => FillPolicy.NonTemporalThresholdBytes = -1);
+        Assert.Equal(FillPolicy.Never, FillPolicy.NonTemporalThresholdBytes);
+        FillPolicy.NonTemporalThresholdBytes = 0;
+        try
+        {
+            // Everything streams that the kernel can stream; blocks too small for it use Span<T>.Fill.
+            Assert.Equal(NonTemporalFill.IsSupported, SimdKernels.FillsNonTemporally<byte>(1));
+            using var small = new SafeArray<int>(5, 9);
+            Assert.All(small.ToArray(), v => Assert.Equal(9, v));
+        }
+        finally
+        {
+            FillPolicy.NonTemporalThresholdBytes = FillPolicy.Never;
+        }
+    }
+
+    // Create-with-value, Fill, VectorFill and ParallelVectorFill of every structure, with the value in every element.
+    private static void FillsEveryElement(int length)
+    {
         Dirty(length * sizeof(ulong));
 
         using (var created = new SafeArray<ulong>(length, 0xFEDCBA9876543210, AllocationOptions.Default))
@@ -175,6 +212,94 @@ public sealed unsafe class CreateWithValueTests : LeakCheckedTest
         Assert.Throws<ArgumentOutOfRangeException>(() => new FixedBuffer<int>(-1, 1, AllocationOptions.Default));
         Assert.Throws<NotSupportedException>(() => new FixedBuffer<decimal>(4, 1m));
         Assert.Throws<OverflowException>(() => new HugeArray<long>(long.MaxValue / 2, 1L));
+    }
+
+    [Fact]
+    public void Memory_reused_from_a_freed_dirty_block_holds_the_value_not_the_old_data()
+    {
+        ReusedBlocksHoldTheValue();
+        FillPolicy.NonTemporalThresholdBytes = 1 << 20;
+        try
+        {
+            ReusedBlocksHoldTheValue();
+        }
+        finally
+        {
+            FillPolicy.NonTemporalThresholdBytes = FillPolicy.Never;
+        }
+    }
+
+    private static void ReusedBlocksHoldTheValue()
+    {
+        // A small block comes back from the thread cache: the same address, old data in it.
+        var old = new FixedBuffer<long>(100);
+        old.Fill(-1L);
+        nint address = old.Pointer;
+        old.Free();
+        var reused = new FixedBuffer<long>(100, 42L);
+        try
+        {
+            Assert.Equal(address, reused.Pointer);
+            Assert.All(reused.ToArray(), v => Assert.Equal(42L, v));
+        }
+        finally
+        {
+            reused.Free();
+        }
+
+        // A big block (past the zero-fill's page lookup, and streamed when the policy says so) comes back from a private
+        // arena with its pages still present and dirty.
+        uint arena = TestArena.Create();
+        try
+        {
+            var options = new AllocationOptions(MallocxFlags.Arena(arena));
+            int length = (int)(4 * ZeroFill.PageLookupThreshold / sizeof(ulong)) + 1001;
+            nint bigAddress;
+            using (var dirty = new SafeArray<ulong>(length, options))
+            {
+                bigAddress = dirty.Pointer;
+                dirty.Fill(ulong.MaxValue);
+            }
+
+            using var again = new SafeArray<ulong>(length, 7UL, options);
+            Assert.Equal(bigAddress & ~(nint)4095, again.Pointer & ~(nint)4095);
+            using MemoryLease<ulong> lease = again.Lease();
+            Assert.False(lease.Span.ContainsAnyExcept(7UL));
+        }
+        finally
+        {
+            TestArena.Destroy(arena);
+        }
+    }
+
+    [Fact]
+    public void Failures_throw_as_the_zeroing_constructors_do_and_leave_nothing_behind()
+    {
+        // Beyond the machine, and an alignment jemalloc cannot give.
+        Assert.Throws<OutOfMemoryException>(() => new HugeArray<long>(1L << 56, 1L));
+        Assert.Throws<OutOfMemoryException>(() => new SafeArray<long>(1000, 1L, new AllocationOptions(MallocxFlags.Align((nuint)1 << 62))));
+
+        // Options the library refuses.
+        Assert.Throws<ArgumentException>(() => new FixedBuffer<int>(4, 1, new AllocationOptions(MallocxFlags.Arena(Jem.ArenaCount + 5))));
+        Assert.Throws<ArgumentException>(() => new SafeArray<int>(4, 1, new AllocationOptions(MallocxFlags.LgAlign(63))));
+
+        // An arena's budget: refused before anything is written, nothing charged; within it, charged and given back.
+        var arena = new JemArena(budgetBytes: 64 * 1024);
+        AllocationOptions arenaOptions = arena.Options;
+        Assert.Throws<ArenaBudgetExceededException>(() => new SafeArray<long>(16 * 1024, 1L, arenaOptions));
+        Assert.Throws<ArenaBudgetExceededException>(() => new HugeArray<long>(16 * 1024L, 1L, arenaOptions));
+        Assert.Throws<ArenaBudgetExceededException>(() => new FixedBuffer<long>(16 * 1024, 1L, arenaOptions));
+        Assert.Equal(0, arena.UsedBytes);
+        var fits = new FixedBuffer<long>(1024, 5L, arenaOptions);
+        Assert.Equal(8 * 1024, arena.UsedBytes);
+        Assert.All(fits.ToArray(), v => Assert.Equal(5L, v));
+        fits.Free();
+        Assert.Equal(0, arena.UsedBytes);
+
+        // A destroyed arena.
+        arena.Dispose();
+        Assert.Throws<ObjectDisposedException>(() => new SafeArray<long>(10, 1L, arenaOptions));
+        Assert.Throws<ObjectDisposedException>(() => new FixedBuffer<long>(10, 1L, arenaOptions));
     }
 
     [StructLayout(LayoutKind.Sequential)]
