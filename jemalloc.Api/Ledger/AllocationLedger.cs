@@ -60,7 +60,7 @@ public static unsafe partial class AllocationLedger
         bool recorded = false;
         try
         {
-            memory = NativeAllocator.Allocate(size, flags, hugePages, zero);
+            memory = NativeAllocator.Allocate(size, flags, hugePages, zero, kind, elementType);
             handle = Register(memory, size, flags, kind, elementType, keyLength, owner);
             recorded = true;
             return memory;
