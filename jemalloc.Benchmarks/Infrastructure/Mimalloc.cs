@@ -14,8 +14,14 @@ public static unsafe class Mimalloc
 
     private static readonly nint Library = Load();
 
-    /// <summary>Whether mimalloc was found; if not, its benchmark is left out of the run with <see cref="MissingMessage"/>.</summary>
-    public static bool IsAvailable => Library != 0;
+    /// <summary>
+    /// The environment variable that makes jembench treat mimalloc as missing when it is <c>1</c>: a
+    /// test switch, so the skip path can be tested on a machine that has the library.
+    /// </summary>
+    public const string HideVariable = "JEMBENCH_HIDE_MIMALLOC";
+
+    /// <summary>Whether mimalloc was found (and not hidden); if not, its benchmark is left out of the run with <see cref="MissingMessage"/>.</summary>
+    public static bool IsAvailable => Library != 0 && Environment.GetEnvironmentVariable(HideVariable) != "1";
 
     /// <summary>What jembench prints when mimalloc is missing.</summary>
     public static string MissingMessage =>

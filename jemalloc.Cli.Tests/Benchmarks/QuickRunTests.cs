@@ -90,8 +90,34 @@ public sealed class QuickRunTests : IDisposable
     [Fact]
     public void Alloc_runs_in_process_and_checks_its_results()
     {
-        RunQuick("alloc", "--in-process", "64");
+        Jembench.Result result = RunQuick("alloc", "--in-process", "64");
         AssertChecked("alloc x64", 5);
+        Assert.Contains("new FixedBuffer<byte> + Free", result.Output, StringComparison.Ordinal);
+        if (Mimalloc.IsAvailable)
+        {
+            Assert.Contains("mimalloc mi_malloc/mi_free", result.Output, StringComparison.Ordinal);
+        }
+        else
+        {
+            Assert.Contains(Mimalloc.MissingMessage, result.Output, StringComparison.Ordinal);
+        }
+    }
+
+    [Fact]
+    public void Alloc_without_mimalloc_says_so_and_leaves_its_row_out()
+    {
+        Environment.SetEnvironmentVariable(Mimalloc.HideVariable, "1");
+        try
+        {
+            Jembench.Result result = RunQuick("alloc", "--in-process", "64");
+            Assert.Contains(Mimalloc.MissingMessage, result.Output, StringComparison.Ordinal);
+            Assert.DoesNotContain("mimalloc mi_malloc/mi_free", result.Output, StringComparison.Ordinal);
+            AssertChecked("alloc x64", 5);
+        }
+        finally
+        {
+            Environment.SetEnvironmentVariable(Mimalloc.HideVariable, null);
+        }
     }
 
     [Fact]
