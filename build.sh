@@ -4,6 +4,7 @@
 #   ./build.sh                 native jemalloc (if not up to date) + the solution in Release
 #   ./build.sh jembench [ARGS] ... then runs jembench with ARGS; without ARGS, the main job:
 #                              jembench array --fill 10000000 100000000 -l -u
+#                              (installs Debian's libmimalloc2.0 if missing, for the alloc suite's row)
 #   ./build.sh test            ... then runs the test suite
 #   ./build.sh native          only the native library
 #   ./build.sh pack            ... then makes the NuGet package into artifacts/packages
@@ -159,6 +160,18 @@ build_native() {
   echo "native library: $OUTPUT_DIR/$NATIVE_NAME ($flavor)"
 }
 
+# mimalloc is only a comparison row of `jembench alloc`: without it (no apt-get, or
+# JEMALLOC_NET_NO_INSTALL=1) jembench says so and leaves the row out; nothing else needs it.
+need_mimalloc() {
+  { ldconfig -p 2>/dev/null || true; } | grep -q 'libmimalloc\.so\.2' && return 0
+  if [ "${JEMALLOC_NET_NO_INSTALL:-0}" = 1 ] || ! command -v apt-get >/dev/null; then
+    echo "mimalloc (Debian's libmimalloc2.0) is missing: jembench alloc will skip its row"
+    return 0
+  fi
+  step "installing libmimalloc2.0 (the mimalloc row of jembench alloc)"
+  (apt_install libmimalloc2.0) || echo "could not install libmimalloc2.0: jembench alloc will skip its row"
+}
+
 build_solution() {
   step "building jemalloc.NET.sln ($CONFIGURATION)"
   dotnet build "$ROOT/jemalloc.NET.sln" -c "$CONFIGURATION" --nologo -v minimal \
@@ -172,7 +185,7 @@ main() {
     native) build_native ;;
     build) build_native; build_solution ;;
     jembench)
-      build_native; build_solution
+      build_native; build_solution; need_mimalloc
       # The main job, with no arguments: native against managed arrays, fill and create-and-fill.
       [ $# -gt 0 ] || set -- array --fill 10000000 100000000 -l -u
       step "jembench $*"

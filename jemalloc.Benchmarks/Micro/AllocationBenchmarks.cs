@@ -1,4 +1,5 @@
 using System.Diagnostics.CodeAnalysis;
+using System.Runtime.InteropServices;
 using BenchmarkDotNet.Attributes;
 using jemalloc.Benchmarks.Infrastructure;
 
@@ -23,13 +24,26 @@ public unsafe class AllocationBenchmarks
         Jem.Free(memory);
     }
 
-    /// <summary>Raw zeroing <c>je_mallocx</c> + sized <c>je_sdallocx</c>: the calls a FixedBuffer makes.</summary>
+    /// <summary>Raw zeroing <c>je_mallocx</c> (<c>MALLOCX_ZERO</c>) + sized <c>je_sdallocx</c>.</summary>
     [Benchmark(Description = "je_mallocx(ZERO) + je_sdallocx (64 B)")]
     public void MallocxZeroSdallocx()
     {
         void* memory = Jem.Mallocx(Size, MallocxFlags.Zero);
         *(byte*)memory = 1;
         Jem.Sdallocx(memory, Size, MallocxFlags.Zero);
+    }
+
+    /// <summary>
+    /// The raw work a FixedBuffer does with the default options: <c>je_mallocx</c>, a clear of the
+    /// block (the ledger clears; it does not ask jemalloc to), sized <c>je_sdallocx</c>.
+    /// </summary>
+    [Benchmark(Description = "je_mallocx + clear + je_sdallocx (64 B)")]
+    public void MallocxClearSdallocx()
+    {
+        void* memory = Jem.Mallocx(Size);
+        NativeMemory.Clear(memory, Size);
+        *(byte*)memory = 1;
+        Jem.Sdallocx(memory, Size, 0);
     }
 
     /// <summary><c>new FixedBuffer&lt;byte&gt;(64)</c> + <c>Free()</c>.</summary>
