@@ -73,6 +73,9 @@ public readonly unsafe struct StoredUtf8String : IEquatable<StoredUtf8String>, I
         }
     }
 
+    /// <summary>Whether both values are copies of one stored string (same store block and range); reads nothing, never throws.</summary>
+    public bool IsSameStorage(StoredUtf8String other) => _block == other._block && _offset == other._offset && _length == other._length;
+
     /// <summary>Whether the string starts with the UTF-8 bytes <paramref name="prefix"/>.</summary>
     /// <exception cref="ObjectDisposedException">The store was reset or disposed.</exception>
     public bool StartsWith(ReadOnlySpan<byte> prefix) => Bytes.StartsWith(prefix);
