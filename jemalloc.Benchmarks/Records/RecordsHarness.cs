@@ -72,12 +72,7 @@ public static class RecordsHarness
             {
                 state = RecordData.Mix(state);
                 long id = RecordData.IdOf((long)(state % (ulong)records));
-                if (!table.TryLookup(id, out int category, out double score, out DateTime updated) ||
-                    category != RecordData.CategoryOf(id) || score != RecordData.ScoreOf(id) || updated != RecordData.UpdatedOf(id))
-                {
-                    throw new BenchmarkVerificationException($"records ({side}): the lookup of id {id} returned a wrong record.");
-                }
-
+                (int category, double score, DateTime updated) = CheckedLookup(table, side, id);
                 checksum = Add(checksum, (ulong)category ^ (ulong)BitConverter.DoubleToInt64Bits(score) ^ (ulong)updated.Ticks);
                 _ = response.Append(id).Append(':').Append(category).Append(';');
             }
@@ -148,6 +143,24 @@ public static class RecordsHarness
             (double)requests * LookupsPerRequest / (lookupTicks / (double)Stopwatch.Frequency),
             (double)requests * ScanWindow / (scanTicks / (double)Stopwatch.Frequency),
             checksum);
+    }
+
+    /// <summary>Looks <paramref name="id"/> up in <paramref name="table"/> and checks the record against the source data.</summary>
+    /// <exception cref="BenchmarkVerificationException">The record is missing or has wrong values.</exception>
+    public static (int Category, double Score, DateTime Updated) CheckedLookup(IRecordTable table, RecordsSide side, long id)
+    {
+        ArgumentNullException.ThrowIfNull(table);
+        if (!table.TryLookup(id, out int category, out double score, out DateTime updated))
+        {
+            throw new BenchmarkVerificationException($"records ({side}): the lookup of id {id} found nothing.");
+        }
+
+        if (category != RecordData.CategoryOf(id) || score != RecordData.ScoreOf(id) || updated != RecordData.UpdatedOf(id))
+        {
+            throw new BenchmarkVerificationException($"records ({side}): the lookup of id {id} returned a wrong record.");
+        }
+
+        return (category, score, updated);
     }
 
     private static ulong Add(ulong hash, ulong value) => (hash ^ value) * 1_099_511_628_211UL;

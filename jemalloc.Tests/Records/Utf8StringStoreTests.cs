@@ -123,6 +123,9 @@ public sealed class Utf8StringStoreTests : LeakCheckedTest
         Assert.False(zoe.StartsWith("Zoë Ångström and more"));
         Assert.False(zoe.StartsWith("\ud800"));
         Assert.True(zoe == zoeAgain);
+        Assert.False(zoe.IsSameStorage(zoeAgain));
+        StoredUtf8String copy = zoe;
+        Assert.True(copy.IsSameStorage(zoe));
         Assert.Equal(zoe.GetHashCode(), zoeAgain.GetHashCode());
         Assert.True(zoe.Equals((object)zoeAgain));
         Assert.False(zoe.Equals("Zoe Angstrom"));
