@@ -84,7 +84,7 @@ public static class Program
             error.WriteLine(e.Message);
             return ExitNotEnoughMemory;
         }
-        catch (JemallocLibraryException e)
+        catch (JemLibraryException e)
         {
             error.WriteLine($"jembench: {e.Message}");
             return ExitError;

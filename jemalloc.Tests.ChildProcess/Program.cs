@@ -49,9 +49,9 @@ internal static class Program
             Jem.Free(memory);
             Console.WriteLine($"LOADED {Jem.NativeLibraryPath ?? "(host probing)"}");
         }
-        catch (JemallocLibraryException exception)
+        catch (JemLibraryException exception)
         {
-            Console.WriteLine($"{nameof(JemallocLibraryException)} {exception.Message}");
+            Console.WriteLine($"{nameof(JemLibraryException)} {exception.Message}");
         }
 
         return 0;
@@ -62,7 +62,7 @@ internal static class Program
     {
         Jem.Init(conf);
         Console.WriteLine($"LOADED_BEFORE_CALL {Jem.IsLoaded}");
-        foreach (JemallocOptionCheck option in Jem.GetConfigurationReport().Options)
+        foreach (JemOptionCheck option in Jem.GetConfigurationReport().Options)
         {
             Console.WriteLine($"OPTION {option.Key}|{option.Status}|{option.EffectiveValue}");
         }
@@ -94,9 +94,9 @@ internal static class Program
     /// <summary>Reports the options jemalloc was started with, without calling Init.</summary>
     private static int Report()
     {
-        JemallocConfigurationReport report = Jem.GetConfigurationReport();
+        JemConfigurationReport report = Jem.GetConfigurationReport();
         Console.WriteLine($"REQUESTED {report.Configuration}");
-        foreach (JemallocOptionCheck option in report.Options)
+        foreach (JemOptionCheck option in report.Options)
         {
             Console.WriteLine($"OPTION {option.Key}|{option.Status}|{option.EffectiveValue}");
         }

@@ -17,6 +17,7 @@ internal sealed class ArenaAccount
     private const long DestroyedBit = 1L << 41;
 
     private long _gate;
+    private int _waiting;
     private long _used;
     private long _peak;
 
@@ -46,25 +47,37 @@ internal sealed class ArenaAccount
     /// <returns><see langword="false"/> if the arena was destroyed (nothing entered).</returns>
     internal bool TryEnter()
     {
-        var spin = default(SpinWait);
-        while (true)
+        long gate = Volatile.Read(ref _gate);
+        if ((gate & (ClosedBit | DestroyedBit)) == 0 && Interlocked.CompareExchange(ref _gate, gate + 1, gate) == gate)
         {
-            long gate = Volatile.Read(ref _gate);
-            if ((gate & DestroyedBit) != 0)
-            {
-                return false;
-            }
+            return true;
+        }
 
-            if ((gate & ClosedBit) != 0)
+        // Counted as waiting, so the next reset lets this caller in first (CloseAndDrain): resets
+        // in a tight loop must not starve allocation.
+        Interlocked.Increment(ref _waiting);
+        try
+        {
+            var spin = default(SpinWait);
+            while (true)
             {
+                gate = Volatile.Read(ref _gate);
+                if ((gate & DestroyedBit) != 0)
+                {
+                    return false;
+                }
+
+                if ((gate & ClosedBit) == 0 && Interlocked.CompareExchange(ref _gate, gate + 1, gate) == gate)
+                {
+                    return true;
+                }
+
                 spin.SpinOnce();
-                continue;
             }
-
-            if (Interlocked.CompareExchange(ref _gate, gate + 1, gate) == gate)
-            {
-                return true;
-            }
+        }
+        finally
+        {
+            Interlocked.Decrement(ref _waiting);
         }
     }
 
@@ -175,13 +188,21 @@ internal sealed class ArenaAccount
     internal void Refund(long bytes) => Interlocked.Add(ref _used, -bytes);
 
     /// <summary>
-    /// Closes the gate and waits until every allocation and free in flight has left it: from then on
-    /// only the caller touches the arena. Concurrent resets take turns.
+    /// Lets in the callers waiting at the gate, closes it and waits until every allocation and free in
+    /// flight has left it: from then on only the caller touches the arena. Concurrent resets take turns.
     /// </summary>
     /// <exception cref="ObjectDisposedException">The arena was destroyed.</exception>
     internal void CloseAndDrain()
     {
         var spin = default(SpinWait);
+
+        // Callers that waited through the previous reset go first; callers arriving now enter at
+        // once while the gate is open, so this wait ends.
+        while (Volatile.Read(ref _waiting) != 0 && (Volatile.Read(ref _gate) & DestroyedBit) == 0)
+        {
+            spin.SpinOnce();
+        }
+
         while (true)
         {
             long gate = Volatile.Read(ref _gate);

@@ -54,7 +54,7 @@ public sealed unsafe class JemArena : IDisposable
     /// </param>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="budgetBytes"/> is not positive.</exception>
     /// <exception cref="MallctlException">jemalloc could not create another arena (it has at most 4095); nothing was created or recorded.</exception>
-    /// <exception cref="JemallocLibraryException">The native library could not be loaded.</exception>
+    /// <exception cref="JemLibraryException">The native library could not be loaded.</exception>
     public JemArena(long? budgetBytes = null, bool hugePages = false)
     {
         if (budgetBytes is { } budget)

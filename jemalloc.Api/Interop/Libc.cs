@@ -28,7 +28,4 @@ internal static partial class Libc
 
     /// <summary><c>MADV_HUGEPAGE</c> on Linux.</summary>
     internal const int MadvHugePage = 14;
-
-    /// <summary><c>MADV_NOHUGEPAGE</c> on Linux.</summary>
-    internal const int MadvNoHugePage = 15;
 }

@@ -105,7 +105,7 @@ internal static class NativeLibraryLoader
         }
     }
 
-    /// <summary>Loads the library now (if it is not yet), throwing <see cref="JemallocLibraryException"/> on failure.</summary>
+    /// <summary>Loads the library now (if it is not yet), throwing <see cref="JemLibraryException"/> on failure.</summary>
     internal static nint EnsureLoaded() => IsLoaded ? Handle : Load(typeof(NativeLibraryLoader).Assembly, null);
 
     private static nint Resolve(string libraryName, Assembly assembly, DllImportSearchPath? searchPath) =>
@@ -129,25 +129,25 @@ internal static class NativeLibraryLoader
                 tried.Add(chosen);
                 if (!File.Exists(chosen))
                 {
-                    throw JemallocLibraryException.NotFound(tried, $"the file named by {(s_explicitPath is null ? PathVariable : "Jem.SetNativeLibraryPath")} does not exist");
+                    throw JemLibraryException.NotFound(tried, $"the file named by {(s_explicitPath is null ? PathVariable : "Jem.SetNativeLibraryPath")} does not exist");
                 }
 
                 if (!NativeLibrary.TryLoad(chosen, out handle))
                 {
-                    throw JemallocLibraryException.NotFound(tried, "the file exists but could not be loaded (wrong architecture or missing dependencies?)");
+                    throw JemLibraryException.NotFound(tried, "the file exists but could not be loaded (wrong architecture or missing dependencies?)");
                 }
 
                 loadedFrom = chosen;
             }
             else if (!TryLoadFromDefaultLocations(assembly, searchPath, tried, out handle, out loadedFrom))
             {
-                throw JemallocLibraryException.NotFound(tried, null);
+                throw JemLibraryException.NotFound(tried, null);
             }
 
             if (!NativeLibrary.TryGetExport(handle, ProbeSymbol, out _))
             {
                 // Deliberately not freed: unloading a jemalloc that may already serve allocations is unsafe.
-                throw JemallocLibraryException.NotPrefixed(loadedFrom ?? "(unknown)", ProbeSymbol);
+                throw JemLibraryException.NotPrefixed(loadedFrom ?? "(unknown)", ProbeSymbol);
             }
 
             s_loadedPath = loadedFrom;

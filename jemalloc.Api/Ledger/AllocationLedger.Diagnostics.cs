@@ -1,5 +1,6 @@
 using System.Collections.Concurrent;
 using System.Diagnostics;
+using System.Reflection;
 
 namespace jemalloc;
 
@@ -55,10 +56,24 @@ public static partial class AllocationLedger
     {
         if (CaptureStackTraces)
         {
-            // Skip the ledger's own frames and the structure's constructor helper.
-            StackTraces[slot] = new StackTrace(3, fNeedFileInfo: true);
+            // Skip this library's frames by their assembly, not by a count: the JIT inlines the
+            // allocation path once it tiers up, and a fixed count would then skip the caller's frame.
+            StackFrame[] frames = new StackTrace(1, fNeedFileInfo: true).GetFrames();
+            int first = 0;
+            while (first < frames.Length - 1 && IsThisLibrary(frames[first]))
+            {
+                first++;
+            }
+
+            StackTraces[slot] = new StackTrace(frames[first..]);
         }
     }
+
+    private static readonly string LibraryName = typeof(AllocationLedger).Assembly.GetName().Name!;
+
+    private static bool IsThisLibrary(StackFrame frame) =>
+        DiagnosticMethodInfo.Create(frame)?.DeclaringAssemblyName is { } assembly
+        && new AssemblyName(assembly).Name == LibraryName;
 
     private static void ForgetStackTrace(int slot)
     {

@@ -58,7 +58,7 @@ public static unsafe partial class AllocationLedger
         bool recorded = false;
         try
         {
-            memory = NativeAllocator.Allocate(size, flags, hugePages, zero: true);
+            memory = NativeAllocator.Allocate(size, flags, hugePages, zero: true, kind, elementType);
             handle = Register(memory, size, flags, kind, elementType, keyLength, owner);
             recorded = true;
             return memory;

@@ -53,21 +53,21 @@ public static class TuningPresets
 
     /// <summary>The conf pair for jemalloc's own transparent huge page use (<c>thp</c>).</summary>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="mode"/> is not a defined value.</exception>
-    public static string Thp(JemallocThpMode mode) => mode switch
+    public static string Thp(JemThpMode mode) => mode switch
     {
-        JemallocThpMode.Default => "thp:default",
-        JemallocThpMode.Always => "thp:always",
-        JemallocThpMode.Never => "thp:never",
-        _ => throw new ArgumentOutOfRangeException(nameof(mode), mode, "Not a JemallocThpMode value."),
+        JemThpMode.Default => "thp:default",
+        JemThpMode.Always => "thp:always",
+        JemThpMode.Never => "thp:never",
+        _ => throw new ArgumentOutOfRangeException(nameof(mode), mode, "Not a JemThpMode value."),
     };
 
     /// <summary>The conf pair for huge pages in jemalloc's metadata (<c>metadata_thp</c>).</summary>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="mode"/> is not a defined value.</exception>
-    public static string MetadataThp(JemallocMetadataThpMode mode) => mode switch
+    public static string MetadataThp(JemMetadataThpMode mode) => mode switch
     {
-        JemallocMetadataThpMode.Disabled => "metadata_thp:disabled",
-        JemallocMetadataThpMode.Auto => "metadata_thp:auto",
-        JemallocMetadataThpMode.Always => "metadata_thp:always",
-        _ => throw new ArgumentOutOfRangeException(nameof(mode), mode, "Not a JemallocMetadataThpMode value."),
+        JemMetadataThpMode.Disabled => "metadata_thp:disabled",
+        JemMetadataThpMode.Auto => "metadata_thp:auto",
+        JemMetadataThpMode.Always => "metadata_thp:always",
+        _ => throw new ArgumentOutOfRangeException(nameof(mode), mode, "Not a JemMetadataThpMode value."),
     };
 }

@@ -317,8 +317,10 @@ internal static class RaceScenarios
                 s_enumerated = buffer;
                 s_enumeratedArray = array;
                 Thread.SpinWait(100);
-                buffer.Free();
-                array.Dispose();
+                // An enumerator reads each element under a lease, so a free that meets one is refused
+                // (InvalidOperationException) and retried, as the contract says an owner must.
+                RetryWhileLeased(buffer.Free);
+                RetryWhileLeased(array.Dispose);
                 frees++;
                 // Same thread, same size: jemalloc hands the freed blocks straight back.
                 var victim = new FixedBuffer<int>(n);
@@ -333,6 +335,22 @@ internal static class RaceScenarios
             i => Enumerate(s_enumerated, s_enumeratedArray, ref wrong, ref disposedSeen));
         Check.Info($"INFO frees={frees} wrong-values={wrong} disposed-seen={disposedSeen}");
         Check.Equal(0L, wrong, "values an enumeration racing a free yielded from memory another structure had received (it must throw ObjectDisposedException instead)");
+    }
+
+    private static void RetryWhileLeased(Action free)
+    {
+        while (true)
+        {
+            try
+            {
+                free();
+                return;
+            }
+            catch (InvalidOperationException e) when (e is not ObjectDisposedException)
+            {
+                Thread.Yield();
+            }
+        }
     }
 
     private static void Enumerate(FixedBuffer<int> buffer, SafeArray<int>? array, ref long wrong, ref long disposedSeen)

@@ -297,49 +297,6 @@ public sealed unsafe class JemArenaTests : LeakCheckedTest
     }
 
     [Fact]
-    public void Destroy_while_a_thread_is_bound_frees_the_memory_and_keeps_the_arena()
-    {
-        var arena = new JemArena();
-        SafeArray<int> array = arena.CreateArray<int>(10);
-        var bound = new ManualResetEventSlim();
-        var release = new ManualResetEventSlim();
-        Workers.Running thread = Workers.Start(1, _ =>
-        {
-            uint previous = MallctlKeys.Thread.Arena.Get();
-            try
-            {
-                MallctlKeys.Thread.Arena.Set(arena.Index);
-                bound.Set();
-                Assert.True(release.Wait(Workers.DefaultTimeout), "The test never let the bound thread go.");
-            }
-            finally
-            {
-                MallctlKeys.Thread.Arena.Set(previous);
-                bound.Set();
-            }
-        });
-        Assert.True(bound.Wait(Workers.DefaultTimeout), "The worker never bound itself to the arena.");
-        try
-        {
-            thread.ThrowIfFailed();
-            var refused = Assert.Throws<InvalidOperationException>(() => arena.Dispose());
-            Assert.Contains("thread.arena", refused.Message, StringComparison.Ordinal);
-            Assert.False(arena.IsDisposed);
-            Assert.False(array.IsValid);
-            Assert.Equal(0, arena.UsedBytes);
-        }
-        finally
-        {
-            release.Set();
-            thread.Join();
-        }
-
-        arena.Dispose();
-        Assert.True(arena.IsDisposed);
-        array.Dispose();
-    }
-
-    [Fact]
     public void Several_threads_allocate_and_free_in_one_arena_within_its_budget()
     {
         const int Threads = 4;

@@ -3,7 +3,7 @@ using jemalloc.Tests.Support;
 namespace jemalloc.Tests.Ledger;
 
 /// <summary>
-/// Library bug: the ledger records the allocation's stack trace by skipping a fixed number of frames
+/// The ledger once recorded the allocation's stack trace by skipping a fixed number of frames
 /// (<c>new StackTrace(3)</c>), which is only right while the allocation path is not inlined; once the
 /// JIT tiers it up, the skipped frames include the caller's, and <c>AllocatedAt</c> no longer names it.
 /// </summary>

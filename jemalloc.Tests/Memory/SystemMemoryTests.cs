@@ -26,10 +26,10 @@ public sealed class SystemMemoryTests
     }
 
     [Theory]
-    [InlineData("safe-array")]
-    [InlineData("fixed-buffer")]
-    [InlineData("huge-array")]
-    public void Each_structure_is_refused_when_the_process_looks_smaller_than_the_structure(string structure)
+    [InlineData("safe-array", "A SafeArray<Int64>")]
+    [InlineData("fixed-buffer", "A FixedBuffer<Int64>")]
+    [InlineData("huge-array", "A HugeArray<Int64>")]
+    public void Each_structure_is_refused_when_the_process_looks_smaller_than_the_structure(string structure, string named)
     {
         if (!OperatingSystem.IsLinux())
         {
@@ -44,6 +44,7 @@ public sealed class SystemMemoryTests
         string output = RunTooBig(structure, length, available);
 
         AssertRefused(output, (ulong)length * sizeof(long));
+        Assert.Contains(string.Create(CultureInfo.InvariantCulture, $"{named} of {(ulong)length * sizeof(long):N0} bytes cannot fit"), output, StringComparison.Ordinal);
         Assert.Contains("the process can get about 1.0 GiB (MemAvailable + SwapFree 1.0 GiB; cgroup limit none)", output, StringComparison.Ordinal);
     }
 

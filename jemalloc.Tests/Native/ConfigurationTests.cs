@@ -56,9 +56,9 @@ public class ConfigurationTests
         nuint oversize = MallctlKeys.Opt.OversizeThreshold.Get();
         string conf = $"narenas:{narenas},dirty_decay_ms:{dirty},thp:{thp},tcache:{(tcache ? "true" : "false")},oversize_threshold:0x{oversize:x}";
 
-        JemallocConfigurationReport report = Jem.CheckConfiguration(conf);
+        JemConfigurationReport report = Jem.CheckConfiguration(conf);
         Assert.Equal(5, report.Options.Count);
-        Assert.All(report.Options, option => Assert.Equal(JemallocOptionStatus.Applied, option.Status));
+        Assert.All(report.Options, option => Assert.Equal(JemOptionStatus.Applied, option.Status));
         Assert.True(report.NoneRejected);
         Assert.Equal(narenas.ToString(System.Globalization.CultureInfo.InvariantCulture), report.Options[0].EffectiveValue);
         Assert.Equal(conf, report.Configuration);
@@ -68,24 +68,24 @@ public class ConfigurationTests
     public void Options_jemalloc_does_not_use_are_reported_rejected_with_the_reason()
     {
         uint narenas = MallctlKeys.Opt.Narenas.Get();
-        JemallocConfigurationReport report = Jem.CheckConfiguration($"no_such_option:1,narenas:{narenas + 1},dirty_decay_ms:soon,prof:true,lg_tcache_max:16");
+        JemConfigurationReport report = Jem.CheckConfiguration($"no_such_option:1,narenas:{narenas + 1},dirty_decay_ms:soon,prof:true,lg_tcache_max:16");
 
-        JemallocOptionCheck unknown = report.Options[0];
-        Assert.Equal(JemallocOptionStatus.Rejected, unknown.Status);
+        JemOptionCheck unknown = report.Options[0];
+        Assert.Equal(JemOptionStatus.Rejected, unknown.Status);
         Assert.Contains("not a jemalloc", unknown.Reason, StringComparison.Ordinal);
 
-        JemallocOptionCheck different = report.Options[1];
-        Assert.Equal(JemallocOptionStatus.Rejected, different.Status);
+        JemOptionCheck different = report.Options[1];
+        Assert.Equal(JemOptionStatus.Rejected, different.Status);
         Assert.Equal(narenas.ToString(System.Globalization.CultureInfo.InvariantCulture), different.EffectiveValue);
 
-        Assert.Equal(JemallocOptionStatus.Rejected, report.Options[2].Status);
+        Assert.Equal(JemOptionStatus.Rejected, report.Options[2].Status);
 
         // This build has no profiling: opt.prof does not exist.
         Assert.False(Jem.BuildConfiguration.Prof);
-        Assert.Equal(JemallocOptionStatus.Rejected, report.Options[3].Status);
+        Assert.Equal(JemOptionStatus.Rejected, report.Options[3].Status);
         Assert.Contains("not built in", report.Options[3].Reason, StringComparison.Ordinal);
 
-        Assert.Equal(JemallocOptionStatus.NotVerifiable, report.Options[4].Status);
+        Assert.Equal(JemOptionStatus.NotVerifiable, report.Options[4].Status);
         Assert.Equal(4, report.Rejected.Count());
         Assert.False(report.NoneRejected);
         Assert.Contains("no_such_option:1 -> Rejected", report.ToString(), StringComparison.Ordinal);

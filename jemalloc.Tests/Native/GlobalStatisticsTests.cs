@@ -10,7 +10,7 @@ public unsafe class GlobalStatisticsTests
     [Fact]
     public void Allocated_and_active_grow_with_an_allocation_and_come_back_when_it_is_freed()
     {
-        JemallocStatistics before = Jem.GetStatistics(exact: true);
+        JemStatistics before = Jem.GetStatistics(exact: true);
         byte* memory = (byte*)Jem.Mallocx((nuint)Size);
         try
         {
@@ -20,7 +20,7 @@ public unsafe class GlobalStatisticsTests
                 memory[offset] = 1;
             }
 
-            JemallocStatistics during = Jem.GetStatistics(exact: true);
+            JemStatistics during = Jem.GetStatistics(exact: true);
             Assert.InRange(during.Allocated, before.Allocated + Size - Tolerance, before.Allocated + Size + Tolerance);
             Assert.True(during.Active >= before.Active + Size - Tolerance);
             // Resident and mapped need not grow: the block may reuse memory jemalloc kept from earlier
@@ -34,7 +34,7 @@ public unsafe class GlobalStatisticsTests
             Jem.Dallocx(memory);
         }
 
-        JemallocStatistics after = Jem.GetStatistics(exact: true);
+        JemStatistics after = Jem.GetStatistics(exact: true);
         Assert.InRange(after.Allocated, before.Allocated - Math.Min(before.Allocated, Tolerance), before.Allocated + Tolerance);
         Assert.True(after.Active <= before.Active + Tolerance);
     }

@@ -13,7 +13,7 @@ public class InfoTests
     [Fact]
     public void The_build_configuration_is_read_from_config_keys()
     {
-        JemallocBuildConfiguration build = Jem.BuildConfiguration;
+        JemBuildConfiguration build = Jem.BuildConfiguration;
         Assert.True(build.Stats);
         Assert.Equal(Jem.GetMallctl<bool>("config.debug"), build.Debug);
         Assert.Equal(Jem.GetMallctl<bool>("config.prof"), build.Prof);

@@ -11,7 +11,7 @@ public class LoadingTests
             new Dictionary<string, string?> { ["JEMALLOC_NET_LIBRARY"] = missing }, "load");
 
         Assert.True(result.ExitCode == 0, result.ToString());
-        Assert.StartsWith(nameof(JemallocLibraryException), result.Output, StringComparison.Ordinal);
+        Assert.StartsWith(nameof(JemLibraryException), result.Output, StringComparison.Ordinal);
         Assert.Contains(missing, result.Output, StringComparison.Ordinal);
         Assert.Contains("JEMALLOC_NET_LIBRARY does not exist", result.Output, StringComparison.Ordinal);
         Assert.Contains("./build.sh", result.Output, StringComparison.Ordinal);
@@ -39,7 +39,7 @@ public class LoadingTests
             ChildProcessRunner.Result result = ChildProcessRunner.RunHelper(
                 new Dictionary<string, string?> { ["JEMALLOC_NET_LIBRARY"] = library }, "load");
             Assert.True(result.ExitCode == 0, result.ToString());
-            Assert.StartsWith(nameof(JemallocLibraryException), result.Output, StringComparison.Ordinal);
+            Assert.StartsWith(nameof(JemLibraryException), result.Output, StringComparison.Ordinal);
             Assert.Contains($"'{library}' is not a jemalloc built with the je_ prefix", result.Output, StringComparison.Ordinal);
             Assert.Contains("je_mallocx", result.Output, StringComparison.Ordinal);
         }

@@ -1,5 +1,8 @@
 using jemalloc.Tests.Support;
 
+// The 2018 names (Jem.GetMallCtlInt32, ...) are obsolete but must keep working: these tests prove they do.
+#pragma warning disable CS0618
+
 namespace jemalloc.Tests.Native;
 
 public unsafe class MallctlTests

@@ -10,7 +10,7 @@ public class MessageTests
     public void Listeners_receive_what_jemalloc_prints()
     {
         var received = new StringBuilder();
-        void OnMessage(object? sender, JemallocMessageEventArgs e) => received.Append(e.Message);
+        void OnMessage(object? sender, JemMessageEventArgs e) => received.Append(e.Message);
         Jem.MessageReceived += OnMessage;
         try
         {
@@ -50,7 +50,7 @@ public class MessageTests
     public void A_throwing_handler_or_writer_cannot_break_jemalloc_or_the_process()
     {
         using var writer = new StringWriter();
-        static void Throwing(object? sender, JemallocMessageEventArgs e) => throw new InvalidOperationException("handler failure");
+        static void Throwing(object? sender, JemMessageEventArgs e) => throw new InvalidOperationException("handler failure");
         Jem.MessageReceived += Throwing;
         Jem.MessageWriter = writer;
         try

@@ -8,7 +8,7 @@ public unsafe class StatisticsTests
     [Fact]
     public void A_snapshot_is_consistent()
     {
-        JemallocStatistics stats = Jem.GetStatistics();
+        JemStatistics stats = Jem.GetStatistics();
         Assert.True(stats.Allocated > 0);
         Assert.True(stats.Active >= stats.Allocated);
         Assert.True(stats.Metadata > 0);

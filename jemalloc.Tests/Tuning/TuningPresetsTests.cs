@@ -53,29 +53,29 @@ public sealed unsafe class TuningPresetsTests
     [Fact]
     public void Combine_joins_parts_skipping_empty_ones_and_later_keys_come_last()
     {
-        string conf = TuningPresets.Combine(TuningPresets.SmallObjects, "", null, " narenas:2, ", TuningPresets.Thp(JemallocThpMode.Always));
+        string conf = TuningPresets.Combine(TuningPresets.SmallObjects, "", null, " narenas:2, ", TuningPresets.Thp(JemThpMode.Always));
         Assert.Equal("tcache_nslots_small_min:1000,tcache_nslots_small_max:2000,narenas:2,thp:always", conf);
         Assert.Equal(string.Empty, TuningPresets.Combine());
         Assert.Throws<ArgumentNullException>(() => TuningPresets.Combine(null!));
     }
 
     [Theory]
-    [InlineData(JemallocThpMode.Default, "thp:default")]
-    [InlineData(JemallocThpMode.Always, "thp:always")]
-    [InlineData(JemallocThpMode.Never, "thp:never")]
-    public void Thp_pairs_name_the_mode(JemallocThpMode mode, string expected) => Assert.Equal(expected, TuningPresets.Thp(mode));
+    [InlineData(JemThpMode.Default, "thp:default")]
+    [InlineData(JemThpMode.Always, "thp:always")]
+    [InlineData(JemThpMode.Never, "thp:never")]
+    public void Thp_pairs_name_the_mode(JemThpMode mode, string expected) => Assert.Equal(expected, TuningPresets.Thp(mode));
 
     [Theory]
-    [InlineData(JemallocMetadataThpMode.Disabled, "metadata_thp:disabled")]
-    [InlineData(JemallocMetadataThpMode.Auto, "metadata_thp:auto")]
-    [InlineData(JemallocMetadataThpMode.Always, "metadata_thp:always")]
-    public void Metadata_thp_pairs_name_the_mode(JemallocMetadataThpMode mode, string expected) => Assert.Equal(expected, TuningPresets.MetadataThp(mode));
+    [InlineData(JemMetadataThpMode.Disabled, "metadata_thp:disabled")]
+    [InlineData(JemMetadataThpMode.Auto, "metadata_thp:auto")]
+    [InlineData(JemMetadataThpMode.Always, "metadata_thp:always")]
+    public void Metadata_thp_pairs_name_the_mode(JemMetadataThpMode mode, string expected) => Assert.Equal(expected, TuningPresets.MetadataThp(mode));
 
     [Fact]
     public void Undefined_modes_are_refused()
     {
-        Assert.Throws<ArgumentOutOfRangeException>(() => TuningPresets.Thp((JemallocThpMode)42));
-        Assert.Throws<ArgumentOutOfRangeException>(() => TuningPresets.MetadataThp((JemallocMetadataThpMode)42));
+        Assert.Throws<ArgumentOutOfRangeException>(() => TuningPresets.Thp((JemThpMode)42));
+        Assert.Throws<ArgumentOutOfRangeException>(() => TuningPresets.MetadataThp((JemMetadataThpMode)42));
     }
 
     [Fact]

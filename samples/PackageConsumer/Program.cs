@@ -7,7 +7,7 @@ Console.WriteLine($"jemalloc {Jem.Version}, loaded as {Jem.Load()}");
 long sum = SumOfNativeNumbers(Count);
 long expected = (long)Count * (Count - 1) / 2;
 
-JemallocStatistics stats = Jem.GetStatistics(exact: true);
+JemStatistics stats = Jem.GetStatistics(exact: true);
 Console.WriteLine($"sum {sum:N0}; jemalloc now has {stats.Allocated:N0} bytes allocated, {stats.Resident:N0} resident");
 Console.WriteLine(sum == expected ? "OK" : $"FAILED: expected {expected:N0}");
 return sum == expected ? 0 : 1;
