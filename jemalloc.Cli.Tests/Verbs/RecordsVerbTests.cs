@@ -1,6 +1,5 @@
 using System.Text.Json;
 using jemalloc.Benchmarks.Records;
-using jemalloc.Cli;
 
 namespace jemalloc.Cli.Tests.Verbs;
 
