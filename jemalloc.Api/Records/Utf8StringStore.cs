@@ -205,7 +205,7 @@ public sealed unsafe class Utf8StringStore : IDisposable
     /// Use it as <c>using var scope = store.EnterRead();</c>.
     /// </summary>
     /// <exception cref="ObjectDisposedException">The store was disposed.</exception>
-    /// <exception cref="InvalidOperationException">The store already has the most read scopes it counts.</exception>
+    /// <exception cref="InvalidOperationException">The store already has the most read scopes it counts, or the ledger is full.</exception>
     public StringStoreReadScope EnterRead()
     {
         var spin = default(SpinWait);
@@ -231,7 +231,18 @@ public sealed unsafe class Utf8StringStore : IDisposable
 
             if (Interlocked.CompareExchange(ref _state, state + 1, state) == state)
             {
-                return new StringStoreReadScope(this);
+                AllocationHandle token;
+                try
+                {
+                    token = AllocationLedger.TakeLeaseToken();
+                }
+                catch
+                {
+                    ExitRead();
+                    throw;
+                }
+
+                return new StringStoreReadScope(this, token);
             }
         }
     }
@@ -272,23 +283,9 @@ public sealed unsafe class Utf8StringStore : IDisposable
         }
     }
 
-    /// <exception cref="InvalidOperationException">More scopes were disposed than opened (a copy of a scope was disposed twice).</exception>
-    internal void ExitRead()
-    {
-        while (true)
-        {
-            int state = Volatile.Read(ref _state);
-            if ((state & ReaderMask) == 0)
-            {
-                ThrowHelper.ThrowInvalidOperation($"This {TypeName} has no open read scope: a read scope (or a copy of it) was disposed twice.");
-            }
-
-            if (Interlocked.CompareExchange(ref _state, state - 1, state) == state)
-            {
-                return;
-            }
-        }
-    }
+    // Closes one scope. Its token lets each scope close once, so the count is above zero here and no
+    // reset or dispose (which need it at zero) can have set the other bits meanwhile.
+    internal void ExitRead() => Interlocked.Decrement(ref _state);
 
     private static int Utf8ByteCount(ReadOnlySpan<char> value)
     {
