@@ -131,9 +131,7 @@ public sealed unsafe class Utf8StringStore : IDisposable
         EnterWrite();
         try
         {
-            byte* destination = Reserve(byteCount, out AllocationHandle block, out int offset);
-            _ = StrictUtf8.GetBytes(value, new Span<byte>(destination, byteCount));
-            return Commit(block, offset, byteCount);
+            return Append(value, byteCount);
         }
         finally
         {
@@ -184,15 +182,25 @@ public sealed unsafe class Utf8StringStore : IDisposable
     public StoredUtf8String Replace(StoredUtf8String old, string value)
     {
         ArgumentNullException.ThrowIfNull(value);
-        ThrowIfDisposed();
-        if (!Owns(old))
+        int byteCount = Utf8ByteCount(value);
+        EnterWrite();
+        try
         {
-            ThrowHelper.ThrowArgument(nameof(old), "The value to replace was not handed out by this store, or the store was reset since.");
-        }
+            // Checked as the writer: a reset by another thread between this check and the append
+            // would otherwise let a dead value through.
+            if (!Owns(old))
+            {
+                ThrowHelper.ThrowArgument(nameof(old), "The value to replace was not handed out by this store, or the store was reset since.");
+            }
 
-        StoredUtf8String replacement = Add(value.AsSpan());
-        _ = Interlocked.Add(ref _abandonedBytes, old.Length);
-        return replacement;
+            StoredUtf8String replacement = Append(value, byteCount);
+            _ = Interlocked.Add(ref _abandonedBytes, old.Length);
+            return replacement;
+        }
+        finally
+        {
+            ExitWrite();
+        }
     }
 
     /// <summary>Whether <paramref name="value"/> was handed out by this store and is still live.</summary>
@@ -394,6 +402,14 @@ public sealed unsafe class Utf8StringStore : IDisposable
         _ = _blockHandles.Add(block.Handle);
         _ = Interlocked.Add(ref _reservedBytes, block.Length);
         return block;
+    }
+
+    // Encodes value (byteCount UTF-8 bytes, counted already) into the store; the caller is the writer.
+    private StoredUtf8String Append(ReadOnlySpan<char> value, int byteCount)
+    {
+        byte* destination = Reserve(byteCount, out AllocationHandle block, out int offset);
+        _ = StrictUtf8.GetBytes(value, new Span<byte>(destination, byteCount));
+        return Commit(block, offset, byteCount);
     }
 
     private StoredUtf8String Commit(AllocationHandle block, int offset, int length)
