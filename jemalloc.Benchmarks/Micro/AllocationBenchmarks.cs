@@ -94,6 +94,24 @@ public unsafe class AllocationBenchmarks
         MicroChecks.FreesEverything(name, MallocxZeroSdallocx);
     }
 
+    /// <summary>Checks the clearing pair: the clear leaves every byte of a reused, dirtied block zero, and the operation gives back all it takes.</summary>
+    [GlobalCleanup(Target = nameof(MallocxClearSdallocx))]
+    public void CheckMallocxClearSdallocx()
+    {
+        const string name = "micro allocation: je_mallocx + clear + je_sdallocx";
+        byte* dirty = (byte*)Jem.Malloc(Size);
+        new Span<byte>(dirty, Size).Fill(0xA5);
+        Jem.Free(dirty);
+        byte* memory = (byte*)Jem.Mallocx(Size);
+        NativeMemory.Clear(memory, Size);
+        var bytes = new Span<byte>(memory, Size);
+        BrokenResultSwitch.Corrupt(bytes);
+        bool zeroed = !bytes.ContainsAnyExcept((byte)0);
+        Jem.Sdallocx(memory, Size, 0);
+        ResultChecks.Check(name, zeroed, $"every byte of a cleared {Size}-byte block is zero");
+        MicroChecks.FreesEverything(name, MallocxClearSdallocx);
+    }
+
     /// <summary>Checks the FixedBuffer pair: a new buffer is zeroed and invalid after Free, and the operation gives back all it takes.</summary>
     [GlobalCleanup(Target = nameof(FixedBufferCreateFree))]
     public void CheckFixedBufferCreateFree()
