@@ -15,6 +15,7 @@ internal static class RecordScenarios
     {
         all["records-huge-string-compare"] = HugeStringCompare;
         all["records-replace-vs-reset"] = ReplaceVsReset;
+        all["records-scoped-readers-vs-reset"] = ScopedReadersVsReset;
         all["records-index-readers-vs-writer"] = IndexReadersVsWriter;
         all["records-index-too-big"] = IndexTooBig;
     }
@@ -91,6 +92,60 @@ internal static class RecordScenarios
                 }
             });
         Check.Info($"INFO replaced={replaced} refused={refused} stale={stale}");
+    }
+
+    // Readers inside EnterRead scopes (opened and closed on every read, copies disposed twice) while
+    // the writer resets and refills: a value valid inside a scope always reads its own text, Reset
+    // either frees (no scope open) or refuses, and a second Dispose of a copy always throws.
+    private static void ScopedReadersVsReset()
+    {
+        using var store = new Utf8StringStore(Utf8StringStore.MinBlockSize, AllocationOptions.Default);
+        var current = new StrongBox<(StoredUtf8String Value, string Text)>((default, ""));
+        long resets = 0, refused = 0, read = 0;
+        void Reader(int i)
+        {
+            StringStoreReadScope scope = store.EnterRead();
+            StringStoreReadScope copy = scope;
+            (StoredUtf8String value, string text) = Volatile.Read(ref current).Value;
+            if (value.IsValid)
+            {
+                Check.Equal(text, value.ToString(), "a value read inside a scope");
+                Interlocked.Increment(ref read);
+            }
+
+            scope.Dispose();
+            if (i % 64 == 0)
+            {
+                Check.ThrowsExactly<InvalidOperationException>("a second Dispose through a copy", copy.Dispose);
+            }
+        }
+
+        Check.Race("scoped readers vs Reset", Budget, int.MaxValue,
+            i =>
+            {
+                try
+                {
+                    store.Reset();
+                    Interlocked.Increment(ref resets);
+                }
+                catch (InvalidOperationException)
+                {
+                    Interlocked.Increment(ref refused);
+                }
+
+                string text = $"text {i}";
+                Volatile.Write(ref current, new StrongBox<(StoredUtf8String, string)>((store.Add(text), text)));
+            },
+            Reader,
+            Reader);
+        Check.Info($"INFO resets={resets} refused={refused} read={read}");
+        Check.True(resets > 0, "Reset succeeded at times");
+        using (store.EnterRead())
+        {
+            Check.ThrowsExactly<InvalidOperationException>("Reset with a scope open after the race", store.Reset);
+        }
+
+        Check.NoThrow("Reset once every scope is closed", store.Reset);
     }
 
     // Keys 0..Stable-1 are always present with value 2*key; the writer adds and removes the others

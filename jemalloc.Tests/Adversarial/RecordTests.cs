@@ -16,6 +16,10 @@ public sealed class RecordTests
         AdversarialChild.AssertClean("records-replace-vs-reset");
 
     [Fact]
+    public void Scoped_readers_racing_Reset_read_only_live_values_and_block_it_while_open() =>
+        AdversarialChild.AssertClean("records-scoped-readers-vs-reset");
+
+    [Fact]
     public void Index_readers_racing_growth_removal_and_Dispose_see_only_whole_states() =>
         AdversarialChild.AssertClean("records-index-readers-vs-writer");
 
