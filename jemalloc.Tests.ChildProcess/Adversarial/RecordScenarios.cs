@@ -18,6 +18,7 @@ internal static class RecordScenarios
         all["records-scoped-readers-vs-reset"] = ScopedReadersVsReset;
         all["records-index-readers-vs-writer"] = IndexReadersVsWriter;
         all["records-index-too-big"] = IndexTooBig;
+        all["records-arena-reset"] = ArenaReset;
     }
 
     // Each UTF-16 code unit takes up to three UTF-8 bytes: for a text longer than int.MaxValue / 3
@@ -222,6 +223,48 @@ internal static class RecordScenarios
                 Check.Fail("NativeHashIndex reader", $"the always-present key {key} was not found");
             }
         }
+    }
+
+    // An arena reset frees an index's table and a store's blocks under them: every later use throws
+    // ObjectDisposedException (never hangs, never writes to the freed memory, which the victims reuse).
+    private static void ArenaReset()
+    {
+        using var arena = new JemArena();
+        var index = new NativeHashIndex<long>(1000, arena.Options);
+        index.Add(1, 10);
+        var store = new Utf8StringStore(Utf8StringStore.MinBlockSize, arena.Options);
+        StoredUtf8String value = store.Add("before");
+        arena.Reset();
+        using var victims = new SafeArray<long>(4096, 0x5A5A5A5A5A5A5A5AL, arena.Options);
+        using var storeVictims = new SafeArray<byte>(Utf8StringStore.MinBlockSize, 0x5A, arena.Options);
+
+        var lookup = Task.Run(() => index.TryGetValue(1, out _));
+        try
+        {
+            if (!lookup.Wait(TimeSpan.FromSeconds(5)))
+            {
+                Check.Fail("TryGetValue after an arena reset", "hung for 5 s");
+                Check.Info("DONE");
+                Environment.Exit(0);
+            }
+
+            Check.Fail("TryGetValue after an arena reset", $"returned {lookup.Result}");
+        }
+        catch (AggregateException e) when (e.InnerException is ObjectDisposedException)
+        {
+            Check.Pass();
+        }
+
+        Check.Throws<ObjectDisposedException>("index Add after an arena reset", () => index.Add(2, 20));
+        Check.Throws<ObjectDisposedException>("index Set after an arena reset", () => index.Set(1, 11));
+        Check.Throws<ObjectDisposedException>("index Remove after an arena reset", () => index.Remove(1));
+        Check.Throws<ObjectDisposedException>("index Clear after an arena reset", index.Clear);
+        Check.NoThrow("index Dispose after an arena reset", index.Dispose);
+        Check.Throws<ObjectDisposedException>("a stored value after an arena reset", () => value.ToString());
+        Check.Throws<ObjectDisposedException>("store Add after an arena reset", () => store.Add("after"));
+        Check.True(!victims.ToArray().Any(v => v != 0x5A5A5A5A5A5A5A5AL), "the index's freed table was never written");
+        Check.True(!storeVictims.ToArray().Any(v => v != 0x5A), "the store's freed block was never written");
+        Check.NoThrow("store Dispose after an arena reset", store.Dispose);
     }
 
     // int.MaxValue keys need a table of 2^32 entries of 16 bytes: more than the machine has, so an

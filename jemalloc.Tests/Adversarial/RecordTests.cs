@@ -24,6 +24,10 @@ public sealed class RecordTests
         AdversarialChild.AssertClean("records-index-readers-vs-writer");
 
     [Fact]
+    public void After_an_arena_reset_an_index_and_a_store_in_it_throw_ObjectDisposedException() =>
+        AdversarialChild.AssertClean("records-arena-reset");
+
+    [Fact]
     public void An_index_too_big_for_the_machine_throws_OutOfMemoryException() =>
         AdversarialChild.AssertClean("records-index-too-big");
 }
