@@ -111,7 +111,7 @@ public sealed unsafe class Utf8StringStore : IDisposable
     /// <summary>Stores the UTF-8 encoding of <paramref name="value"/>.</summary>
     /// <exception cref="ArgumentNullException"><paramref name="value"/> is null.</exception>
     /// <exception cref="ArgumentException"><paramref name="value"/> has an unpaired surrogate, or encodes to more than <see cref="MaxBlockSize"/> bytes.</exception>
-    /// <exception cref="ObjectDisposedException">The store was disposed.</exception>
+    /// <exception cref="ObjectDisposedException">The store was disposed, or the arena its blocks are in was reset.</exception>
     /// <exception cref="InvalidOperationException">Another thread is writing to the store.</exception>
     /// <exception cref="OutOfMemoryException">A new block cannot be had.</exception>
     public StoredUtf8String Add(string value)
@@ -122,7 +122,7 @@ public sealed unsafe class Utf8StringStore : IDisposable
 
     /// <summary>Stores the UTF-8 encoding of <paramref name="value"/>.</summary>
     /// <exception cref="ArgumentException"><paramref name="value"/> has an unpaired surrogate, or encodes to more than <see cref="MaxBlockSize"/> bytes.</exception>
-    /// <exception cref="ObjectDisposedException">The store was disposed.</exception>
+    /// <exception cref="ObjectDisposedException">The store was disposed, or the arena its blocks are in was reset.</exception>
     /// <exception cref="InvalidOperationException">Another thread is writing to the store.</exception>
     /// <exception cref="OutOfMemoryException">A new block cannot be had.</exception>
     public StoredUtf8String Add(ReadOnlySpan<char> value)
@@ -141,7 +141,7 @@ public sealed unsafe class Utf8StringStore : IDisposable
 
     /// <summary>Stores a copy of the UTF-8 bytes <paramref name="utf8"/> after checking they are valid UTF-8.</summary>
     /// <exception cref="ArgumentException"><paramref name="utf8"/> is not valid UTF-8, or is longer than <see cref="MaxBlockSize"/>.</exception>
-    /// <exception cref="ObjectDisposedException">The store was disposed.</exception>
+    /// <exception cref="ObjectDisposedException">The store was disposed, or the arena its blocks are in was reset.</exception>
     /// <exception cref="InvalidOperationException">Another thread is writing to the store.</exception>
     /// <exception cref="OutOfMemoryException">A new block cannot be had.</exception>
     public StoredUtf8String Add(ReadOnlySpan<byte> utf8)
@@ -160,7 +160,16 @@ public sealed unsafe class Utf8StringStore : IDisposable
         try
         {
             byte* destination = Reserve(utf8.Length, out AllocationHandle block, out int offset);
-            utf8.CopyTo(new Span<byte>(destination, utf8.Length));
+            AllocationLedger.EnterLease(block, TypeName);
+            try
+            {
+                utf8.CopyTo(new Span<byte>(destination, utf8.Length));
+            }
+            finally
+            {
+                AllocationLedger.ExitLease(block);
+            }
+
             return Commit(block, offset, utf8.Length);
         }
         finally
@@ -176,7 +185,7 @@ public sealed unsafe class Utf8StringStore : IDisposable
     /// </summary>
     /// <exception cref="ArgumentNullException"><paramref name="value"/> is null.</exception>
     /// <exception cref="ArgumentException"><paramref name="old"/> is not a live value of this store, or <paramref name="value"/> cannot be encoded (see <see cref="Add(string)"/>).</exception>
-    /// <exception cref="ObjectDisposedException">The store was disposed.</exception>
+    /// <exception cref="ObjectDisposedException">The store was disposed, or the arena its blocks are in was reset.</exception>
     /// <exception cref="InvalidOperationException">Another thread is writing to the store.</exception>
     /// <exception cref="OutOfMemoryException">A new block cannot be had.</exception>
     public StoredUtf8String Replace(StoredUtf8String old, string value)
@@ -329,7 +338,14 @@ public sealed unsafe class Utf8StringStore : IDisposable
 
         foreach (FixedBuffer<byte> block in _blocks)
         {
-            block.Free();
+            try
+            {
+                block.Free();
+            }
+            catch (ObjectDisposedException) when (!block.IsValid)
+            {
+                // The reset of the arena the blocks were made in freed it already.
+            }
         }
 
         _blocks.Clear();
@@ -371,6 +387,8 @@ public sealed unsafe class Utf8StringStore : IDisposable
     }
 
     // Room for length bytes: in the current block, a new block, or (longer than a block) a block of its own.
+    // The caller writes there under a lease of the block: blocks made with an arena's options are
+    // freed by its reset, which the lease refuses meanwhile, and after which it throws ObjectDisposedException.
     private byte* Reserve(int length, out AllocationHandle block, out int offset)
     {
         if (length > _blockSize)
@@ -408,7 +426,16 @@ public sealed unsafe class Utf8StringStore : IDisposable
     private StoredUtf8String Append(ReadOnlySpan<char> value, int byteCount)
     {
         byte* destination = Reserve(byteCount, out AllocationHandle block, out int offset);
-        _ = StrictUtf8.GetBytes(value, new Span<byte>(destination, byteCount));
+        AllocationLedger.EnterLease(block, TypeName);
+        try
+        {
+            _ = StrictUtf8.GetBytes(value, new Span<byte>(destination, byteCount));
+        }
+        finally
+        {
+            AllocationLedger.ExitLease(block);
+        }
+
         return Commit(block, offset, byteCount);
     }
 
