@@ -4,6 +4,7 @@
 #   ./build.sh                 native jemalloc (if not up to date) + the solution in Release
 #   ./build.sh jembench [ARGS] ... then runs jembench with ARGS; without ARGS, the main job:
 #                              jembench array --fill 10000000 100000000 -l -u
+#                              (installs Debian's libmimalloc2.0 if missing, for the alloc suite's row)
 #   ./build.sh test            ... (all three natives) then runs the test suite natively (linux-x64) and
 #                              a representative part of it as linux-arm64 under qemu-user (hard time limit)
 #   ./build.sh native          only this machine's native library
@@ -259,6 +260,18 @@ build_native() { build_native_rid "$(host_rid)"; }
 
 build_native_all() { local rid; for rid in "${ALL_RIDS[@]}"; do build_native_rid "$rid"; done; }
 
+# mimalloc is only a comparison row of `jembench alloc`: without it (no apt-get, or
+# JEMALLOC_NET_NO_INSTALL=1) jembench says so and leaves the row out; nothing else needs it.
+need_mimalloc() {
+  { ldconfig -p 2>/dev/null || true; } | grep -q 'libmimalloc\.so\.2' && return 0
+  if [ "${JEMALLOC_NET_NO_INSTALL:-0}" = 1 ] || ! command -v apt-get >/dev/null; then
+    echo "mimalloc (Debian's libmimalloc2.0) is missing: jembench alloc will skip its row"
+    return 0
+  fi
+  step "installing libmimalloc2.0 (the mimalloc row of jembench alloc)"
+  (apt_install libmimalloc2.0) || echo "could not install libmimalloc2.0: jembench alloc will skip its row"
+}
+
 build_solution() {
   step "building jemalloc.NET.sln ($CONFIGURATION)"
   dotnet build "$ROOT/jemalloc.NET.sln" -c "$CONFIGURATION" --nologo -v minimal \
@@ -431,7 +444,7 @@ main() {
     native-all) build_native_all ;;
     build) build_native_all; build_solution ;;
     jembench)
-      build_native; build_solution
+      build_native; build_solution; need_mimalloc
       # The main job, with no arguments: native against managed arrays, fill and create-and-fill.
       [ $# -gt 0 ] || set -- array --fill 10000000 100000000 -l -u
       step "jembench $*"

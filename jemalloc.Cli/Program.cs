@@ -28,7 +28,7 @@ public static class Program
     [
         typeof(MallocOptions), typeof(ArrayOptions), typeof(BufferOptions), typeof(HugeArrayOptions),
         typeof(VectorOptions), typeof(AllocOptions), typeof(InfoOptions), typeof(MicroOptions),
-        typeof(HugePagesOptions), typeof(ArenaOptions),
+        typeof(HugePagesOptions), typeof(ArenaOptions), typeof(RecordsOptions),
     ];
 
     /// <summary>"jembench" and its version, from this assembly (not the process's entry assembly, which may be a test host).</summary>
@@ -64,6 +64,7 @@ public static class Program
                 HugePagesOptions o => HugePagesCommand.Run(o, output),
                 ArenaOptions o => ArenaCommand.Run(o, output),
                 MicroOptions o => MicroCommand.Run(o, output),
+                RecordsOptions o => RecordsCommand.Run(o, output, error),
                 _ => throw new CommandLineException($"Unknown verb {parsed.Value.GetType().Name}."),
             };
         }
@@ -72,6 +73,11 @@ public static class Program
             error.WriteLine($"jembench: {e.Message}");
             error.WriteLine("Run 'jembench --help' or 'jembench <verb> --help' for the options.");
             return ExitBadArguments;
+        }
+        catch (jemalloc.Benchmarks.Infrastructure.BenchmarkVerificationException e)
+        {
+            error.WriteLine($"jembench: WRONG RESULT: {e.Message}");
+            return ExitBenchmarkFailed;
         }
         catch (InsufficientMemoryException e)
         {

@@ -57,6 +57,44 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
     {
     }
 
+    /// <summary>
+    /// Allocates a buffer of <paramref name="length"/> elements, each set to <paramref name="value"/>,
+    /// with the default options: written once, not cleared first.
+    /// </summary>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="length"/> is zero or negative.</exception>
+    /// <exception cref="NotSupportedException"><typeparamref name="T"/> is not a primitive type.</exception>
+    /// <exception cref="OutOfMemoryException">The memory cannot be had.</exception>
+    public FixedBuffer(int length, T value)
+        : this(length, value, AllocationOptions.Default)
+    {
+    }
+
+    /// <summary>Allocates a buffer of <paramref name="length"/> elements, each set to <paramref name="value"/>, with the given options (written once, not cleared first).</summary>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="length"/> is zero or negative.</exception>
+    /// <exception cref="ArgumentException"><paramref name="options"/> name a thread cache, arena or alignment that cannot be used.</exception>
+    /// <exception cref="NotSupportedException"><typeparamref name="T"/> is not a primitive type.</exception>
+    /// <exception cref="OutOfMemoryException">The memory cannot be had.</exception>
+    /// <exception cref="ArenaBudgetExceededException">The buffer would exceed its arena's budget.</exception>
+    public FixedBuffer(int length, T value, AllocationOptions options)
+        : this(length, options, AllocationKind.FixedBuffer, zero: false)
+    {
+        // Not yet published, and filled under a lease so an arena reset cannot free it meanwhile;
+        // if a reset already invalidated it, it stays invalid and nothing can read it.
+        if (!_handle.IsValid)
+        {
+            return;
+        }
+
+        try
+        {
+            using MemoryLease<T> lease = BeginOperation();
+            Simd.SimdKernels.Fill(lease.Span, value, Simd.SimdKernels.FillsNonTemporally<T>(lease.Length));
+        }
+        catch (ObjectDisposedException) when (!_handle.IsValid)
+        {
+        }
+    }
+
     /// <summary>Allocates a buffer holding a copy of <paramref name="values"/>.</summary>
     /// <exception cref="ArgumentNullException"><paramref name="values"/> is null.</exception>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="values"/> is empty.</exception>
@@ -72,12 +110,13 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
     /// <exception cref="NotSupportedException"><typeparamref name="T"/> is not a primitive type.</exception>
     /// <exception cref="OutOfMemoryException">The memory cannot be had.</exception>
     public FixedBuffer(ReadOnlySpan<T> values)
-        : this(values.Length)
+        : this(values.Length, AllocationOptions.Default, AllocationKind.FixedBuffer, zero: false)
     {
+        // Not cleared first: the copy writes every element before the buffer is published.
         values.CopyTo(new Span<T>(UnsafePointer, values.Length));
     }
 
-    internal FixedBuffer(int length, AllocationOptions options, AllocationKind kind)
+    internal FixedBuffer(int length, AllocationOptions options, AllocationKind kind, bool zero = true)
     {
         ThrowIfNotPrimitive();
         if (length <= 0)
@@ -85,7 +124,7 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
             ThrowHelper.ThrowArgumentOutOfRange(nameof(length), length, "A FixedBuffer must have at least one element.");
         }
 
-        _ = AllocationLedger.Allocate((nuint)length * (nuint)sizeof(T), options, kind, ElementTypes.IdOf<T>(), (uint)length, owner: null, out _handle);
+        _ = AllocationLedger.Allocate((nuint)length * (nuint)sizeof(T), options, kind, ElementTypes.IdOf<T>(), (uint)length, owner: null, out _handle, zero);
     }
 
     /// <summary>The number of elements; 0 for <see langword="default"/>.</summary>
@@ -154,7 +193,7 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
     public void Fill(T value)
     {
         using MemoryLease<T> lease = BeginOperation();
-        lease.Span.Fill(value);
+        Simd.SimdKernels.Fill(lease.Span, value, Simd.SimdKernels.FillsNonTemporally<T>(lease.Length));
     }
 
     /// <summary>Copies every element to <paramref name="destination"/>.</summary>

@@ -30,4 +30,27 @@ public sealed class HugeArray<T> : HugeBuffer<T>
         : base(length, options)
     {
     }
+
+    /// <summary>
+    /// Allocates <paramref name="length"/> elements, each set to <paramref name="value"/>, with the
+    /// default options. Faster than <c>new HugeArray&lt;T&gt;(length)</c> followed by <c>Fill</c>: the
+    /// memory is written once, not cleared first (big arrays are written with streaming stores).
+    /// </summary>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="length"/> is zero or negative.</exception>
+    /// <exception cref="OverflowException">The size in bytes does not fit in the address space.</exception>
+    /// <exception cref="OutOfMemoryException">jemalloc could not allocate the memory.</exception>
+    public HugeArray(long length, T value)
+        : base(length, value, HugePagePolicy.DefaultFor<T>(length))
+    {
+    }
+
+    /// <summary>Allocates <paramref name="length"/> elements, each set to <paramref name="value"/>, with the given options (written once, not cleared first).</summary>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="length"/> is zero or negative.</exception>
+    /// <exception cref="ArgumentException"><paramref name="options"/> name a thread cache, arena or alignment that cannot be used.</exception>
+    /// <exception cref="OverflowException">The size in bytes does not fit in the address space.</exception>
+    /// <exception cref="OutOfMemoryException">jemalloc could not allocate the memory.</exception>
+    public HugeArray(long length, T value, AllocationOptions options)
+        : base(length, value, options)
+    {
+    }
 }

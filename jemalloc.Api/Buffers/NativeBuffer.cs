@@ -29,6 +29,36 @@ public abstract unsafe class NativeBuffer<T> : SafeHandle, IEnumerable<T>, IAllo
     private protected long _accessibleLength;
 
     private protected NativeBuffer(long length, AllocationOptions options, AllocationKind kind)
+        : this(length, options, kind, zero: true)
+    {
+    }
+
+    /// <summary>
+    /// Allocates without clearing and writes <paramref name="value"/> to every element before the
+    /// constructor returns: one pass over the memory instead of two. The memory is never readable
+    /// before it is filled (the object is not yet published, and the fill runs under a lease, so an
+    /// arena reset cannot free it meanwhile; if a reset already invalidated it, it stays invalid).
+    /// </summary>
+    private protected NativeBuffer(long length, AllocationOptions options, AllocationKind kind, T value)
+        : this(length, options, kind, zero: false)
+    {
+        if (!_handle.IsValid)
+        {
+            return;
+        }
+
+        try
+        {
+            using MemoryLease<T> lease = BeginOperation();
+            FillLeased(lease, value);
+        }
+        catch (ObjectDisposedException) when (!_handle.IsValid)
+        {
+            // An arena reset invalidated it before the lease: nothing can read it, as with a zeroed one.
+        }
+    }
+
+    private NativeBuffer(long length, AllocationOptions options, AllocationKind kind, bool zero)
         : base(IntPtr.Zero, ownsHandle: true)
     {
         if (length <= 0)
@@ -44,7 +74,7 @@ public abstract unsafe class NativeBuffer<T> : SafeHandle, IEnumerable<T>, IAllo
         // Only an arena reset can invalidate the memory without going through this object; the
         // ledger records the owner inside the arena's gate, so no reset can slip in before it.
         IAllocationOwner? owner = options.Flags.ArenaIndex is null ? null : this;
-        _pointer = (T*)AllocationLedger.Allocate((nuint)length * (nuint)sizeof(T), options, kind, ElementTypes.IdOf<T>(), 0, owner, out _handle);
+        _pointer = (T*)AllocationLedger.Allocate((nuint)length * (nuint)sizeof(T), options, kind, ElementTypes.IdOf<T>(), 0, owner, out _handle, zero);
         _length = length;
         SetHandle((nint)_pointer);
         Volatile.Write(ref _accessibleLength, length);
@@ -91,10 +121,7 @@ public abstract unsafe class NativeBuffer<T> : SafeHandle, IEnumerable<T>, IAllo
     public void Fill(T value)
     {
         using MemoryLease<T> lease = BeginOperation();
-        foreach (Span<T> chunk in lease.GetChunks())
-        {
-            chunk.Fill(value);
-        }
+        FillLeased(lease, value);
     }
 
     /// <summary>
@@ -123,6 +150,17 @@ public abstract unsafe class NativeBuffer<T> : SafeHandle, IEnumerable<T>, IAllo
 
     /// <summary>The address, for callers that hold a lease or checked already.</summary>
     internal T* UnsafePointer => _pointer;
+
+    // The one fill of the array-like structures, over a lease the caller holds: the SIMD kernel,
+    // streaming (non-temporal) stores for structures larger than the threshold.
+    private static void FillLeased(in MemoryLease<T> lease, T value)
+    {
+        bool nonTemporal = Simd.SimdKernels.FillsNonTemporally<T>(lease.Length);
+        foreach (Span<T> chunk in lease.GetChunks())
+        {
+            Simd.SimdKernels.Fill(chunk, value, nonTemporal);
+        }
+    }
 
     /// <summary>The number of elements.</summary>
     internal long ElementCount => _length;

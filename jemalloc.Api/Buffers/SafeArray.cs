@@ -35,6 +35,27 @@ public sealed class SafeArray<T> : SafeBuffer<T>
     {
     }
 
+    /// <summary>
+    /// Allocates <paramref name="length"/> elements, each set to <paramref name="value"/>, with the
+    /// default options. Faster than <c>new SafeArray&lt;T&gt;(length)</c> followed by <c>Fill</c>: the
+    /// memory is written once, not cleared first (big arrays are written with streaming stores).
+    /// </summary>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="length"/> is zero or negative.</exception>
+    /// <exception cref="OutOfMemoryException">jemalloc could not allocate the memory.</exception>
+    public SafeArray(int length, T value)
+        : base(length, value, HugePagePolicy.DefaultFor<T>(length))
+    {
+    }
+
+    /// <summary>Allocates <paramref name="length"/> elements, each set to <paramref name="value"/>, with the given options (written once, not cleared first).</summary>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="length"/> is zero or negative.</exception>
+    /// <exception cref="ArgumentException"><paramref name="options"/> name a thread cache, arena or alignment that cannot be used.</exception>
+    /// <exception cref="OutOfMemoryException">jemalloc could not allocate the memory.</exception>
+    public SafeArray(int length, T value, AllocationOptions options)
+        : base(length, value, options)
+    {
+    }
+
     /// <summary>Allocates an array holding a copy of <paramref name="values"/>.</summary>
     /// <exception cref="ArgumentNullException"><paramref name="values"/> is null.</exception>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="values"/> is empty.</exception>

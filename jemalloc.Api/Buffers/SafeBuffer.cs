@@ -29,6 +29,19 @@ public abstract unsafe class SafeBuffer<T> : NativeBuffer<T>
     {
     }
 
+    /// <summary>Allocates <paramref name="length"/> elements, each set to <paramref name="value"/>, without clearing them first.</summary>
+    /// <param name="length">The number of elements; greater than zero.</param>
+    /// <param name="value">The value of every element.</param>
+    /// <param name="options">Arena, alignment and huge-page choices.</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="length"/> is zero or negative.</exception>
+    /// <exception cref="ArgumentException"><paramref name="options"/> name a thread cache, arena or alignment that cannot be used.</exception>
+    /// <exception cref="OutOfMemoryException">The memory cannot be had.</exception>
+    /// <exception cref="ArenaBudgetExceededException">The array would exceed its arena's budget.</exception>
+    protected SafeBuffer(int length, T value, AllocationOptions options)
+        : base(length, options, AllocationKind.SafeBuffer, value)
+    {
+    }
+
     /// <summary>The number of elements.</summary>
     public int Length => (int)_length;
 

@@ -17,4 +17,7 @@ public enum AllocationKind
 
     /// <summary>A <c>HugeBuffer&lt;T&gt;</c> such as <c>HugeArray&lt;T&gt;</c>.</summary>
     HugeBuffer,
+
+    /// <summary>A block of a <c>Utf8StringStore</c>, holding many strings.</summary>
+    StringStoreBlock,
 }

@@ -8,6 +8,11 @@ public static partial class AllocationLedger
 {
     private static readonly ConcurrentDictionary<int, StackTrace> StackTraces = new();
 
+    // Set before the first trace is recorded, never cleared. Every free asks whether its slot has a
+    // trace to forget; ConcurrentDictionary.IsEmpty takes all of the dictionary's locks when it is
+    // empty (the usual case): a lock round trip on every free for nothing.
+    private static volatile bool s_stackTracesRecorded;
+
     /// <summary>
     /// When <see langword="true"/>, each new allocation records the stack trace that made it, shown by
     /// <see cref="Snapshot"/>. Off by default: it costs far more than the allocation itself, and it is
@@ -56,6 +61,8 @@ public static partial class AllocationLedger
     {
         if (CaptureStackTraces)
         {
+            s_stackTracesRecorded = true;
+
             // Skip this library's frames by their assembly, not by a count: the JIT inlines the
             // allocation path once it tiers up, and a fixed count would then skip the caller's frame.
             StackFrame[] frames = new StackTrace(1, fNeedFileInfo: true).GetFrames();
@@ -77,7 +84,9 @@ public static partial class AllocationLedger
 
     private static void ForgetStackTrace(int slot)
     {
-        if (!StackTraces.IsEmpty)
+        // A trace recorded for this slot was recorded before its handle was published, so
+        // before the flag could be read here as false.
+        if (s_stackTracesRecorded)
         {
             _ = StackTraces.TryRemove(slot, out _);
         }

@@ -31,8 +31,9 @@ public static unsafe partial class AllocationLedger
     private const AllocationKind LeaseTokenKind = (AllocationKind)(-1);
 
     /// <summary>
-    /// Allocates <paramref name="size"/> zero-filled bytes with jemalloc through the library's one
-    /// allocation path and records them.
+    /// Allocates <paramref name="size"/> bytes with jemalloc through the library's one allocation
+    /// path and records them: zero-filled, unless <paramref name="zero"/> is false, for a caller that
+    /// writes every byte before anyone can read them.
     /// </summary>
     /// <param name="size">Bytes to allocate; greater than zero.</param>
     /// <param name="options">Arena, alignment and huge-page choices.</param>
@@ -41,12 +42,13 @@ public static unsafe partial class AllocationLedger
     /// <param name="keyLength">The element count a <see cref="FixedBuffer{T}"/> indexer checks against (0 for other structures).</param>
     /// <param name="owner">The object to tell if an arena reset invalidates the memory, or null.</param>
     /// <param name="handle">The new allocation's handle.</param>
+    /// <param name="zero">Whether the memory must read as zero; false only for a caller that overwrites all of it before it is published.</param>
     /// <returns>The native memory.</returns>
     /// <exception cref="ArgumentException">The options name a thread cache, arena or alignment that cannot be used.</exception>
     /// <exception cref="OutOfMemoryException">The memory cannot be had.</exception>
     /// <exception cref="ArenaBudgetExceededException">The allocation would exceed its arena's budget.</exception>
     /// <exception cref="ObjectDisposedException">The options name a destroyed <see cref="JemArena"/>.</exception>
-    internal static void* Allocate(nuint size, AllocationOptions options, AllocationKind kind, int elementType, uint keyLength, IAllocationOwner? owner, out AllocationHandle handle)
+    internal static void* Allocate(nuint size, AllocationOptions options, AllocationKind kind, int elementType, uint keyLength, IAllocationOwner? owner, out AllocationHandle handle, bool zero = true)
     {
         Debug.Assert(size > 0);
         int flags = NativeAllocator.FlagsFor(size, options, out bool hugePages);
@@ -58,7 +60,7 @@ public static unsafe partial class AllocationLedger
         bool recorded = false;
         try
         {
-            memory = NativeAllocator.Allocate(size, flags, hugePages, zero: true, kind, elementType);
+            memory = NativeAllocator.Allocate(size, flags, hugePages, zero, kind, elementType);
             handle = Register(memory, size, flags, kind, elementType, keyLength, owner);
             recorded = true;
             return memory;

@@ -9,9 +9,34 @@ namespace jemalloc.Simd;
 /// 128) and handles the tail, so every length is correct; integer arithmetic wraps around exactly
 /// as a scalar loop does.
 /// </summary>
-internal static class SimdKernels
+internal static unsafe class SimdKernels
 {
-    internal static void Fill<T>(Span<T> span, T value) => span.Fill(value);
+    /// <summary>
+    /// Sets every element of <paramref name="span"/> to <paramref name="value"/>: with non-temporal
+    /// stores when <paramref name="nonTemporal"/> (the caller's structure is large, see
+    /// <see cref="NonTemporalFill.ShouldUse"/>) and the CPU has them, otherwise with <see cref="Span{T}.Fill"/>.
+    /// The one fill kernel of every structure's <c>Fill</c>, <c>VectorFill</c> and <c>ParallelVectorFill</c>.
+    /// </summary>
+    internal static void Fill<T>(Span<T> span, T value, bool nonTemporal)
+        where T : unmanaged
+    {
+        if (nonTemporal)
+        {
+            fixed (T* pointer = span)
+            {
+                if (NonTemporalFill.TryFill(pointer, (nuint)span.Length, value))
+                {
+                    return;
+                }
+            }
+        }
+
+        span.Fill(value);
+    }
+
+    /// <summary>Whether a fill of a whole structure of <paramref name="length"/> elements should use non-temporal stores.</summary>
+    internal static bool FillsNonTemporally<T>(long length)
+        where T : unmanaged => NonTemporalFill.ShouldUse((nuint)length * (nuint)sizeof(T));
 
     internal static void Multiply<T>(Span<T> span, T factor)
         where T : INumber<T> => TensorPrimitives.Multiply(span, factor, span);

@@ -160,8 +160,20 @@ public static class VectorOperations
     /// <exception cref="ArgumentNullException"><paramref name="buffer"/> is null.</exception>
     /// <exception cref="ObjectDisposedException">The array was disposed.</exception>
     public static void ParallelVectorFill<T>(this HugeBuffer<T> buffer, T value)
-        where T : unmanaged, INumber<T> =>
-        ForEachPartition(buffer, value, static (span, v) => SimdKernels.Fill(span, v));
+        where T : unmanaged, INumber<T>
+    {
+        using MemoryLease<T> lease = Begin(buffer);
+        var partitions = Partitions<T>.Of(lease);
+        // Whether to stream depends on the whole array, not on one partition: the cores share the last-level cache.
+        bool nonTemporal = SimdKernels.FillsNonTemporally<T>(lease.Length);
+        if (partitions.Count == 1)
+        {
+            SimdKernels.Fill(partitions[0], value, nonTemporal);
+            return;
+        }
+
+        Parallel.For(0, partitions.Count, i => SimdKernels.Fill(partitions[i], value, nonTemporal));
+    }
 
     /// <summary>Multiplies every element by <paramref name="factor"/> in place, using every core.</summary>
     /// <exception cref="ArgumentNullException"><paramref name="buffer"/> is null.</exception>
@@ -217,9 +229,10 @@ public static class VectorOperations
     private static void Fill<T>(in MemoryLease<T> lease, T value)
         where T : unmanaged, INumber<T>
     {
+        bool nonTemporal = SimdKernels.FillsNonTemporally<T>(lease.Length);
         foreach (Span<T> chunk in lease.GetChunks())
         {
-            SimdKernels.Fill(chunk, value);
+            SimdKernels.Fill(chunk, value, nonTemporal);
         }
     }
 

@@ -1,4 +1,5 @@
 using System.Diagnostics.CodeAnalysis;
+using System.Runtime.InteropServices;
 using BenchmarkDotNet.Attributes;
 using jemalloc.Benchmarks.Infrastructure;
 
@@ -23,13 +24,26 @@ public unsafe class AllocationBenchmarks
         Jem.Free(memory);
     }
 
-    /// <summary>Raw zeroing <c>je_mallocx</c> + sized <c>je_sdallocx</c>: the calls a FixedBuffer makes.</summary>
+    /// <summary>Raw zeroing <c>je_mallocx</c> (<c>MALLOCX_ZERO</c>) + sized <c>je_sdallocx</c>.</summary>
     [Benchmark(Description = "je_mallocx(ZERO) + je_sdallocx (64 B)")]
     public void MallocxZeroSdallocx()
     {
         void* memory = Jem.Mallocx(Size, MallocxFlags.Zero);
         *(byte*)memory = 1;
         Jem.Sdallocx(memory, Size, MallocxFlags.Zero);
+    }
+
+    /// <summary>
+    /// The raw work a FixedBuffer does with the default options: <c>je_mallocx</c>, a clear of the
+    /// block (the ledger clears; it does not ask jemalloc to), sized <c>je_sdallocx</c>.
+    /// </summary>
+    [Benchmark(Description = "je_mallocx + clear + je_sdallocx (64 B)")]
+    public void MallocxClearSdallocx()
+    {
+        void* memory = Jem.Mallocx(Size);
+        NativeMemory.Clear(memory, Size);
+        *(byte*)memory = 1;
+        Jem.Sdallocx(memory, Size, 0);
     }
 
     /// <summary><c>new FixedBuffer&lt;byte&gt;(64)</c> + <c>Free()</c>.</summary>
@@ -78,6 +92,24 @@ public unsafe class AllocationBenchmarks
         Jem.Sdallocx(memory, Size, MallocxFlags.Zero);
         ResultChecks.Check(name, zeroed, $"every byte of a {Size}-byte block is zero");
         MicroChecks.FreesEverything(name, MallocxZeroSdallocx);
+    }
+
+    /// <summary>Checks the clearing pair: the clear leaves every byte of a reused, dirtied block zero, and the operation gives back all it takes.</summary>
+    [GlobalCleanup(Target = nameof(MallocxClearSdallocx))]
+    public void CheckMallocxClearSdallocx()
+    {
+        const string name = "micro allocation: je_mallocx + clear + je_sdallocx";
+        byte* dirty = (byte*)Jem.Malloc(Size);
+        new Span<byte>(dirty, Size).Fill(0xA5);
+        Jem.Free(dirty);
+        byte* memory = (byte*)Jem.Mallocx(Size);
+        NativeMemory.Clear(memory, Size);
+        var bytes = new Span<byte>(memory, Size);
+        BrokenResultSwitch.Corrupt(bytes);
+        bool zeroed = !bytes.ContainsAnyExcept((byte)0);
+        Jem.Sdallocx(memory, Size, 0);
+        ResultChecks.Check(name, zeroed, $"every byte of a cleared {Size}-byte block is zero");
+        MicroChecks.FreesEverything(name, MallocxClearSdallocx);
     }
 
     /// <summary>Checks the FixedBuffer pair: a new buffer is zeroed and invalid after Free, and the operation gives back all it takes.</summary>

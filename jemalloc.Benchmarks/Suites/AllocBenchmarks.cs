@@ -20,6 +20,7 @@ public unsafe class AllocBenchmarks
     private int[] _sizes = [];
     private nint[] _pointers = [];
     private byte[]?[] _arrays = [];
+    private FixedBuffer<byte>[] _buffers = [];
     private long _expected;
     private long _lastResult;
 
@@ -38,6 +39,7 @@ public unsafe class AllocBenchmarks
         _sizes = SmallObjectWorkload.DrawSizes(AllocationSizes, count, seed: 2048, out _expected);
         _pointers = new nint[count];
         _arrays = new byte[]?[count];
+        _buffers = new FixedBuffer<byte>[count];
     }
 
     /// <summary>The C library's allocator, as .NET exposes it.</summary>
@@ -93,6 +95,90 @@ public unsafe class AllocBenchmarks
         for (int i = 0; i < sizes.Length; i++)
         {
             byte* memory = (byte*)Jem.Mallocx((nuint)sizes[i]);
+            Touch(memory, sizes[i], i);
+            pointers[i] = (nint)memory;
+        }
+
+        long total = Sum(pointers, sizes);
+        for (int i = 0; i < pointers.Length; i++)
+        {
+            Jem.Sdallocx((void*)pointers[i], (nuint)sizes[i], 0);
+        }
+
+        return _lastResult = total;
+    }
+
+    /// <summary>mimalloc 2.0's <c>mi_malloc</c>/<c>mi_free</c> (left out of the run, with a message, where the library is missing).</summary>
+    [Benchmark(Description = "mimalloc mi_malloc/mi_free")]
+    public long MimallocMallocFree()
+    {
+        if (!Mimalloc.IsAvailable)
+        {
+            throw new InvalidOperationException(Mimalloc.MissingMessage);
+        }
+
+        delegate* unmanaged<nuint, void*> malloc = Mimalloc.Malloc;
+        delegate* unmanaged<void*, void> free = Mimalloc.Free;
+        int[] sizes = _sizes;
+        nint[] pointers = _pointers;
+        for (int i = 0; i < sizes.Length; i++)
+        {
+            byte* memory = (byte*)malloc((nuint)sizes[i]);
+            Touch(memory, sizes[i], i);
+            pointers[i] = (nint)memory;
+        }
+
+        long total = Sum(pointers, sizes);
+        for (int i = 0; i < pointers.Length; i++)
+        {
+            free((void*)pointers[i]);
+        }
+
+        return _lastResult = total;
+    }
+
+    /// <summary>
+    /// What a safe <see cref="FixedBuffer{T}"/> costs over the raw pair it wraps: created (zeroed) and
+    /// freed one by one with its checked handle; compare with "Jem mallocx/sdallocx" and
+    /// "Jem mallocx + clear/sdallocx".
+    /// </summary>
+    [Benchmark(Description = "new FixedBuffer<byte> + Free")]
+    public long FixedBufferCreateFree()
+    {
+        int[] sizes = _sizes;
+        FixedBuffer<byte>[] buffers = _buffers;
+        for (int i = 0; i < sizes.Length; i++)
+        {
+            var buffer = new FixedBuffer<byte>(sizes[i]);
+            buffer[0] = (byte)i;
+            buffer[sizes[i] - 1] = (byte)i;
+            buffers[i] = buffer;
+        }
+
+        long total = 0;
+        for (int i = 0; i < buffers.Length; i++)
+        {
+            total += sizes[i] + buffers[i][sizes[i] - 1];
+        }
+
+        for (int i = 0; i < buffers.Length; i++)
+        {
+            buffers[i].Free();
+        }
+
+        return _lastResult = total;
+    }
+
+    /// <summary>The raw pair with the zeroing a <see cref="FixedBuffer{T}"/> does: <c>mallocx</c>, clear, <c>sdallocx</c>.</summary>
+    [Benchmark(Description = "Jem mallocx + clear/sdallocx")]
+    public long JemSizedFreeCleared()
+    {
+        int[] sizes = _sizes;
+        nint[] pointers = _pointers;
+        for (int i = 0; i < sizes.Length; i++)
+        {
+            byte* memory = (byte*)Jem.Mallocx((nuint)sizes[i]);
+            NativeMemory.Clear(memory, (nuint)sizes[i]);
             Touch(memory, sizes[i], i);
             pointers[i] = (nint)memory;
         }

@@ -104,8 +104,30 @@ public sealed class QuickRunTests : IDisposable
     [Fact]
     public void Alloc_runs_in_process_and_checks_its_results()
     {
-        RunQuick("alloc", "--in-process", "64");
-        AssertChecked("alloc x64", 5);
+        Jembench.Result result = RunQuick("alloc", "--in-process", "64");
+        // One check per row: 7, and the mimalloc row's where the library is installed.
+        int rows = Mimalloc.IsAvailable ? 8 : 7;
+        Assert.Equal(rows, ResultChecks.All.Count(c => c.Passed && c.Benchmark.StartsWith("alloc x64", StringComparison.Ordinal)));
+        if (!Mimalloc.IsAvailable)
+        {
+            Assert.Contains(Mimalloc.MissingMessage, result.Output, StringComparison.Ordinal);
+        }
+    }
+
+    [Fact]
+    public void Alloc_without_mimalloc_says_so_and_leaves_its_row_out()
+    {
+        Environment.SetEnvironmentVariable(Mimalloc.HideVariable, "1");
+        try
+        {
+            Jembench.Result result = RunQuick("alloc", "--in-process", "64");
+            Assert.Contains(Mimalloc.MissingMessage, result.Output, StringComparison.Ordinal);
+            Assert.Equal(7, ResultChecks.All.Count(c => c.Passed && c.Benchmark.StartsWith("alloc x64", StringComparison.Ordinal)));
+        }
+        finally
+        {
+            Environment.SetEnvironmentVariable(Mimalloc.HideVariable, null);
+        }
     }
 
     [Fact]

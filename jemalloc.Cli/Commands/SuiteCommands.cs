@@ -1,5 +1,6 @@
 using System.Runtime.CompilerServices;
 using BenchmarkDotNet.Configs;
+using BenchmarkDotNet.Filters;
 using BenchmarkDotNet.Jobs;
 using jemalloc.Benchmarks.Infrastructure;
 using jemalloc.Benchmarks.Suites;
@@ -112,9 +113,24 @@ public static class SuiteCommands
         }
 
         MemoryCheck.EnsureFits("alloc", new MemoryNeed(sizes.Max() * 4096, sizes.Max() * 4096, $"{sizes.Max():N0} allocations of up to 4096 bytes"));
+        // A missing mimalloc leaves its row out, said so; it is never measured as something else.
+        bool mimalloc = Mimalloc.IsAvailable;
+        if (!mimalloc)
+        {
+            output.WriteLine(Mimalloc.MissingMessage);
+        }
+
+        IFilter rows = new SimpleFilter(b => mimalloc || b.Descriptor.WorkloadMethod.Name != nameof(AllocBenchmarks.MimallocMallocFree));
         if (settings.ForceInProcess)
         {
-            return RunInProcess(settings, [], sizes, output, typeof(AllocBenchmarks));
+            if (settings.Conf is string inProcessConf)
+            {
+                JemConfiguration.Apply(inProcessConf);
+            }
+
+            SuiteParameters.Sizes = sizes;
+            IConfig inProcess = ((ManualConfig)JemBenchConfig.Create(settings, [], JemBenchConfig.InProcessJob(settings))).AddFilter(rows);
+            return Report(SuiteRunner.Run(inProcess, typeof(AllocBenchmarks)), output);
         }
 
         // jemalloc reads its options only when it loads: each configuration gets its own process.
@@ -128,7 +144,7 @@ public static class SuiteCommands
         settings = settings with { ArtifactsPath = settings.ArtifactsPath ?? Path.GetFullPath("BenchmarkDotNet.Artifacts") };
         OutOfProcess.EnterSourceTree(output);
         SuiteParameters.Sizes = sizes;
-        return Report(SuiteRunner.Run(JemBenchConfig.Create(settings, [], jobs), typeof(AllocBenchmarks)), output);
+        return Report(SuiteRunner.Run(((ManualConfig)JemBenchConfig.Create(settings, [], jobs)).AddFilter(rows), typeof(AllocBenchmarks)), output);
     }
 
     private static int Structure(string verb, string structure, StructureOptions options, TextWriter output, Type fillSuite, Type mathSuite, bool huge)

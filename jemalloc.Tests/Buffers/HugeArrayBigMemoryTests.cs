@@ -39,6 +39,21 @@ public sealed class HugeArrayBigMemoryTests : LeakCheckedTest
     }
 
     [Fact]
+    public void Created_with_a_value_every_element_past_2_pow_31_holds_it()
+    {
+        using var array = new HugeArray<byte>(Length, (byte)0xC3);
+        using MemoryLease<byte> lease = array.Lease();
+        long covered = 0;
+        foreach (Span<byte> chunk in lease.GetChunks())
+        {
+            Assert.False(chunk.ContainsAnyExcept((byte)0xC3));
+            covered += chunk.Length;
+        }
+
+        Assert.Equal(Length, covered);
+    }
+
+    [Fact]
     public void Chunked_and_parallel_operations_cover_every_element_past_2_pow_31()
     {
         using var array = new HugeArray<byte>(Length);

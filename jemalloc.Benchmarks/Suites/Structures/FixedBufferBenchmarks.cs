@@ -27,6 +27,16 @@ public unsafe class FixedBufferBenchmarks<T> : StructureBenchmarks<T> where T : 
     [BenchmarkCategory(Categories.Create, Categories.Fill)]
     public override void CreateNativeHugePages() => CreateAndFill(AllocationOptions.WithHugePages);
 
+    /// <summary>Creates a FixedBuffer with every element set by the constructor (no zeroing pass), then frees it.</summary>
+    [Benchmark(Description = "new FixedBuffer<T>(n, value) (4 KiB pages)")]
+    [BenchmarkCategory(Categories.Create, Categories.Fill)]
+    public override void CreateNativeWithValue() => CreateWithValue(AllocationOptions.Default);
+
+    /// <summary>Creates a FixedBuffer on transparent huge pages with every element set by the constructor, then frees it.</summary>
+    [Benchmark(Description = "new FixedBuffer<T>(n, value) (huge pages)")]
+    [BenchmarkCategory(Categories.Create, Categories.Fill)]
+    public override void CreateNativeWithValueHugePages() => CreateWithValue(AllocationOptions.WithHugePages);
+
     /// <inheritdoc/>
     protected override void* NativePointer => (void*)_buffer.Pointer;
 
@@ -59,6 +69,18 @@ public unsafe class FixedBufferBenchmarks<T> : StructureBenchmarks<T> where T : 
     {
         var buffer = new FixedBuffer<T>(checked((int)Parameter), options);
         buffer.Fill(Value);
+        if (KeepCreated)
+        {
+            _buffer = buffer;
+            return;
+        }
+
+        buffer.Free();
+    }
+
+    private void CreateWithValue(AllocationOptions options)
+    {
+        var buffer = new FixedBuffer<T>(checked((int)Parameter), Value, options);
         if (KeepCreated)
         {
             _buffer = buffer;

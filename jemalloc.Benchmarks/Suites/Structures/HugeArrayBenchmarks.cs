@@ -36,6 +36,16 @@ public unsafe class HugeArrayBenchmarks<T> : StructureBenchmarks<T> where T : un
     [BenchmarkCategory(Categories.Create, Categories.Fill)]
     public override void CreateNativeHugePages() => CreateAndFill(AllocationOptions.WithHugePages);
 
+    /// <summary>Creates a HugeArray with every element set by the constructor (no zeroing pass), then frees it.</summary>
+    [Benchmark(Description = "new HugeArray<T>(n, value) (4 KiB pages)")]
+    [BenchmarkCategory(Categories.Create, Categories.Fill)]
+    public override void CreateNativeWithValue() => CreateWithValue(AllocationOptions.Default);
+
+    /// <summary>Creates a HugeArray on transparent huge pages with every element set by the constructor, then frees it.</summary>
+    [Benchmark(Description = "new HugeArray<T>(n, value) (huge pages)")]
+    [BenchmarkCategory(Categories.Create, Categories.Fill)]
+    public override void CreateNativeWithValueHugePages() => CreateWithValue(AllocationOptions.WithHugePages);
+
     /// <inheritdoc/>
     protected override void* NativePointer => (void*)_array!.Pointer;
 
@@ -71,6 +81,18 @@ public unsafe class HugeArrayBenchmarks<T> : StructureBenchmarks<T> where T : un
     {
         var array = new HugeArray<T>(Parameter, options);
         array.Fill(Value);
+        if (KeepCreated)
+        {
+            _array = array;
+            return;
+        }
+
+        array.Dispose();
+    }
+
+    private void CreateWithValue(AllocationOptions options)
+    {
+        var array = new HugeArray<T>(Parameter, Value, options);
         if (KeepCreated)
         {
             _array = array;

@@ -29,6 +29,16 @@ public unsafe class SafeArrayBenchmarks<T> : StructureBenchmarks<T> where T : un
     [BenchmarkCategory(Categories.Create, Categories.Fill)]
     public override void CreateNativeHugePages() => CreateAndFill(AllocationOptions.WithHugePages);
 
+    /// <summary>Creates a SafeArray with every element set by the constructor (no zeroing pass), then frees it.</summary>
+    [Benchmark(Description = "new SafeArray<T>(n, value) (4 KiB pages)")]
+    [BenchmarkCategory(Categories.Create, Categories.Fill)]
+    public override void CreateNativeWithValue() => CreateWithValue(AllocationOptions.Default);
+
+    /// <summary>Creates a SafeArray on transparent huge pages with every element set by the constructor, then frees it.</summary>
+    [Benchmark(Description = "new SafeArray<T>(n, value) (huge pages)")]
+    [BenchmarkCategory(Categories.Create, Categories.Fill)]
+    public override void CreateNativeWithValueHugePages() => CreateWithValue(AllocationOptions.WithHugePages);
+
     /// <inheritdoc/>
     protected override void* NativePointer => (void*)_array!.Pointer;
 
@@ -57,6 +67,18 @@ public unsafe class SafeArrayBenchmarks<T> : StructureBenchmarks<T> where T : un
     {
         var array = new SafeArray<T>(checked((int)Parameter), options);
         array.Fill(Value);
+        if (KeepCreated)
+        {
+            _array = array;
+            return;
+        }
+
+        array.Dispose();
+    }
+
+    private void CreateWithValue(AllocationOptions options)
+    {
+        var array = new SafeArray<T>(checked((int)Parameter), Value, options);
         if (KeepCreated)
         {
             _array = array;

@@ -70,13 +70,25 @@ public abstract unsafe class StructureBenchmarks<T> where T : unmanaged, IEquata
     /// <summary>Fills the native structure with its own method.</summary>
     public abstract void FillNative();
 
-    /// <summary>The machine's limit: the C library's <c>memset</c> over the native structure's paged-in bytes.</summary>
-    [Benchmark(Description = "Machine limit: memset of paged-in memory")]
+    /// <summary>
+    /// A limit of the machine: the C library's <c>memset</c> (through P/Invoke) over the native
+    /// structure's paged-in bytes. Every fill value of jembench is one byte repeated
+    /// (<see cref="FillValue.Pattern"/>), so memset writes exactly what the other rows write.
+    /// </summary>
+    [Benchmark(Description = "Machine limit: libc memset")]
     [BenchmarkCategory(Categories.Fill)]
-    public void FillMachineLimit() => NativeMemory.Fill(NativePointer, NativeBytes, FillValue.Pattern);
+    public void FillMachineLimit() => MachineLimits.LibcMemset(NativePointer, FillValue.Pattern, NativeBytes);
+
+    /// <summary>
+    /// A limit of the machine: a plain non-temporal store loop of the benchmark project's own
+    /// (<see cref="MachineLimits.NonTemporalFill"/>) writing the fill value over the same bytes.
+    /// </summary>
+    [Benchmark(Description = "Machine limit: non-temporal store loop")]
+    [BenchmarkCategory(Categories.Fill)]
+    public void FillNonTemporalLimit() => MachineLimits.NonTemporalFill((T*)NativePointer, Parameter, Value);
 
     /// <summary>Allocates the native structure and pages it in.</summary>
-    [GlobalSetup(Targets = [nameof(FillNative), nameof(FillMachineLimit)])]
+    [GlobalSetup(Targets = [nameof(FillNative), nameof(FillMachineLimit), nameof(FillNonTemporalLimit)])]
     public void SetupNativeFill()
     {
         AllocateNative(hugePages: false);
@@ -84,7 +96,7 @@ public abstract unsafe class StructureBenchmarks<T> where T : unmanaged, IEquata
     }
 
     /// <summary>Checks every element of the native structure and frees it.</summary>
-    [GlobalCleanup(Target = nameof(FillNative))]
+    [GlobalCleanup(Targets = [nameof(FillNative), nameof(FillNonTemporalLimit)])]
     public void CleanupNativeFill()
     {
         try
@@ -145,6 +157,12 @@ public abstract unsafe class StructureBenchmarks<T> where T : unmanaged, IEquata
     /// <summary>Allocates the native structure on transparent huge pages, fills it and frees it.</summary>
     public abstract void CreateNativeHugePages();
 
+    /// <summary>Creates the structure with every element set to the value by its constructor (4 KiB pages; no zeroing pass), then frees it.</summary>
+    public abstract void CreateNativeWithValue();
+
+    /// <summary>As <see cref="CreateNativeWithValue"/>, on transparent huge pages.</summary>
+    public abstract void CreateNativeWithValueHugePages();
+
     /// <summary>
     /// Whether the create benchmark running now must keep what it created (in the field the fill
     /// benchmarks use) instead of freeing it: set only while the check after the run performs the
@@ -179,6 +197,14 @@ public abstract unsafe class StructureBenchmarks<T> where T : unmanaged, IEquata
     /// <summary>Runs the native create (huge pages) once more, keeping the structure, and checks every element.</summary>
     [GlobalCleanup(Target = nameof(CreateNativeHugePages))]
     public void CleanupCreateNativeHugePages() => CheckCreatedNative(CreateNativeHugePages, "huge pages");
+
+    /// <summary>Runs the create-with-value (4 KiB pages) once more, keeping the structure, and checks every element.</summary>
+    [GlobalCleanup(Target = nameof(CreateNativeWithValue))]
+    public void CleanupCreateNativeWithValue() => CheckCreatedNative(CreateNativeWithValue, "created with the value, 4 KiB pages");
+
+    /// <summary>Runs the create-with-value (huge pages) once more, keeping the structure, and checks every element.</summary>
+    [GlobalCleanup(Target = nameof(CreateNativeWithValueHugePages))]
+    public void CleanupCreateNativeWithValueHugePages() => CheckCreatedNative(CreateNativeWithValueHugePages, "created with the value, huge pages");
 
     private void CheckCreatedNative(Action create, string pages)
     {

@@ -1,0 +1,146 @@
+using System.Numerics;
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+using System.Runtime.Intrinsics;
+using jemalloc.Internal;
+
+namespace jemalloc;
+
+/// <summary>
+/// Column-style scans: filters over one column of a record table kept as its own array (for
+/// example a <see cref="HugeArray{T}"/> of <see cref="double"/>), compared several elements per
+/// instruction with the hardware's vectors.
+/// </summary>
+public static unsafe class ColumnScan
+{
+    /// <summary>
+    /// Writes to <paramref name="matches"/> the positions <c>i</c>, in ascending order, where
+    /// <c><paramref name="min"/> &lt;= column[i] &lt;= <paramref name="max"/></c> (NaN elements never match).
+    /// </summary>
+    /// <returns>How many positions were written.</returns>
+    /// <exception cref="ArgumentException">A bound is NaN, or <paramref name="matches"/> is shorter than <paramref name="column"/>.</exception>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="min"/> is greater than <paramref name="max"/>.</exception>
+    public static int FindInRange(ReadOnlySpan<double> column, double min, double max, Span<int> matches)
+    {
+        CheckBounds(min, max);
+        if (matches.Length < column.Length)
+        {
+            ThrowHelper.ThrowArgument(nameof(matches), $"The matches span ({matches.Length}) must be at least as long as the column range ({column.Length}): every element may match.");
+        }
+
+        return Find(ref MemoryMarshal.GetReference(column), column.Length, min, max, ref MemoryMarshal.GetReference(matches));
+    }
+
+    /// <summary>
+    /// Like <see cref="FindInRange(ReadOnlySpan{double}, double, double, Span{int})"/> over
+    /// <paramref name="count"/> elements of <paramref name="column"/> from <paramref name="start"/>,
+    /// with positions relative to <paramref name="start"/>. The column is leased while it is read, so
+    /// a concurrent dispose throws instead of freeing it.
+    /// </summary>
+    /// <returns>How many positions were written.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="column"/> is null.</exception>
+    /// <exception cref="ArgumentOutOfRangeException">The range is outside the column, or <paramref name="min"/> is greater than <paramref name="max"/>.</exception>
+    /// <exception cref="ArgumentException">A bound is NaN, or <paramref name="matches"/> is shorter than <paramref name="count"/>.</exception>
+    /// <exception cref="ObjectDisposedException">The column was disposed.</exception>
+    public static int FindInRange(HugeArray<double> column, long start, int count, double min, double max, Span<int> matches)
+    {
+        ArgumentNullException.ThrowIfNull(column);
+        CheckBounds(min, max);
+        if (start < 0 || count < 0 || start > column.Length - count)
+        {
+            ThrowHelper.ThrowArgumentOutOfRange(nameof(start), start, $"The range [{start}, {start}+{count}) is not inside the column of {column.Length} elements.");
+        }
+
+        if (matches.Length < count)
+        {
+            ThrowHelper.ThrowArgument(nameof(matches), $"The matches span ({matches.Length}) must be at least as long as the column range ({count}): every element may match.");
+        }
+
+        AllocationLedger.EnterLease(column.Handle, nameof(HugeArray<double>));
+        try
+        {
+            double* first = (double*)column.Pointer + start;
+            return Find(ref *first, count, min, max, ref MemoryMarshal.GetReference(matches));
+        }
+        finally
+        {
+            AllocationLedger.ExitLease(column.Handle);
+        }
+    }
+
+    /// <summary>How many elements of <paramref name="column"/> lie in [<paramref name="min"/>, <paramref name="max"/>] (NaN never does).</summary>
+    /// <exception cref="ArgumentException">A bound is NaN.</exception>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="min"/> is greater than <paramref name="max"/>.</exception>
+    public static int CountInRange(ReadOnlySpan<double> column, double min, double max)
+    {
+        CheckBounds(min, max);
+        int i = 0;
+        int count = 0;
+        ref double start = ref MemoryMarshal.GetReference(column);
+        if (Vector256.IsHardwareAccelerated)
+        {
+            Vector256<double> low = Vector256.Create(min);
+            Vector256<double> high = Vector256.Create(max);
+            for (; i <= column.Length - Vector256<double>.Count; i += Vector256<double>.Count)
+            {
+                Vector256<double> values = Vector256.LoadUnsafe(ref start, (nuint)i);
+                uint bits = (Vector256.GreaterThanOrEqual(values, low) & Vector256.LessThanOrEqual(values, high)).ExtractMostSignificantBits();
+                count += BitOperations.PopCount(bits);
+            }
+        }
+
+        for (; i < column.Length; i++)
+        {
+            double value = Unsafe.Add(ref start, i);
+            count += value >= min && value <= max ? 1 : 0;
+        }
+
+        return count;
+    }
+
+    private static void CheckBounds(double min, double max)
+    {
+        if (double.IsNaN(min) || double.IsNaN(max))
+        {
+            ThrowHelper.ThrowArgument(double.IsNaN(min) ? nameof(min) : nameof(max), "A range bound cannot be NaN.");
+        }
+
+        if (min > max)
+        {
+            ThrowHelper.ThrowArgumentOutOfRange(nameof(min), min, $"The lower bound must not exceed the upper bound ({max}).");
+        }
+    }
+
+    private static int Find(ref double start, int length, double min, double max, ref int matches)
+    {
+        int i = 0;
+        int found = 0;
+        if (Vector256.IsHardwareAccelerated)
+        {
+            Vector256<double> low = Vector256.Create(min);
+            Vector256<double> high = Vector256.Create(max);
+            for (; i <= length - Vector256<double>.Count; i += Vector256<double>.Count)
+            {
+                Vector256<double> values = Vector256.LoadUnsafe(ref start, (nuint)i);
+                uint bits = (Vector256.GreaterThanOrEqual(values, low) & Vector256.LessThanOrEqual(values, high)).ExtractMostSignificantBits();
+                // Most blocks of a selective filter match nothing: one test skips them.
+                while (bits != 0)
+                {
+                    Unsafe.Add(ref matches, found++) = i + BitOperations.TrailingZeroCount(bits);
+                    bits &= bits - 1;
+                }
+            }
+        }
+
+        for (; i < length; i++)
+        {
+            double value = Unsafe.Add(ref start, i);
+            if (value >= min && value <= max)
+            {
+                Unsafe.Add(ref matches, found++) = i;
+            }
+        }
+
+        return found;
+    }
+}

@@ -1,0 +1,531 @@
+using System.Runtime.CompilerServices;
+using jemalloc.Internal;
+
+namespace jemalloc;
+
+/// <summary>
+/// A hash index from an unmanaged key (e.g. a record id) to a non-negative <see cref="long"/> value
+/// (e.g. a row number), kept in native memory: open addressing with linear probing in one
+/// <see cref="HugeArray{T}"/>, so an index of millions of keys is one ledger entry and nothing for the
+/// garbage collector to trace.
+/// </summary>
+/// <typeparam name="TKey">The key type: an unmanaged struct with value equality (<see cref="long"/>, <see cref="int"/>, <see cref="Guid"/>, ...).</typeparam>
+/// <remarks>
+/// <para>
+/// The table doubles when it is three quarters full; <see cref="Remove"/> shifts the following keys
+/// back instead of leaving tombstones, so lookups never slow down with churn.
+/// </para>
+/// <para>
+/// Threads: one writer (<see cref="Add"/>, <see cref="Set"/>, <see cref="Remove"/>, <see cref="Clear"/>,
+/// <see cref="Dispose"/>) and any number of concurrent readers (<see cref="TryGetValue"/>,
+/// <see cref="ContainsKey"/>, the indexer's getter). A reader always sees the index as it was
+/// before or after each write, never a half-done one: it leases the table (so growth or
+/// <see cref="Dispose"/> cannot free it under the reader) and retries if a write ran meanwhile. Two
+/// threads writing at once is a bug the index detects: the second throws <see cref="InvalidOperationException"/>.
+/// A reader may wait briefly while a write is in progress.
+/// </para>
+/// </remarks>
+public sealed unsafe class NativeHashIndex<TKey> : IDisposable
+    where TKey : unmanaged, IEquatable<TKey>
+{
+    /// <summary>The smallest table.</summary>
+    public const long MinCapacity = 16;
+
+    private const string TypeName = "NativeHashIndex";
+
+    private readonly AllocationOptions _options;
+    private Table? _table;
+    private long _count;
+    // Odd while a write changes the table: readers retry until they see the same even number before and after.
+    private long _version;
+    private int _writing;
+    private bool _disposed;
+
+    /// <summary>An empty index.</summary>
+    /// <exception cref="OutOfMemoryException">The memory cannot be had.</exception>
+    public NativeHashIndex()
+        : this(0, AllocationOptions.Default)
+    {
+    }
+
+    /// <summary>An empty index with room for <paramref name="expectedCount"/> keys before it grows.</summary>
+    /// <param name="expectedCount">How many keys it should hold without growing; 0 or more.</param>
+    /// <param name="options">Arena, alignment and huge-page choices for the table.</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="expectedCount"/> is negative or too large.</exception>
+    /// <exception cref="OutOfMemoryException">The memory cannot be had.</exception>
+    public NativeHashIndex(long expectedCount, AllocationOptions options)
+    {
+        if (expectedCount is < 0 or > long.MaxValue / 64)
+        {
+            ThrowHelper.ThrowArgumentOutOfRange(nameof(expectedCount), expectedCount, "The expected count must be from 0 to long.MaxValue / 64.");
+        }
+
+        _options = options;
+        _table = new Table(CapacityFor(expectedCount), options);
+    }
+
+    /// <summary>How many keys the index holds.</summary>
+    public long Count => Volatile.Read(ref _count);
+
+    /// <summary>How many slots the table has (it grows past three quarters full).</summary>
+    /// <exception cref="ObjectDisposedException">The index was disposed.</exception>
+    public long Capacity => CurrentTable().Length;
+
+    /// <summary>The native bytes of the table.</summary>
+    /// <exception cref="ObjectDisposedException">The index was disposed.</exception>
+    public long TableBytes => CurrentTable().Length * sizeof(HashIndexEntry<TKey>);
+
+    /// <summary>Whether the index was disposed.</summary>
+    public bool IsDisposed => Volatile.Read(ref _disposed);
+
+    /// <summary>The value of <paramref name="key"/>; setting it adds or replaces the key (<see cref="Set"/>).</summary>
+    /// <exception cref="KeyNotFoundException">Getting a key the index does not hold.</exception>
+    /// <exception cref="ArgumentOutOfRangeException">Setting a negative value.</exception>
+    /// <exception cref="ObjectDisposedException">The index was disposed, or the arena its table is in was reset.</exception>
+    /// <exception cref="InvalidOperationException">Setting while another thread writes.</exception>
+    public long this[TKey key]
+    {
+        get
+        {
+            if (!TryGetValue(key, out long value))
+            {
+                throw new KeyNotFoundException($"The key {key} is not in the index.");
+            }
+
+            return value;
+        }
+
+        set => Set(key, value);
+    }
+
+    /// <summary>Looks <paramref name="key"/> up; safe on any number of threads while one thread writes.</summary>
+    /// <returns>Whether the key is present; <paramref name="value"/> is its value, or 0.</returns>
+    /// <exception cref="ObjectDisposedException">The index was disposed, or the arena its table is in was reset.</exception>
+    public bool TryGetValue(TKey key, out long value)
+    {
+        ulong hash = Hash(key);
+        var spin = default(SpinWait);
+        while (true)
+        {
+            Table table = CurrentTable();
+            if (TryLease(table))
+            {
+                try
+                {
+                    long version = Volatile.Read(ref _version);
+                    if ((version & 1) == 0)
+                    {
+                        bool found = Find(table, key, hash, out long slot);
+                        value = found ? table.Entries[slot].ValuePlusOne - 1 : 0;
+                        // The reads above must complete before the version is read again.
+                        Interlocked.MemoryBarrier();
+                        if (Volatile.Read(ref _version) == version)
+                        {
+                            return found;
+                        }
+                    }
+                }
+                finally
+                {
+                    AllocationLedger.ExitLease(table.Array.Handle);
+                }
+            }
+
+            spin.SpinOnce();
+        }
+    }
+
+    /// <summary>Whether the index holds <paramref name="key"/>.</summary>
+    /// <exception cref="ObjectDisposedException">The index was disposed, or the arena its table is in was reset.</exception>
+    public bool ContainsKey(TKey key) => TryGetValue(key, out _);
+
+    /// <summary>Adds <paramref name="key"/> with <paramref name="value"/>.</summary>
+    /// <exception cref="ArgumentException">The key is already present.</exception>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="value"/> is negative.</exception>
+    /// <exception cref="ObjectDisposedException">The index was disposed, or the arena its table is in was reset.</exception>
+    /// <exception cref="InvalidOperationException">Another thread is writing.</exception>
+    /// <exception cref="OutOfMemoryException">The table cannot grow.</exception>
+    public void Add(TKey key, long value)
+    {
+        if (!Put(key, value, replace: false))
+        {
+            ThrowHelper.ThrowArgument(nameof(key), $"The key {key} is already in the index.");
+        }
+    }
+
+    /// <summary>Adds <paramref name="key"/> or replaces its value.</summary>
+    /// <returns><see langword="true"/> if the key was added, <see langword="false"/> if its value was replaced.</returns>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="value"/> is negative.</exception>
+    /// <exception cref="ObjectDisposedException">The index was disposed, or the arena its table is in was reset.</exception>
+    /// <exception cref="InvalidOperationException">Another thread is writing.</exception>
+    /// <exception cref="OutOfMemoryException">The table cannot grow.</exception>
+    public bool Set(TKey key, long value) => Put(key, value, replace: true);
+
+    /// <summary>Removes <paramref name="key"/>.</summary>
+    /// <returns>Whether it was present.</returns>
+    /// <exception cref="ObjectDisposedException">The index was disposed, or the arena its table is in was reset.</exception>
+    /// <exception cref="InvalidOperationException">Another thread is writing.</exception>
+    public bool Remove(TKey key)
+    {
+        BeginWrite();
+        Table? table = null;
+        try
+        {
+            table = LeaseForWrite();
+            if (!Find(table, key, Hash(key), out long hole))
+            {
+                return false;
+            }
+
+            BeginChange();
+            try
+            {
+                // Backward shift: move each following key of the probe run into the hole unless its
+                // home slot lies cyclically after the hole (then it must stay where lookups find it).
+                HashIndexEntry<TKey>* entries = table.Entries;
+                long mask = table.Length - 1;
+                long next = hole;
+                while (true)
+                {
+                    next = (next + 1) & mask;
+                    if (entries[next].ValuePlusOne == 0)
+                    {
+                        break;
+                    }
+
+                    long home = (long)(Hash(entries[next].Key) & (ulong)mask);
+                    bool stays = hole <= next ? hole < home && home <= next : hole < home || home <= next;
+                    if (!stays)
+                    {
+                        entries[hole] = entries[next];
+                        hole = next;
+                    }
+                }
+
+                entries[hole] = default;
+                Volatile.Write(ref _count, _count - 1);
+            }
+            finally
+            {
+                EndChange();
+            }
+
+            return true;
+        }
+        finally
+        {
+            EndWrite(table);
+        }
+    }
+
+    /// <summary>Removes every key (the table keeps its size).</summary>
+    /// <exception cref="ObjectDisposedException">The index was disposed, or the arena its table is in was reset.</exception>
+    /// <exception cref="InvalidOperationException">Another thread is writing.</exception>
+    public void Clear()
+    {
+        BeginWrite();
+        try
+        {
+            BeginChange();
+            try
+            {
+                _table!.Array.Fill(default);
+                Volatile.Write(ref _count, 0);
+            }
+            finally
+            {
+                EndChange();
+            }
+        }
+        finally
+        {
+            EndWrite();
+        }
+    }
+
+    /// <summary>Frees the table, once no reader is in it. Disposing again does nothing.</summary>
+    /// <exception cref="InvalidOperationException">Another thread is writing.</exception>
+    public void Dispose()
+    {
+        if (IsDisposed)
+        {
+            return;
+        }
+
+        BeginWrite();
+        try
+        {
+            Table table = _table!;
+            Volatile.Write(ref _disposed, true);
+            Volatile.Write(ref _table, null);
+            Retire(table);
+        }
+        finally
+        {
+            EndWrite();
+        }
+    }
+
+    private static long CapacityFor(long count)
+    {
+        long capacity = MinCapacity;
+        while (capacity / 4 * 3 < count)
+        {
+            capacity *= 2;
+        }
+
+        return capacity;
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static ulong Hash(TKey key)
+    {
+        ulong h;
+        if (typeof(TKey) == typeof(long) || typeof(TKey) == typeof(ulong))
+        {
+            h = Unsafe.As<TKey, ulong>(ref key);
+        }
+        else if (typeof(TKey) == typeof(int) || typeof(TKey) == typeof(uint))
+        {
+            h = Unsafe.As<TKey, uint>(ref key);
+        }
+        else
+        {
+            h = (uint)key.GetHashCode();
+        }
+
+        // MurmurHash3's finalizer: sequential ids spread over the whole table.
+        h ^= h >> 33;
+        h *= 0xFF51AFD7ED558CCDUL;
+        h ^= h >> 33;
+        h *= 0xC4CEB9FE1A85EC53UL;
+        h ^= h >> 33;
+        return h;
+    }
+
+    // The slot holding key, or (not found) the empty slot that ends its probe run. The table is
+    // never more than three quarters full, so every run ends; the bound only guards torn reads,
+    // which the caller's version check then discards.
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static bool Find(Table table, TKey key, ulong hash, out long slot)
+    {
+        HashIndexEntry<TKey>* entries = table.Entries;
+        long mask = table.Length - 1;
+        long i = (long)(hash & (ulong)mask);
+        for (long probes = 0; probes <= mask; probes++)
+        {
+            ref HashIndexEntry<TKey> entry = ref entries[i];
+            if (entry.ValuePlusOne == 0)
+            {
+                slot = i;
+                return false;
+            }
+
+            if (entry.Key.Equals(key))
+            {
+                slot = i;
+                return true;
+            }
+
+            i = (i + 1) & mask;
+        }
+
+        slot = i;
+        return false;
+    }
+
+    private static void Retire(Table table)
+    {
+        // Readers hold a lease only for one lookup: wait them out, then free the table.
+        var spin = default(SpinWait);
+        while (true)
+        {
+            try
+            {
+                table.Dispose();
+                return;
+            }
+            catch (InvalidOperationException)
+            {
+                spin.SpinOnce();
+            }
+        }
+    }
+
+    private bool Put(TKey key, long value, bool replace)
+    {
+        if (value < 0)
+        {
+            ThrowHelper.ThrowArgumentOutOfRange(nameof(value), value, "Index values are non-negative (e.g. row numbers).");
+        }
+
+        BeginWrite();
+        Table? table = null;
+        try
+        {
+            ulong hash = Hash(key);
+            table = LeaseForWrite();
+            if (Find(table, key, hash, out long slot))
+            {
+                if (replace)
+                {
+                    BeginChange();
+                    table.Entries[slot].ValuePlusOne = value + 1;
+                    EndChange();
+                }
+
+                return false;
+            }
+
+            if (_count + 1 > table.Length / 4 * 3)
+            {
+                table = Grow(table);
+                _ = Find(table, key, hash, out slot);
+            }
+
+            BeginChange();
+            table.Entries[slot].Key = key;
+            table.Entries[slot].ValuePlusOne = value + 1;
+            Volatile.Write(ref _count, _count + 1);
+            EndChange();
+            return true;
+        }
+        finally
+        {
+            EndWrite(table);
+        }
+    }
+
+    // Builds the doubled table while readers still use the old one, swaps it in, then frees the old.
+    // The caller holds a write lease on old; on return it holds one on the new table instead.
+    private Table Grow(Table old)
+    {
+        if (old.Length > long.MaxValue / 2 / sizeof(HashIndexEntry<TKey>))
+        {
+            ThrowHelper.ThrowOutOfMemory("The index cannot grow any further.");
+        }
+
+        var grown = new Table(old.Length * 2, _options);
+        HashIndexEntry<TKey>* from = old.Entries;
+        HashIndexEntry<TKey>* to = grown.Entries;
+        long mask = grown.Length - 1;
+        for (long i = 0; i < old.Length; i++)
+        {
+            if (from[i].ValuePlusOne != 0)
+            {
+                long j = (long)(Hash(from[i].Key) & (ulong)mask);
+                while (to[j].ValuePlusOne != 0)
+                {
+                    j = (j + 1) & mask;
+                }
+
+                to[j] = from[i];
+            }
+        }
+
+        // The writer's lease moves to the new table, so the old one can be freed.
+        try
+        {
+            AllocationLedger.EnterLease(grown.Array.Handle, TypeName);
+        }
+        catch
+        {
+            grown.Dispose();
+            throw;
+        }
+
+        BeginChange();
+        Volatile.Write(ref _table, grown);
+        EndChange();
+        AllocationLedger.ExitLease(old.Array.Handle);
+        Retire(old);
+        return grown;
+    }
+
+    private Table CurrentTable()
+    {
+        Table? table = Volatile.Read(ref _table);
+        if (table is null)
+        {
+            ThrowHelper.ThrowObjectDisposed(TypeName);
+        }
+
+        return table;
+    }
+
+    private bool TryLease(Table table)
+    {
+        try
+        {
+            AllocationLedger.EnterLease(table.Array.Handle, TypeName);
+            return true;
+        }
+        catch (ObjectDisposedException) when (!IsDisposed && Volatile.Read(ref _table) != table)
+        {
+            // The writer grew the index and freed this table: read the new one. (A table still
+            // current but freed was freed by an arena reset: the index is gone, the exception stands.)
+            return false;
+        }
+    }
+
+    private void BeginWrite()
+    {
+        if (IsDisposed)
+        {
+            ThrowHelper.ThrowObjectDisposed(TypeName);
+        }
+
+        if (Interlocked.CompareExchange(ref _writing, 1, 0) != 0)
+        {
+            ThrowHelper.ThrowInvalidOperation($"Another thread is writing to this {TypeName}: an index has one writer at a time.");
+        }
+
+        if (IsDisposed)
+        {
+            Volatile.Write(ref _writing, 0);
+            ThrowHelper.ThrowObjectDisposed(TypeName);
+        }
+    }
+
+    private void EndWrite() => Volatile.Write(ref _writing, 0);
+
+    // The writer reads and writes the table through its pointer: a lease keeps an arena reset from
+    // freeing it meanwhile (the reset throws), and throws ObjectDisposedException if one already did.
+    private Table LeaseForWrite()
+    {
+        Table table = _table!;
+        AllocationLedger.EnterLease(table.Array.Handle, TypeName);
+        return table;
+    }
+
+    private void EndWrite(Table? leased)
+    {
+        if (leased is not null)
+        {
+            AllocationLedger.ExitLease(leased.Array.Handle);
+        }
+
+        EndWrite();
+    }
+
+    private void BeginChange() => Interlocked.Increment(ref _version);
+
+    private void EndChange() => Interlocked.Increment(ref _version);
+
+    private sealed class Table : IDisposable
+    {
+        public readonly HugeArray<HashIndexEntry<TKey>> Array;
+        public readonly HashIndexEntry<TKey>* Entries;
+        public readonly long Length;
+
+        public Table(long length, AllocationOptions options)
+        {
+            Array = new HugeArray<HashIndexEntry<TKey>>(length, options);
+            Entries = (HashIndexEntry<TKey>*)Array.Pointer;
+            Length = length;
+        }
+
+        // Throws InvalidOperationException while a reader holds a lease on the array.
+        public void Dispose() => Array.Dispose();
+    }
+}

@@ -1,0 +1,37 @@
+namespace jemalloc;
+
+/// <summary>
+/// An open read scope of a <see cref="Utf8StringStore"/> (<see cref="Utf8StringStore.EnterRead"/>):
+/// while it is open the store cannot be reset or disposed. Dispose it exactly once, on any thread.
+/// </summary>
+public readonly struct StringStoreReadScope : IDisposable
+{
+    private readonly Utf8StringStore? _store;
+
+    // The scope's own ledger token, spent by the first Dispose of any copy: a second Dispose through
+    // a copy must not close a scope another reader still holds.
+    private readonly AllocationHandle _token;
+
+    internal StringStoreReadScope(Utf8StringStore store, AllocationHandle token)
+    {
+        _store = store;
+        _token = token;
+    }
+
+    /// <summary>Closes the scope. Disposing <see langword="default"/> does nothing.</summary>
+    /// <exception cref="InvalidOperationException">This scope or a copy of it was already disposed.</exception>
+    public void Dispose()
+    {
+        if (_store is null)
+        {
+            return;
+        }
+
+        if (!AllocationLedger.SpendLeaseToken(_token))
+        {
+            Internal.ThrowHelper.ThrowInvalidOperation("This read scope (or a copy of it) was already disposed.");
+        }
+
+        _store.ExitRead();
+    }
+}

@@ -1,0 +1,448 @@
+using System.Text;
+using System.Text.Unicode;
+using jemalloc.Internal;
+
+namespace jemalloc;
+
+/// <summary>
+/// Packs many UTF-8 strings into large blocks of native memory and hands out
+/// <see cref="StoredUtf8String"/> values for them: one ledger entry per block instead of one per
+/// string, and no managed object per string, so millions of strings cost the garbage collector
+/// nothing. <see cref="Reset"/> or <see cref="Dispose"/> frees every block at once, after which every
+/// value the store handed out throws <see cref="ObjectDisposedException"/>.
+/// </summary>
+/// <remarks>
+/// <para>
+/// Strings are only ever appended. <see cref="Replace"/> stores the new text and leaves the old bytes
+/// in place (old values stay readable until the store is reset): that space is counted in
+/// <see cref="AbandonedBytes"/> and given back only by <see cref="Reset"/> or by building a new store.
+/// A string longer than the block size gets a block of its own.
+/// </para>
+/// <para>
+/// Threads: one writer (<see cref="Add(string)"/>, <see cref="Replace"/>, <see cref="Reset"/>,
+/// <see cref="Dispose"/>) and any number of readers of the values. Appending never moves or changes
+/// stored bytes, so readers may read while the writer appends. Two threads writing at once is a bug
+/// the store detects: the second throws <see cref="InvalidOperationException"/>. A reader that must
+/// not race a <see cref="Reset"/> or <see cref="Dispose"/> holds an <see cref="EnterRead"/> scope, while
+/// which both throw <see cref="InvalidOperationException"/> and free nothing; a value read without a
+/// scope is checked, but a reset on another thread in the middle of that read is a data race, as for
+/// a <see cref="FixedBuffer{T}"/> indexer.
+/// </para>
+/// <para>
+/// A store that is never disposed keeps its blocks: the <see cref="AllocationLedger"/> lists them.
+/// </para>
+/// </remarks>
+public sealed unsafe class Utf8StringStore : IDisposable
+{
+    /// <summary>The block size used when none is given: 1 MiB.</summary>
+    public const int DefaultBlockSize = 1 << 20;
+
+    /// <summary>The smallest block size.</summary>
+    public const int MinBlockSize = 4096;
+
+    /// <summary>The largest block size (and the longest string, in UTF-8 bytes): 1 GiB.</summary>
+    public const int MaxBlockSize = 1 << 30;
+
+    private const string TypeName = "Utf8StringStore";
+    private const int Closing = 1 << 30;
+    private const int Disposed = 1 << 29;
+    private const int ReaderMask = Disposed - 1;
+
+    private static readonly UTF8Encoding StrictUtf8 = new(encoderShouldEmitUTF8Identifier: false, throwOnInvalidBytes: true);
+
+    private readonly int _blockSize;
+    private readonly AllocationOptions _options;
+    private readonly List<FixedBuffer<byte>> _blocks = [];
+    private readonly HashSet<AllocationHandle> _blockHandles = [];
+    private FixedBuffer<byte> _current;
+    private byte* _currentPointer;
+    private int _currentUsed;
+    private int _currentSize;
+    private long _count;
+    private long _usedBytes;
+    private long _abandonedBytes;
+    private long _reservedBytes;
+    // Readers (EnterRead scopes) in the low bits; Closing while a reset or dispose runs; Disposed.
+    private int _state;
+    private int _writing;
+
+    /// <summary>A store with blocks of <see cref="DefaultBlockSize"/> bytes in the default arena.</summary>
+    public Utf8StringStore()
+        : this(DefaultBlockSize, AllocationOptions.Default)
+    {
+    }
+
+    /// <summary>A store with blocks of <paramref name="blockSize"/> bytes.</summary>
+    /// <param name="blockSize">Bytes per block, from <see cref="MinBlockSize"/> to <see cref="MaxBlockSize"/>.</param>
+    /// <param name="options">Arena, alignment and huge-page choices for the blocks.</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="blockSize"/> is out of range.</exception>
+    public Utf8StringStore(int blockSize, AllocationOptions options)
+    {
+        if (blockSize is < MinBlockSize or > MaxBlockSize)
+        {
+            ThrowHelper.ThrowArgumentOutOfRange(nameof(blockSize), blockSize, $"The block size must be from {MinBlockSize} to {MaxBlockSize} bytes.");
+        }
+
+        _blockSize = blockSize;
+        _options = options;
+    }
+
+    /// <summary>The bytes per block.</summary>
+    public int BlockSize => _blockSize;
+
+    /// <summary>How many strings were stored since the store was made or reset (replacements included).</summary>
+    public long Count => Volatile.Read(ref _count);
+
+    /// <summary>The UTF-8 bytes of all strings stored (replaced ones included).</summary>
+    public long UsedBytes => Volatile.Read(ref _usedBytes);
+
+    /// <summary>The bytes of strings that <see cref="Replace"/> superseded: held until <see cref="Reset"/>.</summary>
+    public long AbandonedBytes => Volatile.Read(ref _abandonedBytes);
+
+    /// <summary>The native bytes the blocks occupy.</summary>
+    public long ReservedBytes => Volatile.Read(ref _reservedBytes);
+
+    /// <summary>How many blocks (ledger entries) the store holds.</summary>
+    public int BlockCount => _blocks.Count;
+
+    /// <summary>Whether the store was disposed.</summary>
+    public bool IsDisposed => (Volatile.Read(ref _state) & Disposed) != 0;
+
+    /// <summary>Stores the UTF-8 encoding of <paramref name="value"/>.</summary>
+    /// <exception cref="ArgumentNullException"><paramref name="value"/> is null.</exception>
+    /// <exception cref="ArgumentException"><paramref name="value"/> has an unpaired surrogate, or encodes to more than <see cref="MaxBlockSize"/> bytes.</exception>
+    /// <exception cref="ObjectDisposedException">The store was disposed, or the arena its blocks are in was reset.</exception>
+    /// <exception cref="InvalidOperationException">Another thread is writing to the store.</exception>
+    /// <exception cref="OutOfMemoryException">A new block cannot be had.</exception>
+    public StoredUtf8String Add(string value)
+    {
+        ArgumentNullException.ThrowIfNull(value);
+        return Add(value.AsSpan());
+    }
+
+    /// <summary>Stores the UTF-8 encoding of <paramref name="value"/>.</summary>
+    /// <exception cref="ArgumentException"><paramref name="value"/> has an unpaired surrogate, or encodes to more than <see cref="MaxBlockSize"/> bytes.</exception>
+    /// <exception cref="ObjectDisposedException">The store was disposed, or the arena its blocks are in was reset.</exception>
+    /// <exception cref="InvalidOperationException">Another thread is writing to the store.</exception>
+    /// <exception cref="OutOfMemoryException">A new block cannot be had.</exception>
+    public StoredUtf8String Add(ReadOnlySpan<char> value)
+    {
+        int byteCount = Utf8ByteCount(value);
+        EnterWrite();
+        try
+        {
+            return Append(value, byteCount);
+        }
+        finally
+        {
+            ExitWrite();
+        }
+    }
+
+    /// <summary>Stores a copy of the UTF-8 bytes <paramref name="utf8"/> after checking they are valid UTF-8.</summary>
+    /// <exception cref="ArgumentException"><paramref name="utf8"/> is not valid UTF-8, or is longer than <see cref="MaxBlockSize"/>.</exception>
+    /// <exception cref="ObjectDisposedException">The store was disposed, or the arena its blocks are in was reset.</exception>
+    /// <exception cref="InvalidOperationException">Another thread is writing to the store.</exception>
+    /// <exception cref="OutOfMemoryException">A new block cannot be had.</exception>
+    public StoredUtf8String Add(ReadOnlySpan<byte> utf8)
+    {
+        if (!Utf8.IsValid(utf8))
+        {
+            ThrowHelper.ThrowArgument(nameof(utf8), "The bytes are not valid UTF-8.");
+        }
+
+        if (utf8.Length > MaxBlockSize)
+        {
+            ThrowHelper.ThrowArgument(nameof(utf8), $"A stored string is at most {MaxBlockSize} bytes; this one is {utf8.Length}.");
+        }
+
+        EnterWrite();
+        try
+        {
+            byte* destination = Reserve(utf8.Length, out AllocationHandle block, out int offset);
+            AllocationLedger.EnterLease(block, TypeName);
+            try
+            {
+                utf8.CopyTo(new Span<byte>(destination, utf8.Length));
+            }
+            finally
+            {
+                AllocationLedger.ExitLease(block);
+            }
+
+            return Commit(block, offset, utf8.Length);
+        }
+        finally
+        {
+            ExitWrite();
+        }
+    }
+
+    /// <summary>
+    /// Stores <paramref name="value"/> as the new text of <paramref name="old"/> and returns its value.
+    /// The old bytes stay where they are (and <paramref name="old"/> stays readable) until
+    /// <see cref="Reset"/>; they are counted in <see cref="AbandonedBytes"/>.
+    /// </summary>
+    /// <exception cref="ArgumentNullException"><paramref name="value"/> is null.</exception>
+    /// <exception cref="ArgumentException"><paramref name="old"/> is not a live value of this store, or <paramref name="value"/> cannot be encoded (see <see cref="Add(string)"/>).</exception>
+    /// <exception cref="ObjectDisposedException">The store was disposed, or the arena its blocks are in was reset.</exception>
+    /// <exception cref="InvalidOperationException">Another thread is writing to the store.</exception>
+    /// <exception cref="OutOfMemoryException">A new block cannot be had.</exception>
+    public StoredUtf8String Replace(StoredUtf8String old, string value)
+    {
+        ArgumentNullException.ThrowIfNull(value);
+        int byteCount = Utf8ByteCount(value);
+        EnterWrite();
+        try
+        {
+            // Checked as the writer: a reset by another thread between this check and the append
+            // would otherwise let a dead value through.
+            if (!Owns(old))
+            {
+                ThrowHelper.ThrowArgument(nameof(old), "The value to replace was not handed out by this store, or the store was reset since.");
+            }
+
+            StoredUtf8String replacement = Append(value, byteCount);
+            _ = Interlocked.Add(ref _abandonedBytes, old.Length);
+            return replacement;
+        }
+        finally
+        {
+            ExitWrite();
+        }
+    }
+
+    /// <summary>Whether <paramref name="value"/> was handed out by this store and is still live.</summary>
+    /// <remarks>Reads the store's block set: call it from the writer thread, or while no thread writes.</remarks>
+    public bool Owns(StoredUtf8String value) => !value.IsDefault && value.IsValid && _blockHandles.Contains(value.Block);
+
+    /// <summary>
+    /// Opens a read scope: until it is disposed, <see cref="Reset"/> and <see cref="Dispose"/> throw
+    /// <see cref="InvalidOperationException"/>, so values can be read on this thread without racing them.
+    /// Use it as <c>using var scope = store.EnterRead();</c>.
+    /// </summary>
+    /// <exception cref="ObjectDisposedException">The store was disposed.</exception>
+    /// <exception cref="InvalidOperationException">The store already has the most read scopes it counts, or the ledger is full.</exception>
+    public StringStoreReadScope EnterRead()
+    {
+        var spin = default(SpinWait);
+        while (true)
+        {
+            int state = Volatile.Read(ref _state);
+            if ((state & Disposed) != 0)
+            {
+                ThrowHelper.ThrowObjectDisposed(TypeName);
+            }
+
+            if ((state & Closing) != 0)
+            {
+                // A reset is freeing the blocks; afterwards the store is usable again.
+                spin.SpinOnce();
+                continue;
+            }
+
+            if ((state & ReaderMask) == ReaderMask)
+            {
+                ThrowHelper.ThrowInvalidOperation($"This {TypeName} already has {ReaderMask} read scopes open.");
+            }
+
+            if (Interlocked.CompareExchange(ref _state, state + 1, state) == state)
+            {
+                AllocationHandle token;
+                try
+                {
+                    token = AllocationLedger.TakeLeaseToken();
+                }
+                catch
+                {
+                    ExitRead();
+                    throw;
+                }
+
+                return new StringStoreReadScope(this, token);
+            }
+        }
+    }
+
+    /// <summary>Frees every block: every value handed out so far becomes invalid, and the store starts empty.</summary>
+    /// <exception cref="ObjectDisposedException">The store was disposed.</exception>
+    /// <exception cref="InvalidOperationException">A read scope is open, or another thread is writing to the store.</exception>
+    public void Reset()
+    {
+        EnterWrite();
+        try
+        {
+            Close(dispose: false);
+        }
+        finally
+        {
+            ExitWrite();
+        }
+    }
+
+    /// <summary>Frees every block; every value handed out becomes invalid. Disposing again does nothing.</summary>
+    /// <exception cref="InvalidOperationException">A read scope is open, or another thread is writing to the store.</exception>
+    public void Dispose()
+    {
+        if (IsDisposed)
+        {
+            return;
+        }
+
+        EnterWrite();
+        try
+        {
+            Close(dispose: true);
+        }
+        finally
+        {
+            ExitWrite();
+        }
+    }
+
+    // Closes one scope. Its token lets each scope close once, so the count is above zero here and no
+    // reset or dispose (which need it at zero) can have set the other bits meanwhile.
+    internal void ExitRead() => Interlocked.Decrement(ref _state);
+
+    private static int Utf8ByteCount(ReadOnlySpan<char> value)
+    {
+        long count;
+        try
+        {
+            count = StrictUtf8.GetByteCount(value);
+        }
+        catch (EncoderFallbackException e)
+        {
+            throw new ArgumentException($"The string has an unpaired surrogate at index {e.Index}: it cannot be encoded as UTF-8.", nameof(value), e);
+        }
+        catch (ArgumentOutOfRangeException e)
+        {
+            throw new ArgumentException($"A stored string is at most {MaxBlockSize} bytes.", nameof(value), e);
+        }
+
+        if (count > MaxBlockSize)
+        {
+            ThrowHelper.ThrowArgument(nameof(value), $"A stored string is at most {MaxBlockSize} bytes; this one is {count}.");
+        }
+
+        return (int)count;
+    }
+
+    private void Close(bool dispose)
+    {
+        int state = Volatile.Read(ref _state);
+        if ((state & ReaderMask) != 0 || Interlocked.CompareExchange(ref _state, Closing, state) != state)
+        {
+            ThrowHelper.ThrowInvalidOperation($"This {TypeName} cannot be {(dispose ? "disposed" : "reset")}: {Volatile.Read(ref _state) & ReaderMask} read scope(s) are open. Dispose them first.");
+        }
+
+        foreach (FixedBuffer<byte> block in _blocks)
+        {
+            try
+            {
+                block.Free();
+            }
+            catch (ObjectDisposedException) when (!block.IsValid)
+            {
+                // The reset of the arena the blocks were made in freed it already.
+            }
+        }
+
+        _blocks.Clear();
+        _blockHandles.Clear();
+        _current = default;
+        _currentPointer = null;
+        _currentUsed = 0;
+        _currentSize = 0;
+        Volatile.Write(ref _count, 0);
+        Volatile.Write(ref _usedBytes, 0);
+        Volatile.Write(ref _abandonedBytes, 0);
+        Volatile.Write(ref _reservedBytes, 0);
+        Volatile.Write(ref _state, dispose ? Disposed : 0);
+    }
+
+    internal void EnterWrite()
+    {
+        ThrowIfDisposed();
+        if (Interlocked.CompareExchange(ref _writing, 1, 0) != 0)
+        {
+            ThrowHelper.ThrowInvalidOperation($"Another thread is writing to this {TypeName}: a store has one writer at a time.");
+        }
+
+        if (IsDisposed)
+        {
+            Volatile.Write(ref _writing, 0);
+            ThrowHelper.ThrowObjectDisposed(TypeName);
+        }
+    }
+
+    internal void ExitWrite() => Volatile.Write(ref _writing, 0);
+
+    private void ThrowIfDisposed()
+    {
+        if (IsDisposed)
+        {
+            ThrowHelper.ThrowObjectDisposed(TypeName);
+        }
+    }
+
+    // Room for length bytes: in the current block, a new block, or (longer than a block) a block of its own.
+    // The caller writes there under a lease of the block: blocks made with an arena's options are
+    // freed by its reset, which the lease refuses meanwhile, and after which it throws ObjectDisposedException.
+    private byte* Reserve(int length, out AllocationHandle block, out int offset)
+    {
+        if (length > _blockSize)
+        {
+            FixedBuffer<byte> own = NewBlock(length);
+            block = own.Handle;
+            offset = 0;
+            return (byte*)own.UnsafePointer;
+        }
+
+        if (_currentPointer == null || _currentSize - _currentUsed < length)
+        {
+            _current = NewBlock(_blockSize);
+            _currentPointer = _current.UnsafePointer;
+            _currentUsed = 0;
+            _currentSize = _blockSize;
+        }
+
+        block = _current.Handle;
+        offset = _currentUsed;
+        _currentUsed += length;
+        return _currentPointer + offset;
+    }
+
+    private FixedBuffer<byte> NewBlock(int size)
+    {
+        var block = new FixedBuffer<byte>(Math.Max(size, 1), _options, AllocationKind.StringStoreBlock);
+        _blocks.Add(block);
+        _ = _blockHandles.Add(block.Handle);
+        _ = Interlocked.Add(ref _reservedBytes, block.Length);
+        return block;
+    }
+
+    // Encodes value (byteCount UTF-8 bytes, counted already) into the store; the caller is the writer.
+    private StoredUtf8String Append(ReadOnlySpan<char> value, int byteCount)
+    {
+        byte* destination = Reserve(byteCount, out AllocationHandle block, out int offset);
+        AllocationLedger.EnterLease(block, TypeName);
+        try
+        {
+            _ = StrictUtf8.GetBytes(value, new Span<byte>(destination, byteCount));
+        }
+        finally
+        {
+            AllocationLedger.ExitLease(block);
+        }
+
+        return Commit(block, offset, byteCount);
+    }
+
+    private StoredUtf8String Commit(AllocationHandle block, int offset, int length)
+    {
+        _ = Interlocked.Increment(ref _count);
+        _ = Interlocked.Add(ref _usedBytes, length);
+        return new StoredUtf8String(block, offset, length);
+    }
+}

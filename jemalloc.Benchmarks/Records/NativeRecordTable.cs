@@ -1,0 +1,101 @@
+namespace jemalloc.Benchmarks.Records;
+
+/// <summary>
+/// The <c>native</c> side: <see cref="NativeRecord"/>s in a <see cref="HugeArray{T}"/>, names in a
+/// <see cref="Utf8StringStore"/>, scores in a <see cref="HugeArray{T}"/> column scanned with
+/// <see cref="ColumnScan"/>, and a <see cref="NativeHashIndex{TKey}"/> from id to row. The managed
+/// heap holds a handful of objects whatever the number of records.
+/// </summary>
+public sealed class NativeRecordTable : IRecordTable
+{
+    private readonly HugeArray<NativeRecord> _rows;
+    private readonly HugeArray<double> _scores;
+    private readonly NativeHashIndex<long> _rowOf;
+    private readonly Utf8StringStore _names;
+    private int[] _matches = [];
+
+    /// <summary>Builds the table of <paramref name="count"/> records.</summary>
+    public NativeRecordTable(long count)
+    {
+        _rows = new HugeArray<NativeRecord>(count);
+        _scores = new HugeArray<double>(count);
+        _rowOf = new NativeHashIndex<long>(count, AllocationOptions.Default);
+        _names = new Utf8StringStore(16 << 20, AllocationOptions.Default);
+        for (long row = 0; row < count; row++)
+        {
+            long id = RecordData.IdOf(row);
+            _rows[row] = new NativeRecord { Id = id, Name = _names.Add(RecordData.NameOf(id, 0)), Category = RecordData.CategoryOf(id), Updated = RecordData.UpdatedOf(id) };
+            _scores[row] = RecordData.ScoreOf(id);
+            _rowOf.Add(id, row);
+        }
+    }
+
+    /// <inheritdoc/>
+    public long Count => _rows.Length;
+
+    /// <summary>The native bytes of the string store's blocks.</summary>
+    public long NameBytes => _names.ReservedBytes;
+
+    /// <inheritdoc/>
+    public bool TryLookup(long id, out int category, out double score, out DateTime updated)
+    {
+        if (_rowOf.TryGetValue(id, out long row))
+        {
+            NativeRecord record = _rows[row];
+            category = record.Category;
+            score = _scores[row];
+            updated = record.Updated;
+            return true;
+        }
+
+        category = 0;
+        score = 0;
+        updated = default;
+        return false;
+    }
+
+    /// <inheritdoc/>
+    public string NameOf(long id) => _rows[_rowOf[id]].Name.ToString();
+
+    /// <inheritdoc/>
+    public int Scan(long start, int count, double min, double max, int prefix, ref long idSum)
+    {
+        if (_matches.Length < count)
+        {
+            _matches = new int[count];
+        }
+
+        ReadOnlySpan<byte> wanted = RecordData.Utf8Prefixes[prefix];
+        int found = ColumnScan.FindInRange(_scores, start, count, min, max, _matches);
+        int matches = 0;
+        using StringStoreReadScope scope = _names.EnterRead();
+        for (int m = 0; m < found; m++)
+        {
+            NativeRecord record = _rows[start + _matches[m]];
+            if (record.Name.StartsWith(wanted))
+            {
+                matches++;
+                idSum += record.Id;
+            }
+        }
+
+        return matches;
+    }
+
+    /// <inheritdoc/>
+    public void Rename(long row, string name)
+    {
+        NativeRecord record = _rows[row];
+        record.Name = _names.Replace(record.Name, name);
+        _rows[row] = record;
+    }
+
+    /// <inheritdoc/>
+    public void Dispose()
+    {
+        _rowOf.Dispose();
+        _names.Dispose();
+        _scores.Dispose();
+        _rows.Dispose();
+    }
+}

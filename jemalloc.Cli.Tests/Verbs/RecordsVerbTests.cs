@@ -1,0 +1,110 @@
+using System.Text.Json;
+using jemalloc.Benchmarks.Records;
+
+namespace jemalloc.Cli.Tests.Verbs;
+
+[Collection(JembenchRuns.Name)]
+public class RecordsVerbTests
+{
+    private const string Tiny = "65536";
+
+    [Fact]
+    public void Runs_all_three_sides_and_checks_their_results_equal()
+    {
+        Jembench.Result result = Jembench.Run("records", "--records", Tiny, "--requests", "40", "--full-gcs", "2");
+        Assert.True(result.ExitCode == Program.ExitSuccess, result.All);
+        Assert.Contains("this process is not jembench", result.Output, StringComparison.Ordinal);
+        Assert.Contains("| class |", result.Output, StringComparison.Ordinal);
+        Assert.Contains("| struct |", result.Output, StringComparison.Ordinal);
+        Assert.Contains("| native |", result.Output, StringComparison.Ordinal);
+        Assert.Contains("max GC pause vs class:", result.Output, StringComparison.Ordinal);
+        Assert.Contains("scan rows/s vs struct:", result.Output, StringComparison.Ordinal);
+        Assert.Contains("every side gave the same results", result.Output, StringComparison.Ordinal);
+    }
+
+    [Theory]
+    [InlineData("native")]
+    [InlineData("class")]
+    public void A_side_with_a_wrong_result_fails_with_exit_code_2(string side)
+    {
+        Jembench.Result result = Jembench.Run("records", "--records", Tiny, "--requests", "10", "--full-gcs", "0", "--side", $"{side},struct", "--corrupt", side);
+        Assert.Equal(Program.ExitBenchmarkFailed, result.ExitCode);
+        Assert.Contains("WRONG RESULT", result.Error, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void One_side_alone_checks_its_lookups_and_says_the_cross_check_needs_two()
+    {
+        Jembench.Result result = Jembench.Run("records", "--records", Tiny, "--requests", "10", "--side", "native", "--full-gcs", "1");
+        Assert.True(result.ExitCode == Program.ExitSuccess, result.All);
+        Assert.Contains("run two or more sides", result.Output, StringComparison.Ordinal);
+        Assert.DoesNotContain("| class |", result.Output, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void A_child_prints_its_result_as_json()
+    {
+        Jembench.Result result = Jembench.Run("records", "--child", "--side", "struct", "--records", Tiny, "--requests", "5", "--full-gcs", "1");
+        Assert.True(result.ExitCode == Program.ExitSuccess, result.All);
+        string line = Assert.Single(result.Output.Split('\n'), l => l.StartsWith("records-result: ", StringComparison.Ordinal));
+        RecordsResult parsed = JsonSerializer.Deserialize<RecordsResult>(line["records-result: ".Length..])!;
+        Assert.Equal(RecordsSide.Struct, parsed.Side);
+        Assert.Equal(65536, parsed.Records);
+        Assert.Equal(5, parsed.Requests);
+        Assert.True(parsed.Gen2 >= 1);
+        Assert.True(parsed.LookupsPerSecond > 0 && parsed.ScanRowsPerSecond > 0 && parsed.P50Us > 0);
+    }
+
+    [Theory]
+    [InlineData("--records", "100")]
+    [InlineData("--requests", "0")]
+    [InlineData("--side", "arrays")]
+    [InlineData("--full-gcs", "-1")]
+    [InlineData("--records", "3000000000")]
+    public void Bad_options_are_refused_with_exit_code_1(string option, string value)
+    {
+        string[] args = option == "--requests" ? ["records", option, value] : ["records", option, value, "--requests", "10"];
+        Jembench.Result result = Jembench.Run(args);
+        Assert.Equal(Program.ExitBadArguments, result.ExitCode);
+        Assert.Contains("records:", result.Error, StringComparison.Ordinal);
+    }
+
+    [Theory]
+    [InlineData(false, "found nothing")]
+    [InlineData(true, "wrong record")]
+    public void A_wrong_lookup_is_a_wrong_result(bool finds, string message)
+    {
+        // The harness checks every lookup against the source data, so even one side alone catches it.
+        var e = Assert.Throws<jemalloc.Benchmarks.Infrastructure.BenchmarkVerificationException>(
+            () => RecordsHarness.CheckedLookup(new WrongTable(finds), RecordsSide.Struct, 1000));
+        Assert.Contains("id 1000", e.Message, StringComparison.Ordinal);
+        Assert.Contains(message, e.Message, StringComparison.Ordinal);
+        (int category, _, _) = RecordsHarness.CheckedLookup(new StructRecordTable(65536), RecordsSide.Struct, RecordData.IdOf(5));
+        Assert.Equal(RecordData.CategoryOf(RecordData.IdOf(5)), category);
+    }
+
+    private sealed class WrongTable(bool finds) : IRecordTable
+    {
+        public long Count => 1;
+
+        public bool TryLookup(long id, out int category, out double score, out DateTime updated)
+        {
+            category = RecordData.CategoryOf(id) + 1;
+            score = RecordData.ScoreOf(id);
+            updated = RecordData.UpdatedOf(id);
+            return finds;
+        }
+
+        public string NameOf(long id) => "";
+
+        public int Scan(long start, int count, double min, double max, int prefix, ref long idSum) => 0;
+
+        public void Rename(long row, string name)
+        {
+        }
+
+        public void Dispose()
+        {
+        }
+    }
+}

@@ -1,0 +1,215 @@
+using System.Diagnostics;
+using System.Globalization;
+using System.Text.Json;
+using jemalloc.Benchmarks.Records;
+using jemalloc.Cli.Options;
+
+namespace jemalloc.Cli.Commands;
+
+/// <summary>
+/// <c>jembench records</c>: runs each side of the record-table workload (by default each in a
+/// process of its own, so each reports its own peak RSS), prints the table and the goals' ratios,
+/// and fails with exit code 2 if the sides' results differ.
+/// </summary>
+public static class RecordsCommand
+{
+    private const string ResultPrefix = "records-result: ";
+
+    /// <summary>Runs the verb.</summary>
+    /// <exception cref="CommandLineException">An option is out of range or names an unknown side.</exception>
+    public static int Run(RecordsOptions options, TextWriter output, TextWriter error)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        ArgumentNullException.ThrowIfNull(output);
+        ArgumentNullException.ThrowIfNull(error);
+        RecordsSide[] sides = ParseSides(options.Sides);
+        if (options.Records < RecordsHarness.ScanWindow)
+        {
+            throw new CommandLineException($"records: --records must be at least {RecordsHarness.ScanWindow} (the scan window); got {options.Records}.");
+        }
+
+        if (options.Records > int.MaxValue && sides.Any(s => s != RecordsSide.Native))
+        {
+            throw new CommandLineException($"records: the managed sides hold at most {int.MaxValue} records (one .NET array); run --side native for more.");
+        }
+
+        if (options.Requests < 1)
+        {
+            throw new CommandLineException($"records: --requests must be at least 1; got {options.Requests}.");
+        }
+
+        if (options.FullCollections < 0 || options.FullCollections >= options.Requests)
+        {
+            throw new CommandLineException($"records: --full-gcs must be from 0 to fewer than --requests; got {options.FullCollections}.");
+        }
+
+        RecordsSide? corrupt = options.Corrupt is null ? null : ParseSides([options.Corrupt])[0];
+        if (options.Child)
+        {
+            RecordsResult result = RecordsHarness.Run(sides[0], options.Records, options.Requests, options.FullCollections, corrupt == sides[0]);
+            output.WriteLine(ResultPrefix + JsonSerializer.Serialize(result));
+            return Program.ExitSuccess;
+        }
+
+        string? executable = options.InProcess ? null : JembenchExecutable();
+        if (!options.InProcess && executable is null)
+        {
+            output.WriteLine("records: this process is not jembench, so the sides run in this process (peak RSS is then cumulative).");
+        }
+
+        output.WriteLine($"records: {options.Records:N0} records, {options.Requests:N0} requests ({RecordsHarness.LookupsPerRequest} lookups, a {RecordsHarness.ScanWindow:N0}-row scan, {RecordsHarness.RenamesPerRequest} renames each), {options.FullCollections} induced full GCs per side; GC: {(System.Runtime.GCSettings.IsServerGC ? "server" : "workstation")}, concurrent {(AppContext.TryGetSwitch("System.GC.Concurrent", out bool concurrent) ? concurrent : "default")}.");
+        var results = new List<RecordsResult>();
+        foreach (RecordsSide side in sides)
+        {
+            RecordsResult? result = executable is null
+                ? RecordsHarness.Run(side, options.Records, options.Requests, options.FullCollections, corrupt == side)
+                : RunChild(executable, side, options, error);
+            if (result is null)
+            {
+                error.WriteLine($"records: the {Name(side)} side failed.");
+                return Program.ExitBenchmarkFailed;
+            }
+
+            results.Add(result);
+            output.WriteLine($"records: {Name(side)} done: build {result.BuildSeconds:F1} s, p99 {result.P99Us:F0} us, max GC pause {result.MaxPauseMs:F1} ms.");
+        }
+
+        PrintTable(results, output);
+        if (results.Select(r => r.Checksum).Distinct().Count() > 1)
+        {
+            error.WriteLine("records: WRONG RESULT: the sides' request results differ: " +
+                string.Join(", ", results.Select(r => $"{Name(r.Side)} {r.Checksum:X16}")));
+            return Program.ExitBenchmarkFailed;
+        }
+
+        output.WriteLine(results.Count > 1
+            ? $"records: results checked: every side gave the same results (checksum {results[0].Checksum:X16})."
+            : "records: lookups checked against the source data; run two or more sides to check scans and renames across sides.");
+        return Program.ExitSuccess;
+    }
+
+    /// <summary>The lowercase name of a side, as --side takes it.</summary>
+    public static string Name(RecordsSide side) => side.ToString().ToLowerInvariant();
+
+    private static RecordsSide[] ParseSides(IEnumerable<string> names)
+    {
+        string[] given = [.. names.Select(n => n.Trim()).Where(n => n.Length > 0)];
+        if (given.Length == 0)
+        {
+            return Enum.GetValues<RecordsSide>();
+        }
+
+        var sides = new List<RecordsSide>();
+        foreach (string name in given)
+        {
+            RecordsSide side = name switch
+            {
+                "class" => RecordsSide.Class,
+                "struct" => RecordsSide.Struct,
+                "native" => RecordsSide.Native,
+                _ => throw new CommandLineException($"records: unknown side '{name}'; the sides are class, struct and native."),
+            };
+            if (!sides.Contains(side))
+            {
+                sides.Add(side);
+            }
+        }
+
+        return [.. sides];
+    }
+
+    private static string? JembenchExecutable()
+    {
+        string? path = Environment.ProcessPath;
+        return path is not null && Path.GetFileNameWithoutExtension(path) == "jembench" ? path : null;
+    }
+
+    private static RecordsResult? RunChild(string executable, RecordsSide side, RecordsOptions options, TextWriter error)
+    {
+        var start = new ProcessStartInfo(executable)
+        {
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+            UseShellExecute = false,
+        };
+        foreach (string argument in new[]
+        {
+            "records", "--child", "--side", Name(side),
+            "--records", options.Records.ToString(CultureInfo.InvariantCulture),
+            "--requests", options.Requests.ToString(CultureInfo.InvariantCulture),
+            "--full-gcs", options.FullCollections.ToString(CultureInfo.InvariantCulture),
+        })
+        {
+            start.ArgumentList.Add(argument);
+        }
+
+        if (options.Corrupt is not null)
+        {
+            start.ArgumentList.Add("--corrupt");
+            start.ArgumentList.Add(options.Corrupt);
+        }
+
+        using Process child = Process.Start(start) ?? throw new InvalidOperationException($"records: could not start {executable}.");
+        Task<string> stderr = child.StandardError.ReadToEndAsync();
+        string stdout = child.StandardOutput.ReadToEnd();
+        child.WaitForExit();
+        string childError = stderr.GetAwaiter().GetResult();
+        string? line = stdout.Split('\n').Select(l => l.Trim()).LastOrDefault(l => l.StartsWith(ResultPrefix, StringComparison.Ordinal));
+        if (child.ExitCode != Program.ExitSuccess || line is null)
+        {
+            error.WriteLine($"records: the {Name(side)} process exited with {child.ExitCode}: {childError.Trim()} {stdout.Trim()}");
+            return null;
+        }
+
+        return JsonSerializer.Deserialize<RecordsResult>(line[ResultPrefix.Length..]);
+    }
+
+    private static void PrintTable(List<RecordsResult> results, TextWriter output)
+    {
+        const double MiB = 1024.0 * 1024.0;
+        output.WriteLine();
+        output.WriteLine("| Side | Build (s) | GC pause total (ms) | GC pause max (ms) | GCs 0/1/2 | p50 (us) | p99 (us) | max (us) | Peak RSS (MiB) | Peak managed heap (MiB) | Native (MiB) | Lookups/s | Scan rows/s |");
+        output.WriteLine("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+        foreach (RecordsResult r in results)
+        {
+            output.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                $"| {Name(r.Side)} | {r.BuildSeconds:F1} | {r.TotalPauseMs:F1} | {r.MaxPauseMs:F1} | {r.Gen0}/{r.Gen1}/{r.Gen2} | {r.P50Us:F0} | {r.P99Us:F0} | {r.MaxUs:F0} | {(r.PeakRssBytes < 0 ? "n/a" : (r.PeakRssBytes / MiB).ToString("F0", CultureInfo.InvariantCulture))} | {r.PeakHeapBytes / MiB:F0} | {r.NativeBytes / MiB:F0} | {r.LookupsPerSecond / 1e6:F2} M | {r.ScanRowsPerSecond / 1e6:F0} M |"));
+        }
+
+        RecordsResult? managed = results.Find(r => r.Side == RecordsSide.Class);
+        RecordsResult? best = results.Find(r => r.Side == RecordsSide.Struct);
+        RecordsResult? native = results.Find(r => r.Side == RecordsSide.Native);
+        if (native is null || (managed is null && best is null))
+        {
+            return;
+        }
+
+        output.WriteLine();
+        output.WriteLine("Goals (native against the others, this run):");
+        if (managed is not null)
+        {
+            Goal(output, "max GC pause vs class", native.MaxPauseMs, managed.MaxPauseMs, 1.0 / 20, lowerIsBetter: true);
+            Goal(output, "total GC pause vs class", native.TotalPauseMs, managed.TotalPauseMs, 1.0 / 10, lowerIsBetter: true);
+            if (native.PeakRssBytes > 0 && managed.PeakRssBytes > 0)
+            {
+                Goal(output, "peak RSS vs class", native.PeakRssBytes, managed.PeakRssBytes, 0.6, lowerIsBetter: true);
+            }
+
+            Goal(output, "p99 latency vs class", native.P99Us, managed.P99Us, 1.0 / 5, lowerIsBetter: true);
+        }
+
+        if (best is not null)
+        {
+            Goal(output, "lookups/s vs struct", native.LookupsPerSecond, best.LookupsPerSecond, 1.0, lowerIsBetter: false);
+            Goal(output, "scan rows/s vs struct", native.ScanRowsPerSecond, best.ScanRowsPerSecond, 1.0, lowerIsBetter: false);
+        }
+    }
+
+    private static void Goal(TextWriter output, string what, double native, double other, double target, bool lowerIsBetter)
+    {
+        double ratio = other == 0 ? double.PositiveInfinity : native / other;
+        bool met = lowerIsBetter ? ratio <= target : ratio >= target;
+        output.WriteLine(string.Create(CultureInfo.InvariantCulture,
+            $"  {what}: {ratio:F3}x (goal {(lowerIsBetter ? "<=" : ">=")} {target:F3}x): {(met ? "met" : "NOT met")}"));
+    }
+}

@@ -1,0 +1,293 @@
+using jemalloc.Tests.Support;
+
+namespace jemalloc.Tests.Records;
+
+[Collection(LeakChecked.Name)]
+public sealed class NativeHashIndexTests : LeakCheckedTest
+{
+    [Theory]
+    [InlineData(1)]
+    [InlineData(2)]
+    [InlineData(3)]
+    public void Matches_a_dictionary_over_random_operations(int seed)
+    {
+        var random = new Random(seed);
+        var expected = new Dictionary<long, long>();
+        using var index = new NativeHashIndex<long>();
+        // A small key range so adds, replacements and removals of present keys all happen often,
+        // and enough operations that the table grows several times and shifts long probe runs.
+        long keyRange = 5000;
+        for (int op = 0; op < 200_000; op++)
+        {
+            long key = random.NextInt64(-keyRange, keyRange) * 7919;
+            long value = random.NextInt64(0, long.MaxValue - 1);
+            switch (random.Next(5))
+            {
+                case 0:
+                    Assert.Equal(!expected.ContainsKey(key), index.Set(key, value));
+                    expected[key] = value;
+                    break;
+                case 1:
+                    if (expected.TryAdd(key, value))
+                    {
+                        index.Add(key, value);
+                    }
+                    else
+                    {
+                        Assert.Throws<ArgumentException>(() => index.Add(key, value));
+                    }
+
+                    break;
+                case 2:
+                    Assert.Equal(expected.Remove(key), index.Remove(key));
+                    break;
+                default:
+                    Assert.Equal(expected.TryGetValue(key, out long want), index.TryGetValue(key, out long got));
+                    Assert.Equal(want, got);
+                    break;
+            }
+
+            Assert.Equal(expected.Count, index.Count);
+        }
+
+        foreach ((long key, long value) in expected)
+        {
+            Assert.Equal(value, index[key]);
+        }
+
+        Assert.True(index.Capacity >= expected.Count * 4 / 3);
+    }
+
+    [Fact]
+    public void Grows_from_the_smallest_table_and_keeps_every_key()
+    {
+        using var index = new NativeHashIndex<int>();
+        Assert.Equal(NativeHashIndex<int>.MinCapacity, index.Capacity);
+        for (int i = 0; i < 100_000; i++)
+        {
+            index.Add(i, i * 2L);
+        }
+
+        Assert.Equal(131_072 * 2, index.Capacity);
+        for (int i = 0; i < 100_000; i++)
+        {
+            Assert.Equal(i * 2L, index[i]);
+        }
+
+        Assert.False(index.ContainsKey(100_000));
+    }
+
+    [Fact]
+    public void A_presized_index_does_not_grow_and_is_one_ledger_entry()
+    {
+        long before = AllocationLedger.LiveCount;
+        using var index = new NativeHashIndex<long>(1000, AllocationOptions.Default);
+        long capacity = index.Capacity;
+        for (long i = 0; i < 1000; i++)
+        {
+            index.Add(i, i);
+        }
+
+        Assert.Equal(capacity, index.Capacity);
+        Assert.Equal(1, AllocationLedger.LiveCount - before);
+        Assert.Equal(capacity * 16, index.TableBytes);
+    }
+
+    [Theory]
+    [InlineData(1)]
+    [InlineData(2)]
+    public void Keys_that_share_hash_codes_match_a_dictionary_through_growth_and_backward_shifts(int seed)
+    {
+        // Five hash codes for all keys: long probe runs that wrap past the table's end, and removals
+        // that shift keys of several homes back through the wrap.
+        var random = new Random(seed);
+        var expected = new Dictionary<CollidingKey, long>();
+        using var index = new NativeHashIndex<CollidingKey>();
+        for (int op = 0; op < 20_000; op++)
+        {
+            var key = new CollidingKey(random.Next(300));
+            long value = random.Next(3) == 0 ? long.MaxValue : random.NextInt64(0, 1000);
+            if (random.Next(3) == 0)
+            {
+                Assert.Equal(expected.Remove(key), index.Remove(key));
+            }
+            else
+            {
+                Assert.Equal(!expected.ContainsKey(key), index.Set(key, value));
+                expected[key] = value;
+            }
+
+            Assert.Equal(expected.Count, index.Count);
+            if (op % 100 == 0)
+            {
+                for (int id = 0; id < 300; id++)
+                {
+                    var probe = new CollidingKey(id);
+                    Assert.Equal(expected.TryGetValue(probe, out long want), index.TryGetValue(probe, out long got));
+                    Assert.Equal(want, got);
+                }
+            }
+        }
+    }
+
+    [Fact]
+    public void The_largest_value_round_trips_and_negative_values_are_refused()
+    {
+        using var index = new NativeHashIndex<int>();
+        index.Add(1, long.MaxValue);
+        Assert.Equal(long.MaxValue, index[1]);
+        Assert.Throws<ArgumentOutOfRangeException>(() => index.Add(2, -1));
+        Assert.Throws<ArgumentOutOfRangeException>(() => index.Set(1, long.MinValue));
+        Assert.Throws<ArgumentOutOfRangeException>(() => index[1] = -1);
+        Assert.Equal(long.MaxValue, index[1]);
+        Assert.Equal(1, index.Count);
+        Assert.Throws<KeyNotFoundException>(() => index[2]);
+    }
+
+    [Fact]
+    public void Works_with_a_struct_key()
+    {
+        using var index = new NativeHashIndex<Guid>();
+        Guid[] keys = [.. Enumerable.Range(0, 500).Select(_ => Guid.NewGuid())];
+        for (int i = 0; i < keys.Length; i++)
+        {
+            index.Add(keys[i], i);
+        }
+
+        for (int i = 0; i < keys.Length; i += 2)
+        {
+            Assert.True(index.Remove(keys[i]));
+        }
+
+        for (int i = 0; i < keys.Length; i++)
+        {
+            Assert.Equal(i % 2 == 1, index.TryGetValue(keys[i], out long row));
+            Assert.Equal(i % 2 == 1 ? i : 0, row);
+        }
+    }
+
+    [Fact]
+    public void Clear_removes_every_key()
+    {
+        using var index = new NativeHashIndex<long>();
+        for (long i = 0; i < 100; i++)
+        {
+            index.Add(i, 0);
+        }
+
+        index.Clear();
+        Assert.Equal(0, index.Count);
+        Assert.False(index.ContainsKey(5));
+        index.Add(5, 1);
+        Assert.Equal(1, index[5]);
+    }
+
+    [Fact]
+    public void Misuse_throws_conventional_exceptions()
+    {
+        using var index = new NativeHashIndex<long>();
+        index.Add(1, 10);
+        Assert.Throws<KeyNotFoundException>(() => index[2]);
+        ArgumentException duplicate = Assert.Throws<ArgumentException>(() => index.Add(1, 11));
+        Assert.Equal("key", duplicate.ParamName);
+        Assert.Equal(10, index[1]);
+        Assert.Throws<ArgumentOutOfRangeException>(() => index.Add(3, -1));
+        Assert.Throws<ArgumentOutOfRangeException>(() => index[3] = -5);
+        Assert.False(index.ContainsKey(3));
+        Assert.Throws<ArgumentOutOfRangeException>(() => new NativeHashIndex<long>(-1, AllocationOptions.Default));
+    }
+
+    [Fact]
+    public void A_disposed_index_throws_and_frees_its_table()
+    {
+        long before = AllocationLedger.LiveCount;
+        var index = new NativeHashIndex<long>();
+        index.Add(1, 1);
+        index.Dispose();
+        index.Dispose();
+        Assert.Equal(before, AllocationLedger.LiveCount);
+        Assert.True(index.IsDisposed);
+        Assert.Throws<ObjectDisposedException>(() => index.TryGetValue(1, out _));
+        Assert.Throws<ObjectDisposedException>(() => index[1]);
+        Assert.Throws<ObjectDisposedException>(() => index.Add(2, 2));
+        Assert.Throws<ObjectDisposedException>(() => index.Remove(1));
+        Assert.Throws<ObjectDisposedException>(index.Clear);
+        Assert.Throws<ObjectDisposedException>(() => index.Capacity);
+    }
+
+    [Fact]
+    public void A_second_writer_is_refused_while_one_writes()
+    {
+        using var index = new NativeHashIndex<long>();
+        var field = typeof(NativeHashIndex<long>).GetField("_writing", System.Reflection.BindingFlags.NonPublic | System.Reflection.BindingFlags.Instance)!;
+        field.SetValue(index, 1);
+        try
+        {
+            InvalidOperationException e = Assert.Throws<InvalidOperationException>(() => index.Add(1, 1));
+            Assert.Contains("one writer", e.Message, StringComparison.Ordinal);
+            Assert.Throws<InvalidOperationException>(() => index.Remove(1));
+            Assert.Throws<InvalidOperationException>(index.Dispose);
+        }
+        finally
+        {
+            field.SetValue(index, 0);
+        }
+
+        index.Add(1, 1);
+        Assert.Equal(1, index[1]);
+    }
+
+    [Fact]
+    public void Readers_see_every_stable_key_while_one_writer_adds_removes_and_grows()
+    {
+        using var index = new NativeHashIndex<long>();
+        // Keys 0..999 stay with value key*3; the writer churns keys from 1,000,000 up, growing the table.
+        for (long i = 0; i < 1000; i++)
+        {
+            index.Add(i, i * 3);
+        }
+
+        using var stop = new CancellationTokenSource();
+        var failures = new System.Collections.Concurrent.ConcurrentBag<Exception>();
+        long[] reads = new long[2];
+        void Read(int reader)
+        {
+            try
+            {
+                var random = new Random(reader);
+                while (!stop.IsCancellationRequested || reads[reader] == 0)
+                {
+                    long key = random.Next(1000);
+                    Assert.True(index.TryGetValue(key, out long value), $"key {key} vanished");
+                    Assert.Equal(key * 3, value);
+                    reads[reader]++;
+                }
+            }
+            catch (Exception e)
+            {
+                failures.Add(e);
+            }
+        }
+
+        Thread[] readers = [new Thread(() => Read(0)), new Thread(() => Read(1))];
+        Array.ForEach(readers, r => r.Start());
+        for (long i = 0; i < 200_000; i++)
+        {
+            index.Add(1_000_000 + i, i);
+            if (i % 2 == 1)
+            {
+                Assert.True(index.Remove(1_000_000 + i - 1));
+            }
+        }
+
+        stop.Cancel();
+        Array.ForEach(readers, r => r.Join());
+        Assert.Empty(failures);
+        Assert.All(reads, r => Assert.True(r > 0));
+        Assert.Equal(1000 + 100_000, index.Count);
+        for (long i = 0; i < 1000; i++)
+        {
+            Assert.Equal(i * 3, index[i]);
+        }
+    }
+}

@@ -1,0 +1,55 @@
+using jemalloc.Tests.Support;
+
+namespace jemalloc.Tests.Records;
+
+/// <summary>The README's worked example of a native record table, as it is printed there.</summary>
+[Collection(LeakChecked.Name)]
+public sealed class RecordTableExampleTests : LeakCheckedTest
+{
+    [Fact]
+    public void The_readme_record_table_example_works_as_printed()
+    {
+        const long count = 100_000;
+        using var names = new Utf8StringStore();
+        using var rows = new HugeArray<Customer>(count);
+        using var scores = new HugeArray<double>(count);
+        using var byId = new NativeHashIndex<long>(count, AllocationOptions.Default);
+        for (long row = 0; row < count; row++)
+        {
+            long id = 1000 + row;
+            rows[row] = new Customer { Id = id, Name = names.Add(row % 2 == 0 ? $"Jo {row}" : $"Zoë {row}"), Category = (int)(row % 7) };
+            scores[row] = row % 100;
+            byId.Add(id, row);
+        }
+
+        // Look a customer up by id.
+        Assert.True(byId.TryGetValue(1042, out long r));
+        Assert.Equal("Jo 42", rows[r].Name.ToString());
+
+        // Customers among rows [0, 1000) with a score from 50 to 60 whose name starts with "Jo".
+        int[] hits = new int[1000];
+        int found = ColumnScan.FindInRange(scores, 0, 1000, 50, 60, hits);
+        int jo = 0;
+        using (names.EnterRead())
+        {
+            for (int i = 0; i < found; i++)
+            {
+                jo += rows[hits[i]].Name.StartsWith("Jo"u8) ? 1 : 0;
+            }
+        }
+
+        Assert.Equal(110, found);
+        Assert.Equal(60, jo);
+
+        // Rename one: the new name is appended, the old bytes wait for a reset.
+        Customer customer = rows[r];
+        customer.Name = names.Replace(customer.Name, "Joanna");
+        rows[r] = customer;
+        Assert.Equal("Joanna", rows[r].Name.ToString());
+
+        // A reset frees every name at once; every value handed out before now throws.
+        StoredUtf8String stale = rows[r].Name;
+        names.Reset();
+        Assert.Throws<ObjectDisposedException>(() => stale.ToString());
+    }
+}

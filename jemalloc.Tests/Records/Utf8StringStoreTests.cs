@@ -1,0 +1,344 @@
+using System.Text;
+using jemalloc.Tests.Support;
+
+namespace jemalloc.Tests.Records;
+
+[Collection(LeakChecked.Name)]
+public sealed class Utf8StringStoreTests : LeakCheckedTest
+{
+    [Theory]
+    [InlineData("")]
+    [InlineData("hello")]
+    [InlineData("héllo wörld")]
+    [InlineData("日本語テキスト")]
+    [InlineData("emoji 😀 and 𝄞")]
+    public void Round_trips_a_string_with_its_utf8_length(string text)
+    {
+        using var store = new Utf8StringStore();
+        StoredUtf8String s = store.Add(text);
+        Assert.Equal(text, s.ToString());
+        Assert.Equal(Encoding.UTF8.GetByteCount(text), s.Length);
+        Assert.Equal(Encoding.UTF8.GetBytes(text), s.ToArray());
+        Assert.True(s.Equals(text));
+        Assert.True(s.Equals(Encoding.UTF8.GetBytes(text)));
+        Assert.True(s.IsValid);
+    }
+
+    [Fact]
+    public void Packs_many_strings_into_few_ledger_entries()
+    {
+        long before = AllocationLedger.LiveCount;
+        using var store = new Utf8StringStore(Utf8StringStore.MinBlockSize, AllocationOptions.Default);
+        var values = new StoredUtf8String[10_000];
+        for (int i = 0; i < values.Length; i++)
+        {
+            values[i] = store.Add($"name-{i}-é");
+        }
+
+        long bytes = values.Sum(v => (long)v.Length);
+        Assert.Equal(bytes, store.UsedBytes);
+        Assert.Equal(values.Length, store.Count);
+        Assert.Equal(store.BlockCount, AllocationLedger.LiveCount - before);
+        Assert.InRange(store.BlockCount, bytes / Utf8StringStore.MinBlockSize, (bytes / Utf8StringStore.MinBlockSize) + 2);
+        Assert.Equal((long)store.BlockCount * Utf8StringStore.MinBlockSize, store.ReservedBytes);
+        for (int i = 0; i < values.Length; i++)
+        {
+            Assert.Equal($"name-{i}-é", values[i].ToString());
+        }
+
+        Assert.Equal(store.BlockCount, AllocationLedger.Snapshot().Count(a => a.Kind == AllocationKind.StringStoreBlock));
+    }
+
+    [Fact]
+    public void A_string_longer_than_a_block_gets_a_block_of_its_own()
+    {
+        using var store = new Utf8StringStore(Utf8StringStore.MinBlockSize, AllocationOptions.Default);
+        StoredUtf8String small = store.Add("small");
+        string big = new('x', Utf8StringStore.MinBlockSize * 3);
+        StoredUtf8String large = store.Add(big);
+        StoredUtf8String after = store.Add("after");
+        Assert.Equal(big, large.ToString());
+        Assert.Equal("small", small.ToString());
+        Assert.Equal("after", after.ToString());
+        Assert.Equal(2, store.BlockCount);
+    }
+
+    [Fact]
+    public void Reset_makes_every_value_and_copy_throw_and_frees_every_block()
+    {
+        long before = AllocationLedger.LiveCount;
+        using var store = new Utf8StringStore(Utf8StringStore.MinBlockSize, AllocationOptions.Default);
+        StoredUtf8String[] values = [.. Enumerable.Range(0, 2000).Select(i => store.Add($"value {i}"))];
+        StoredUtf8String copy = values[1500];
+        store.Reset();
+        Assert.Equal(before, AllocationLedger.LiveCount);
+        Assert.Equal(0, store.Count);
+        Assert.Equal(0, store.BlockCount);
+        Assert.False(copy.IsValid);
+        Assert.Throws<ObjectDisposedException>(() => copy.ToString());
+        Assert.Throws<ObjectDisposedException>(() => copy.Length);
+        Assert.Throws<ObjectDisposedException>(() => copy.StartsWith("value"u8));
+        Assert.Throws<ObjectDisposedException>(() => copy.Equals("value 1500"));
+        Assert.Throws<ObjectDisposedException>(() => copy.CompareTo(values[0]));
+        Assert.Throws<ObjectDisposedException>(() => copy.GetHashCode());
+        Assert.Throws<ObjectDisposedException>(() => copy.CopyTo(new byte[64]));
+
+        // The store is usable again, and new values in the same ledger slots do not revive old ones.
+        StoredUtf8String fresh = store.Add("fresh");
+        Assert.Equal("fresh", fresh.ToString());
+        Assert.Throws<ObjectDisposedException>(() => values[0].ToString());
+        Assert.False(store.Owns(values[0]));
+        Assert.True(store.Owns(fresh));
+    }
+
+    [Fact]
+    public void Dispose_frees_every_block_and_then_the_store_refuses_use()
+    {
+        long before = AllocationLedger.LiveCount;
+        var store = new Utf8StringStore();
+        StoredUtf8String value = store.Add("gone");
+        store.Dispose();
+        store.Dispose();
+        Assert.True(store.IsDisposed);
+        Assert.Equal(before, AllocationLedger.LiveCount);
+        Assert.Throws<ObjectDisposedException>(() => value.ToString());
+        Assert.Throws<ObjectDisposedException>(() => store.Add("x"));
+        Assert.Throws<ObjectDisposedException>(() => store.Add("x"u8));
+        Assert.Throws<ObjectDisposedException>(() => store.Reset());
+        Assert.Throws<ObjectDisposedException>(() => store.EnterRead());
+        Assert.Throws<ObjectDisposedException>(() => store.Replace(value, "y"));
+    }
+
+    [Fact]
+    public void Compares_and_tests_prefixes_on_the_utf8_bytes()
+    {
+        using var store = new Utf8StringStore();
+        StoredUtf8String zoe = store.Add("Zoë Ångström");
+        StoredUtf8String zoeAgain = store.Add("Zoë Ångström");
+        StoredUtf8String adam = store.Add("Adam");
+        Assert.True(zoe.StartsWith("Zoë"));
+        Assert.True(zoe.StartsWith("Zoë"u8));
+        Assert.True(zoe.StartsWith(""));
+        Assert.False(zoe.StartsWith("Zoe"));
+        Assert.False(zoe.StartsWith("Zoë Ångström and more"));
+        Assert.False(zoe.StartsWith("\ud800"));
+        Assert.True(zoe == zoeAgain);
+        Assert.False(zoe.IsSameStorage(zoeAgain));
+        StoredUtf8String copy = zoe;
+        Assert.True(copy.IsSameStorage(zoe));
+        Assert.Equal(zoe.GetHashCode(), zoeAgain.GetHashCode());
+        Assert.True(zoe.Equals((object)zoeAgain));
+        Assert.False(zoe.Equals("Zoe Angstrom"));
+        Assert.False(zoe.Equals((string?)null));
+        Assert.True(adam < zoe);
+        Assert.True(zoe >= adam);
+        Assert.Equal(Math.Sign(string.CompareOrdinal("Adam", "Zoë Ångström")), adam.CompareTo(zoe));
+        Assert.Equal(0, adam.CompareTo("Adam"u8));
+        Assert.True(adam != zoe);
+        Assert.True(zoe.StartsWith(new string('Z', 1)));
+        string longPrefix = new('é', 400);
+        Assert.False(adam.StartsWith(longPrefix));
+        StoredUtf8String longValue = store.Add(longPrefix + "tail");
+        Assert.True(longValue.StartsWith(longPrefix));
+        Assert.True(longValue.Equals(longPrefix + "tail"));
+    }
+
+    [Fact]
+    public void Default_reads_as_the_empty_string_of_no_store()
+    {
+        using var store = new Utf8StringStore();
+        StoredUtf8String none = default;
+        Assert.True(none.IsDefault);
+        Assert.False(none.IsValid);
+        Assert.Equal(0, none.Length);
+        Assert.Equal("", none.ToString());
+        Assert.True(none.Equals(store.Add("")));
+        Assert.False(store.Owns(none));
+        Assert.Throws<ArgumentException>(() => store.Replace(none, "x"));
+    }
+
+    [Fact]
+    public void Replace_stores_new_text_keeps_the_old_readable_and_counts_the_abandoned_bytes()
+    {
+        using var store = new Utf8StringStore();
+        StoredUtf8String old = store.Add("first name");
+        StoredUtf8String updated = store.Replace(old, "second");
+        Assert.Equal("second", updated.ToString());
+        Assert.Equal("first name", old.ToString());
+        Assert.Equal(Encoding.UTF8.GetByteCount("first name"), store.AbandonedBytes);
+        Assert.Equal(2, store.Count);
+    }
+
+    [Fact]
+    public void Replace_refuses_a_value_of_another_store()
+    {
+        using var store = new Utf8StringStore();
+        using var other = new Utf8StringStore();
+        StoredUtf8String foreign = other.Add("foreign");
+        ArgumentException e = Assert.Throws<ArgumentException>(() => store.Replace(foreign, "x"));
+        Assert.Equal("old", e.ParamName);
+        Assert.Throws<ArgumentNullException>(() => store.Replace(store.Add("a"), null!));
+    }
+
+    [Fact]
+    public void Rejects_bad_input_with_argument_exceptions()
+    {
+        using var store = new Utf8StringStore();
+        Assert.Throws<ArgumentNullException>(() => store.Add((string)null!));
+        ArgumentException surrogate = Assert.Throws<ArgumentException>(() => store.Add("ab\ud800cd"));
+        Assert.Contains("index 2", surrogate.Message, StringComparison.Ordinal);
+        Assert.Throws<ArgumentException>(() => store.Add([0xC3, 0x28]));
+        Assert.Throws<ArgumentNullException>(() => store.Add("a").StartsWith((string)null!));
+        Assert.Throws<ArgumentException>(() => store.Add("abcdef").CopyTo(new byte[3]));
+        Assert.Equal(0, store.Count - 2);
+        Assert.Throws<ArgumentOutOfRangeException>(() => new Utf8StringStore(Utf8StringStore.MinBlockSize - 1, AllocationOptions.Default));
+        Assert.Throws<ArgumentOutOfRangeException>(() => new Utf8StringStore(Utf8StringStore.MaxBlockSize + 1, AllocationOptions.Default));
+    }
+
+    [Theory]
+    [InlineData(1)]
+    [InlineData(63)]
+    [InlineData(64)]
+    [InlineData(65)]
+    [InlineData(200)]
+    public void Comparison_with_long_text_is_exact_across_characters_of_every_width(int repeats)
+    {
+        // 1, 2, 3 and 4 UTF-8 bytes per character, so the encoded text's pieces end at every offset.
+        string text = string.Concat(Enumerable.Repeat("a\u00e9\u65e5\U0001F600", repeats));
+        using var store = new Utf8StringStore();
+        StoredUtf8String value = store.Add(text);
+        Assert.True(value.Equals(text));
+        Assert.True(value.StartsWith(text));
+        Assert.True(value.StartsWith(text[..^2]));
+        Assert.False(value.Equals(text[..^2]));
+        Assert.False(value.Equals(text + "a"));
+        Assert.False(value.StartsWith(text + "a"));
+        Assert.False(value.Equals(text[..^1] + "\ud83d"));
+        Assert.False(value.StartsWith(text[..^2] + "\ude00"));
+        Assert.False(value.Equals(text[..^2] + "\U0001F601"));
+        Assert.False(value.Equals("b" + text[1..]));
+    }
+
+    [Fact]
+    public void Disposing_a_copy_of_a_closed_read_scope_never_closes_another_threads_scope()
+    {
+        using var store = new Utf8StringStore();
+        StoredUtf8String value = store.Add("kept");
+        StringStoreReadScope other = store.EnterRead();
+        StringStoreReadScope mine = store.EnterRead();
+        StringStoreReadScope copy = mine;
+        mine.Dispose();
+        Assert.Throws<InvalidOperationException>(copy.Dispose);
+        Assert.Throws<InvalidOperationException>(copy.Dispose);
+        InvalidOperationException reset = Assert.Throws<InvalidOperationException>(store.Reset);
+        Assert.Contains("1 read scope", reset.Message, StringComparison.Ordinal);
+        Assert.Equal("kept", value.ToString());
+        other.Dispose();
+        store.Reset();
+        Assert.False(value.IsValid);
+    }
+
+    [Fact]
+    public void A_read_scope_blocks_reset_and_dispose_until_it_closes()
+    {
+        var store = new Utf8StringStore();
+        StoredUtf8String value = store.Add("kept");
+        StringStoreReadScope scope = store.EnterRead();
+        StringStoreReadScope second = store.EnterRead();
+        InvalidOperationException reset = Assert.Throws<InvalidOperationException>(store.Reset);
+        Assert.Contains("2 read scope", reset.Message, StringComparison.Ordinal);
+        Assert.Throws<InvalidOperationException>(store.Dispose);
+        Assert.Equal("kept", value.ToString());
+        scope.Dispose();
+        second.Dispose();
+        Assert.Throws<InvalidOperationException>(second.Dispose);
+        default(StringStoreReadScope).Dispose();
+        store.Dispose();
+        Assert.False(value.IsValid);
+    }
+
+    [Fact]
+    public void A_second_writer_thread_is_refused_while_one_writes()
+    {
+        using var store = new Utf8StringStore();
+        StoredUtf8String value = store.Add("a");
+        store.EnterWrite();
+        try
+        {
+            InvalidOperationException add = Assert.IsType<InvalidOperationException>(OnOtherThread(() => store.Add("x")));
+            Assert.Contains("one writer", add.Message, StringComparison.Ordinal);
+            _ = Assert.IsType<InvalidOperationException>(OnOtherThread(() => store.Replace(value, "y")));
+            _ = Assert.IsType<InvalidOperationException>(OnOtherThread(store.Reset));
+        }
+        finally
+        {
+            store.ExitWrite();
+        }
+
+        Assert.Equal("b", store.Add("b").ToString());
+        Assert.Equal(2, store.Count);
+    }
+
+    [Fact]
+    public void Readers_on_other_threads_read_while_the_writer_appends()
+    {
+        using var store = new Utf8StringStore(Utf8StringStore.MinBlockSize, AllocationOptions.Default);
+        var published = new StoredUtf8String[20_000];
+        int count = 0;
+        using var cancel = new CancellationTokenSource();
+        var failures = new System.Collections.Concurrent.ConcurrentBag<Exception>();
+        void Read()
+        {
+            try
+            {
+                using StringStoreReadScope scope = store.EnterRead();
+                long checkedValues = 0;
+                while (!cancel.IsCancellationRequested || checkedValues == 0)
+                {
+                    int seen = Volatile.Read(ref count);
+                    for (int i = Math.Max(0, seen - 100); i < seen; i++)
+                    {
+                        Assert.True(published[i].Equals($"item {i}"));
+                        checkedValues++;
+                    }
+                }
+            }
+            catch (Exception e)
+            {
+                failures.Add(e);
+            }
+        }
+
+        Thread[] readers = [new Thread(Read), new Thread(Read)];
+        Array.ForEach(readers, r => r.Start());
+        for (int i = 0; i < published.Length; i++)
+        {
+            published[i] = store.Add($"item {i}");
+            Volatile.Write(ref count, i + 1);
+        }
+
+        cancel.Cancel();
+        Array.ForEach(readers, r => r.Join());
+        Assert.Empty(failures);
+        Assert.Equal(published.Length, store.Count);
+    }
+
+    private static Exception? OnOtherThread(Action action)
+    {
+        Exception? caught = null;
+        var thread = new Thread(() =>
+        {
+            try
+            {
+                action();
+            }
+            catch (Exception e)
+            {
+                caught = e;
+            }
+        });
+        thread.Start();
+        thread.Join();
+        return caught;
+    }
+}
