@@ -81,7 +81,7 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable
     /// <summary>The value of <paramref name="key"/>; setting it adds or replaces the key (<see cref="Set"/>).</summary>
     /// <exception cref="KeyNotFoundException">Getting a key the index does not hold.</exception>
     /// <exception cref="ArgumentOutOfRangeException">Setting a negative value.</exception>
-    /// <exception cref="ObjectDisposedException">The index was disposed.</exception>
+    /// <exception cref="ObjectDisposedException">The index was disposed, or the arena its table is in was reset.</exception>
     /// <exception cref="InvalidOperationException">Setting while another thread writes.</exception>
     public long this[TKey key]
     {
@@ -100,7 +100,7 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable
 
     /// <summary>Looks <paramref name="key"/> up; safe on any number of threads while one thread writes.</summary>
     /// <returns>Whether the key is present; <paramref name="value"/> is its value, or 0.</returns>
-    /// <exception cref="ObjectDisposedException">The index was disposed.</exception>
+    /// <exception cref="ObjectDisposedException">The index was disposed, or the arena its table is in was reset.</exception>
     public bool TryGetValue(TKey key, out long value)
     {
         ulong hash = Hash(key);
@@ -136,13 +136,13 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable
     }
 
     /// <summary>Whether the index holds <paramref name="key"/>.</summary>
-    /// <exception cref="ObjectDisposedException">The index was disposed.</exception>
+    /// <exception cref="ObjectDisposedException">The index was disposed, or the arena its table is in was reset.</exception>
     public bool ContainsKey(TKey key) => TryGetValue(key, out _);
 
     /// <summary>Adds <paramref name="key"/> with <paramref name="value"/>.</summary>
     /// <exception cref="ArgumentException">The key is already present.</exception>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="value"/> is negative.</exception>
-    /// <exception cref="ObjectDisposedException">The index was disposed.</exception>
+    /// <exception cref="ObjectDisposedException">The index was disposed, or the arena its table is in was reset.</exception>
     /// <exception cref="InvalidOperationException">Another thread is writing.</exception>
     /// <exception cref="OutOfMemoryException">The table cannot grow.</exception>
     public void Add(TKey key, long value)
@@ -156,21 +156,22 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable
     /// <summary>Adds <paramref name="key"/> or replaces its value.</summary>
     /// <returns><see langword="true"/> if the key was added, <see langword="false"/> if its value was replaced.</returns>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="value"/> is negative.</exception>
-    /// <exception cref="ObjectDisposedException">The index was disposed.</exception>
+    /// <exception cref="ObjectDisposedException">The index was disposed, or the arena its table is in was reset.</exception>
     /// <exception cref="InvalidOperationException">Another thread is writing.</exception>
     /// <exception cref="OutOfMemoryException">The table cannot grow.</exception>
     public bool Set(TKey key, long value) => Put(key, value, replace: true);
 
     /// <summary>Removes <paramref name="key"/>.</summary>
     /// <returns>Whether it was present.</returns>
-    /// <exception cref="ObjectDisposedException">The index was disposed.</exception>
+    /// <exception cref="ObjectDisposedException">The index was disposed, or the arena its table is in was reset.</exception>
     /// <exception cref="InvalidOperationException">Another thread is writing.</exception>
     public bool Remove(TKey key)
     {
         BeginWrite();
+        Table? table = null;
         try
         {
-            Table table = _table!;
+            table = LeaseForWrite();
             if (!Find(table, key, Hash(key), out long hole))
             {
                 return false;
@@ -213,12 +214,12 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable
         }
         finally
         {
-            EndWrite();
+            EndWrite(table);
         }
     }
 
     /// <summary>Removes every key (the table keeps its size).</summary>
-    /// <exception cref="ObjectDisposedException">The index was disposed.</exception>
+    /// <exception cref="ObjectDisposedException">The index was disposed, or the arena its table is in was reset.</exception>
     /// <exception cref="InvalidOperationException">Another thread is writing.</exception>
     public void Clear()
     {
@@ -359,10 +360,11 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable
         }
 
         BeginWrite();
+        Table? table = null;
         try
         {
             ulong hash = Hash(key);
-            Table table = _table!;
+            table = LeaseForWrite();
             if (Find(table, key, hash, out long slot))
             {
                 if (replace)
@@ -390,11 +392,12 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable
         }
         finally
         {
-            EndWrite();
+            EndWrite(table);
         }
     }
 
     // Builds the doubled table while readers still use the old one, swaps it in, then frees the old.
+    // The caller holds a write lease on old; on return it holds one on the new table instead.
     private Table Grow(Table old)
     {
         if (old.Length > long.MaxValue / 2 / sizeof(HashIndexEntry<TKey>))
@@ -420,9 +423,21 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable
             }
         }
 
+        // The writer's lease moves to the new table, so the old one can be freed.
+        try
+        {
+            AllocationLedger.EnterLease(grown.Array.Handle, TypeName);
+        }
+        catch
+        {
+            grown.Dispose();
+            throw;
+        }
+
         BeginChange();
         Volatile.Write(ref _table, grown);
         EndChange();
+        AllocationLedger.ExitLease(old.Array.Handle);
         Retire(old);
         return grown;
     }
@@ -445,9 +460,10 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable
             AllocationLedger.EnterLease(table.Array.Handle, TypeName);
             return true;
         }
-        catch (ObjectDisposedException) when (!IsDisposed)
+        catch (ObjectDisposedException) when (!IsDisposed && Volatile.Read(ref _table) != table)
         {
-            // The writer grew the index and freed this table: read the new one.
+            // The writer grew the index and freed this table: read the new one. (A table still
+            // current but freed was freed by an arena reset: the index is gone, the exception stands.)
             return false;
         }
     }
@@ -472,6 +488,25 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable
     }
 
     private void EndWrite() => Volatile.Write(ref _writing, 0);
+
+    // The writer reads and writes the table through its pointer: a lease keeps an arena reset from
+    // freeing it meanwhile (the reset throws), and throws ObjectDisposedException if one already did.
+    private Table LeaseForWrite()
+    {
+        Table table = _table!;
+        AllocationLedger.EnterLease(table.Array.Handle, TypeName);
+        return table;
+    }
+
+    private void EndWrite(Table? leased)
+    {
+        if (leased is not null)
+        {
+            AllocationLedger.ExitLease(leased.Array.Handle);
+        }
+
+        EndWrite();
+    }
 
     private void BeginChange() => Interlocked.Increment(ref _version);
 

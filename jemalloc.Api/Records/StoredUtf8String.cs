@@ -104,8 +104,8 @@ public readonly unsafe struct StoredUtf8String : IEquatable<StoredUtf8String>, I
         }
 
         ReadOnlySpan<byte> mine = Bytes;
-        // Each UTF-16 code unit needs one to three UTF-8 bytes.
-        return mine.Length >= other.Length && mine.Length <= other.Length * 3 &&
+        // Each UTF-16 code unit needs one to three UTF-8 bytes (in long: three times a long string overflows an int).
+        return mine.Length >= other.Length && mine.Length <= (long)other.Length * 3 &&
                MatchUtf8(other, mine, wholeString: true);
     }
 
@@ -176,29 +176,26 @@ public readonly unsafe struct StoredUtf8String : IEquatable<StoredUtf8String>, I
     /// <exception cref="ObjectDisposedException">The store of either was reset or disposed.</exception>
     public static bool operator >=(StoredUtf8String left, StoredUtf8String right) => left.CompareTo(right) >= 0;
 
-    // Encodes text to UTF-8 (on the stack when short) and compares it with the string's bytes, whole
-    // or as a prefix; text that is not valid UTF-16 has no UTF-8 form, so it matches nothing.
-    private static bool MatchUtf8(string text, ReadOnlySpan<byte> mine, bool wholeString)
+    // Encodes text to UTF-8 one stack buffer at a time and compares each piece with the next bytes of
+    // the string, whole or as a prefix: no buffer of the text's size (a text of a billion characters
+    // would need three billion bytes). Text that is not valid UTF-16 has no UTF-8 form: it matches nothing.
+    private static bool MatchUtf8(ReadOnlySpan<char> text, ReadOnlySpan<byte> mine, bool wholeString)
     {
-        int maxBytes = text.Length * 3;
-        byte[]? rented = null;
-        Span<byte> buffer = maxBytes <= StackLimit ? stackalloc byte[StackLimit] : (rented = ArrayPool<byte>.Shared.Rent(maxBytes));
-        try
+        Span<byte> buffer = stackalloc byte[StackLimit];
+        while (!text.IsEmpty)
         {
-            if (System.Text.Unicode.Utf8.FromUtf16(text, buffer, out _, out int written, replaceInvalidSequences: false) != OperationStatus.Done)
+            // DestinationTooSmall stops at a whole character, so each piece is complete UTF-8.
+            OperationStatus status = System.Text.Unicode.Utf8.FromUtf16(text, buffer, out int read, out int written, replaceInvalidSequences: false);
+            if (status is not (OperationStatus.Done or OperationStatus.DestinationTooSmall) ||
+                written > mine.Length || !mine[..written].SequenceEqual(buffer[..written]))
             {
                 return false;
             }
 
-            ReadOnlySpan<byte> encoded = buffer[..written];
-            return wholeString ? mine.SequenceEqual(encoded) : mine.StartsWith(encoded);
+            mine = mine[written..];
+            text = text[read..];
         }
-        finally
-        {
-            if (rented is not null)
-            {
-                ArrayPool<byte>.Shared.Return(rented);
-            }
-        }
+
+        return !wholeString || mine.IsEmpty;
     }
 }

@@ -8,9 +8,30 @@ public readonly struct StringStoreReadScope : IDisposable
 {
     private readonly Utf8StringStore? _store;
 
-    internal StringStoreReadScope(Utf8StringStore store) => _store = store;
+    // The scope's own ledger token, spent by the first Dispose of any copy: a second Dispose through
+    // a copy must not close a scope another reader still holds.
+    private readonly AllocationHandle _token;
+
+    internal StringStoreReadScope(Utf8StringStore store, AllocationHandle token)
+    {
+        _store = store;
+        _token = token;
+    }
 
     /// <summary>Closes the scope. Disposing <see langword="default"/> does nothing.</summary>
-    /// <exception cref="InvalidOperationException">The store has no open scope left: this scope or a copy of it was already disposed.</exception>
-    public void Dispose() => _store?.ExitRead();
+    /// <exception cref="InvalidOperationException">This scope or a copy of it was already disposed.</exception>
+    public void Dispose()
+    {
+        if (_store is null)
+        {
+            return;
+        }
+
+        if (!AllocationLedger.SpendLeaseToken(_token))
+        {
+            Internal.ThrowHelper.ThrowInvalidOperation("This read scope (or a copy of it) was already disposed.");
+        }
+
+        _store.ExitRead();
+    }
 }

@@ -111,7 +111,7 @@ public sealed unsafe class Utf8StringStore : IDisposable
     /// <summary>Stores the UTF-8 encoding of <paramref name="value"/>.</summary>
     /// <exception cref="ArgumentNullException"><paramref name="value"/> is null.</exception>
     /// <exception cref="ArgumentException"><paramref name="value"/> has an unpaired surrogate, or encodes to more than <see cref="MaxBlockSize"/> bytes.</exception>
-    /// <exception cref="ObjectDisposedException">The store was disposed.</exception>
+    /// <exception cref="ObjectDisposedException">The store was disposed, or the arena its blocks are in was reset.</exception>
     /// <exception cref="InvalidOperationException">Another thread is writing to the store.</exception>
     /// <exception cref="OutOfMemoryException">A new block cannot be had.</exception>
     public StoredUtf8String Add(string value)
@@ -122,7 +122,7 @@ public sealed unsafe class Utf8StringStore : IDisposable
 
     /// <summary>Stores the UTF-8 encoding of <paramref name="value"/>.</summary>
     /// <exception cref="ArgumentException"><paramref name="value"/> has an unpaired surrogate, or encodes to more than <see cref="MaxBlockSize"/> bytes.</exception>
-    /// <exception cref="ObjectDisposedException">The store was disposed.</exception>
+    /// <exception cref="ObjectDisposedException">The store was disposed, or the arena its blocks are in was reset.</exception>
     /// <exception cref="InvalidOperationException">Another thread is writing to the store.</exception>
     /// <exception cref="OutOfMemoryException">A new block cannot be had.</exception>
     public StoredUtf8String Add(ReadOnlySpan<char> value)
@@ -131,9 +131,7 @@ public sealed unsafe class Utf8StringStore : IDisposable
         EnterWrite();
         try
         {
-            byte* destination = Reserve(byteCount, out AllocationHandle block, out int offset);
-            _ = StrictUtf8.GetBytes(value, new Span<byte>(destination, byteCount));
-            return Commit(block, offset, byteCount);
+            return Append(value, byteCount);
         }
         finally
         {
@@ -143,7 +141,7 @@ public sealed unsafe class Utf8StringStore : IDisposable
 
     /// <summary>Stores a copy of the UTF-8 bytes <paramref name="utf8"/> after checking they are valid UTF-8.</summary>
     /// <exception cref="ArgumentException"><paramref name="utf8"/> is not valid UTF-8, or is longer than <see cref="MaxBlockSize"/>.</exception>
-    /// <exception cref="ObjectDisposedException">The store was disposed.</exception>
+    /// <exception cref="ObjectDisposedException">The store was disposed, or the arena its blocks are in was reset.</exception>
     /// <exception cref="InvalidOperationException">Another thread is writing to the store.</exception>
     /// <exception cref="OutOfMemoryException">A new block cannot be had.</exception>
     public StoredUtf8String Add(ReadOnlySpan<byte> utf8)
@@ -162,7 +160,16 @@ public sealed unsafe class Utf8StringStore : IDisposable
         try
         {
             byte* destination = Reserve(utf8.Length, out AllocationHandle block, out int offset);
-            utf8.CopyTo(new Span<byte>(destination, utf8.Length));
+            AllocationLedger.EnterLease(block, TypeName);
+            try
+            {
+                utf8.CopyTo(new Span<byte>(destination, utf8.Length));
+            }
+            finally
+            {
+                AllocationLedger.ExitLease(block);
+            }
+
             return Commit(block, offset, utf8.Length);
         }
         finally
@@ -178,21 +185,31 @@ public sealed unsafe class Utf8StringStore : IDisposable
     /// </summary>
     /// <exception cref="ArgumentNullException"><paramref name="value"/> is null.</exception>
     /// <exception cref="ArgumentException"><paramref name="old"/> is not a live value of this store, or <paramref name="value"/> cannot be encoded (see <see cref="Add(string)"/>).</exception>
-    /// <exception cref="ObjectDisposedException">The store was disposed.</exception>
+    /// <exception cref="ObjectDisposedException">The store was disposed, or the arena its blocks are in was reset.</exception>
     /// <exception cref="InvalidOperationException">Another thread is writing to the store.</exception>
     /// <exception cref="OutOfMemoryException">A new block cannot be had.</exception>
     public StoredUtf8String Replace(StoredUtf8String old, string value)
     {
         ArgumentNullException.ThrowIfNull(value);
-        ThrowIfDisposed();
-        if (!Owns(old))
+        int byteCount = Utf8ByteCount(value);
+        EnterWrite();
+        try
         {
-            ThrowHelper.ThrowArgument(nameof(old), "The value to replace was not handed out by this store, or the store was reset since.");
-        }
+            // Checked as the writer: a reset by another thread between this check and the append
+            // would otherwise let a dead value through.
+            if (!Owns(old))
+            {
+                ThrowHelper.ThrowArgument(nameof(old), "The value to replace was not handed out by this store, or the store was reset since.");
+            }
 
-        StoredUtf8String replacement = Add(value.AsSpan());
-        _ = Interlocked.Add(ref _abandonedBytes, old.Length);
-        return replacement;
+            StoredUtf8String replacement = Append(value, byteCount);
+            _ = Interlocked.Add(ref _abandonedBytes, old.Length);
+            return replacement;
+        }
+        finally
+        {
+            ExitWrite();
+        }
     }
 
     /// <summary>Whether <paramref name="value"/> was handed out by this store and is still live.</summary>
@@ -205,7 +222,7 @@ public sealed unsafe class Utf8StringStore : IDisposable
     /// Use it as <c>using var scope = store.EnterRead();</c>.
     /// </summary>
     /// <exception cref="ObjectDisposedException">The store was disposed.</exception>
-    /// <exception cref="InvalidOperationException">The store already has the most read scopes it counts.</exception>
+    /// <exception cref="InvalidOperationException">The store already has the most read scopes it counts, or the ledger is full.</exception>
     public StringStoreReadScope EnterRead()
     {
         var spin = default(SpinWait);
@@ -231,7 +248,18 @@ public sealed unsafe class Utf8StringStore : IDisposable
 
             if (Interlocked.CompareExchange(ref _state, state + 1, state) == state)
             {
-                return new StringStoreReadScope(this);
+                AllocationHandle token;
+                try
+                {
+                    token = AllocationLedger.TakeLeaseToken();
+                }
+                catch
+                {
+                    ExitRead();
+                    throw;
+                }
+
+                return new StringStoreReadScope(this, token);
             }
         }
     }
@@ -272,23 +300,9 @@ public sealed unsafe class Utf8StringStore : IDisposable
         }
     }
 
-    /// <exception cref="InvalidOperationException">More scopes were disposed than opened (a copy of a scope was disposed twice).</exception>
-    internal void ExitRead()
-    {
-        while (true)
-        {
-            int state = Volatile.Read(ref _state);
-            if ((state & ReaderMask) == 0)
-            {
-                ThrowHelper.ThrowInvalidOperation($"This {TypeName} has no open read scope: a read scope (or a copy of it) was disposed twice.");
-            }
-
-            if (Interlocked.CompareExchange(ref _state, state - 1, state) == state)
-            {
-                return;
-            }
-        }
-    }
+    // Closes one scope. Its token lets each scope close once, so the count is above zero here and no
+    // reset or dispose (which need it at zero) can have set the other bits meanwhile.
+    internal void ExitRead() => Interlocked.Decrement(ref _state);
 
     private static int Utf8ByteCount(ReadOnlySpan<char> value)
     {
@@ -324,7 +338,14 @@ public sealed unsafe class Utf8StringStore : IDisposable
 
         foreach (FixedBuffer<byte> block in _blocks)
         {
-            block.Free();
+            try
+            {
+                block.Free();
+            }
+            catch (ObjectDisposedException) when (!block.IsValid)
+            {
+                // The reset of the arena the blocks were made in freed it already.
+            }
         }
 
         _blocks.Clear();
@@ -366,6 +387,8 @@ public sealed unsafe class Utf8StringStore : IDisposable
     }
 
     // Room for length bytes: in the current block, a new block, or (longer than a block) a block of its own.
+    // The caller writes there under a lease of the block: blocks made with an arena's options are
+    // freed by its reset, which the lease refuses meanwhile, and after which it throws ObjectDisposedException.
     private byte* Reserve(int length, out AllocationHandle block, out int offset)
     {
         if (length > _blockSize)
@@ -397,6 +420,23 @@ public sealed unsafe class Utf8StringStore : IDisposable
         _ = _blockHandles.Add(block.Handle);
         _ = Interlocked.Add(ref _reservedBytes, block.Length);
         return block;
+    }
+
+    // Encodes value (byteCount UTF-8 bytes, counted already) into the store; the caller is the writer.
+    private StoredUtf8String Append(ReadOnlySpan<char> value, int byteCount)
+    {
+        byte* destination = Reserve(byteCount, out AllocationHandle block, out int offset);
+        AllocationLedger.EnterLease(block, TypeName);
+        try
+        {
+            _ = StrictUtf8.GetBytes(value, new Span<byte>(destination, byteCount));
+        }
+        finally
+        {
+            AllocationLedger.ExitLease(block);
+        }
+
+        return Commit(block, offset, byteCount);
     }
 
     private StoredUtf8String Commit(AllocationHandle block, int offset, int length)

@@ -19,6 +19,7 @@ internal static class Scenarios
         BadInputScenarios.Register(All);
         MallctlMisuseScenarios.Register(All);
         TooBigScenarios.Register(All);
+        RecordScenarios.Register(All);
     }
 
     internal static int Run(string name)

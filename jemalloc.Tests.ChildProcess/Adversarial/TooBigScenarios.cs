@@ -47,6 +47,13 @@ internal static class TooBigScenarios
             long elements = (PhysicalPlusSwap() + (1L << 30)) / sizeof(long);
             TooBig($"HugeArray<long>({elements:N0}) = physical memory + swap + 1 GiB", () => new HugeArray<long>(elements));
         };
+        all["too-big-with-value"] = () =>
+        {
+            // The create-with-value constructors skip the zero pass: they must refuse as early, never start filling.
+            long elements = (PhysicalPlusSwap() + (1L << 30)) / sizeof(long);
+            TooBig($"HugeArray<long>({elements:N0}, value) = physical memory + swap + 1 GiB", () => new HugeArray<long>(elements, -1L));
+            TooBig($"SafeArray<Line64>({int.MaxValue:N0}, value) = {(long)int.MaxValue * 64:N0} bytes", () => new SafeArray<Line>(int.MaxValue, new Line { First = 1 }));
+        };
     }
 
     private static void TooBig(string what, Func<IDisposable> create)

@@ -12,6 +12,7 @@ public sealed class TooBigTests
     [InlineData("too-big-safearray")]
     [InlineData("too-big-hugearray")]
     [InlineData("too-big-hugearray-just-over")]
+    [InlineData("too-big-with-value")]
     public void A_structure_beyond_the_machine_throws_OutOfMemoryException(string scenario) =>
         AdversarialChild.AssertClean(scenario);
 }

@@ -92,6 +92,63 @@ public sealed unsafe class CreateWithValueTests : LeakCheckedTest
         }
     }
 
+    [Theory]
+    [InlineData(0L)]
+    [InlineData(1L)]
+    [InlineData(65_537L)]
+    [InlineData(long.MaxValue - 1)]
+    public void Odd_element_sizes_stream_byte_exactly_at_any_threshold(long threshold)
+    {
+        FillPolicy.NonTemporalThresholdBytes = threshold;
+        try
+        {
+            // 3 and 7 bytes: patterns of 192 and 448 bytes; lengths on both sides of the kernel's 64 KiB floor.
+            foreach (int length in new[] { 1, 21_845, 21_846, 21_847, 100_003 })
+            {
+                var odd3 = new Odd3(0xA1, 0xB2, 0xC3);
+                using (var created = new HugeArray<Odd3>(length, odd3))
+                {
+                    AssertPattern(created, [0xA1, 0xB2, 0xC3]);
+                    created.Fill(new Odd3(1, 2, 3));
+                    AssertPattern(created, [1, 2, 3]);
+                }
+
+                var odd7 = new Odd7(0x44332211, 0x6655, 0x77);
+                using (var created = new SafeArray<Odd7>(length, odd7))
+                {
+                    AssertPattern(created, [0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77]);
+                }
+
+                // FixedBuffer holds primitives only, with a value or without.
+                Assert.Throws<NotSupportedException>(() => new FixedBuffer<Odd7>(length, odd7).Free());
+            }
+        }
+        finally
+        {
+            FillPolicy.NonTemporalThresholdBytes = FillPolicy.Never;
+        }
+    }
+
+    private static void AssertPattern<T>(NativeBuffer<T> structure, byte[] element)
+        where T : unmanaged, IEquatable<T>
+    {
+        using MemoryLease<T> lease = structure.Lease();
+        AssertBytes(MemoryMarshal.AsBytes(lease.Span), element);
+    }
+
+    // The scalar reference: byte i of the block is byte i % size of the element.
+    private static void AssertBytes(ReadOnlySpan<byte> bytes, byte[] element)
+    {
+        Assert.Equal(0, bytes.Length % element.Length);
+        for (int i = 0; i < bytes.Length; i++)
+        {
+            if (bytes[i] != element[i % element.Length])
+            {
+                Assert.Fail($"byte {i} of {bytes.Length} is 0x{bytes[i]:X2}, expected 0x{element[i % element.Length]:X2}");
+            }
+        }
+    }
+
     [Fact]
     public void FillPolicy_defaults_to_never_and_refuses_a_negative_threshold()
     {

@@ -38,6 +38,35 @@ public sealed class ColumnScanTests : LeakCheckedTest
     }
 
     [Fact]
+    public void Infinite_bounds_signed_zeros_and_NaN_elements_follow_IEEE_comparison()
+    {
+        double[] column = [double.NaN, double.NegativeInfinity, -0.0, 0.0, double.PositiveInfinity, double.Epsilon, -double.Epsilon, double.MaxValue, double.NaN];
+        int[] matches = new int[column.Length];
+        int count = ColumnScan.FindInRange(column, double.NegativeInfinity, double.PositiveInfinity, matches);
+        Assert.Equal([1, 2, 3, 4, 5, 6, 7], matches[..count]);
+        Assert.Equal(7, ColumnScan.CountInRange(column, double.NegativeInfinity, double.PositiveInfinity));
+        count = ColumnScan.FindInRange(column, 0.0, -0.0, matches);
+        Assert.Equal([2, 3], matches[..count]);
+        count = ColumnScan.FindInRange(column, double.PositiveInfinity, double.PositiveInfinity, matches);
+        Assert.Equal([4], matches[..count]);
+        Assert.Equal(0, ColumnScan.FindInRange([], 0, 1, []));
+        Assert.Equal(0, ColumnScan.CountInRange([], 0, 1));
+        Assert.Equal(0, ColumnScan.CountInRange([double.NaN, double.NaN, double.NaN, double.NaN, double.NaN], double.MinValue, double.MaxValue));
+        Assert.Throws<ArgumentOutOfRangeException>(() => ColumnScan.CountInRange(column, double.PositiveInfinity, double.NegativeInfinity));
+    }
+
+    [Fact]
+    public void A_range_whose_end_overflows_is_refused()
+    {
+        using var huge = new HugeArray<double>(10);
+        Assert.Throws<ArgumentOutOfRangeException>(() => ColumnScan.FindInRange(huge, long.MaxValue, 1, 0, 1, new int[1]));
+        Assert.Throws<ArgumentOutOfRangeException>(() => ColumnScan.FindInRange(huge, 9, int.MaxValue, 0, 1, new int[1]));
+        Assert.Throws<ArgumentOutOfRangeException>(() => ColumnScan.FindInRange(huge, 0, -1, 0, 1, new int[1]));
+        Assert.Equal(0, ColumnScan.FindInRange(huge, 10, 0, 0, 1, []));
+        Assert.Equal(0, huge.Handle.LeaseCount);
+    }
+
+    [Fact]
     public void Bad_arguments_throw()
     {
         double[] column = [1, 2, 3];

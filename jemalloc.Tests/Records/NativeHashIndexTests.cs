@@ -93,6 +93,57 @@ public sealed class NativeHashIndexTests : LeakCheckedTest
         Assert.Equal(capacity * 16, index.TableBytes);
     }
 
+    [Theory]
+    [InlineData(1)]
+    [InlineData(2)]
+    public void Keys_that_share_hash_codes_match_a_dictionary_through_growth_and_backward_shifts(int seed)
+    {
+        // Five hash codes for all keys: long probe runs that wrap past the table's end, and removals
+        // that shift keys of several homes back through the wrap.
+        var random = new Random(seed);
+        var expected = new Dictionary<CollidingKey, long>();
+        using var index = new NativeHashIndex<CollidingKey>();
+        for (int op = 0; op < 20_000; op++)
+        {
+            var key = new CollidingKey(random.Next(300));
+            long value = random.Next(3) == 0 ? long.MaxValue : random.NextInt64(0, 1000);
+            if (random.Next(3) == 0)
+            {
+                Assert.Equal(expected.Remove(key), index.Remove(key));
+            }
+            else
+            {
+                Assert.Equal(!expected.ContainsKey(key), index.Set(key, value));
+                expected[key] = value;
+            }
+
+            Assert.Equal(expected.Count, index.Count);
+            if (op % 100 == 0)
+            {
+                for (int id = 0; id < 300; id++)
+                {
+                    var probe = new CollidingKey(id);
+                    Assert.Equal(expected.TryGetValue(probe, out long want), index.TryGetValue(probe, out long got));
+                    Assert.Equal(want, got);
+                }
+            }
+        }
+    }
+
+    [Fact]
+    public void The_largest_value_round_trips_and_negative_values_are_refused()
+    {
+        using var index = new NativeHashIndex<int>();
+        index.Add(1, long.MaxValue);
+        Assert.Equal(long.MaxValue, index[1]);
+        Assert.Throws<ArgumentOutOfRangeException>(() => index.Add(2, -1));
+        Assert.Throws<ArgumentOutOfRangeException>(() => index.Set(1, long.MinValue));
+        Assert.Throws<ArgumentOutOfRangeException>(() => index[1] = -1);
+        Assert.Equal(long.MaxValue, index[1]);
+        Assert.Equal(1, index.Count);
+        Assert.Throws<KeyNotFoundException>(() => index[2]);
+    }
+
     [Fact]
     public void Works_with_a_struct_key()
     {

@@ -195,6 +195,49 @@ public sealed class Utf8StringStoreTests : LeakCheckedTest
         Assert.Throws<ArgumentOutOfRangeException>(() => new Utf8StringStore(Utf8StringStore.MaxBlockSize + 1, AllocationOptions.Default));
     }
 
+    [Theory]
+    [InlineData(1)]
+    [InlineData(63)]
+    [InlineData(64)]
+    [InlineData(65)]
+    [InlineData(200)]
+    public void Comparison_with_long_text_is_exact_across_characters_of_every_width(int repeats)
+    {
+        // 1, 2, 3 and 4 UTF-8 bytes per character, so the encoded text's pieces end at every offset.
+        string text = string.Concat(Enumerable.Repeat("a\u00e9\u65e5\U0001F600", repeats));
+        using var store = new Utf8StringStore();
+        StoredUtf8String value = store.Add(text);
+        Assert.True(value.Equals(text));
+        Assert.True(value.StartsWith(text));
+        Assert.True(value.StartsWith(text[..^2]));
+        Assert.False(value.Equals(text[..^2]));
+        Assert.False(value.Equals(text + "a"));
+        Assert.False(value.StartsWith(text + "a"));
+        Assert.False(value.Equals(text[..^1] + "\ud83d"));
+        Assert.False(value.StartsWith(text[..^2] + "\ude00"));
+        Assert.False(value.Equals(text[..^2] + "\U0001F601"));
+        Assert.False(value.Equals("b" + text[1..]));
+    }
+
+    [Fact]
+    public void Disposing_a_copy_of_a_closed_read_scope_never_closes_another_threads_scope()
+    {
+        using var store = new Utf8StringStore();
+        StoredUtf8String value = store.Add("kept");
+        StringStoreReadScope other = store.EnterRead();
+        StringStoreReadScope mine = store.EnterRead();
+        StringStoreReadScope copy = mine;
+        mine.Dispose();
+        Assert.Throws<InvalidOperationException>(copy.Dispose);
+        Assert.Throws<InvalidOperationException>(copy.Dispose);
+        InvalidOperationException reset = Assert.Throws<InvalidOperationException>(store.Reset);
+        Assert.Contains("1 read scope", reset.Message, StringComparison.Ordinal);
+        Assert.Equal("kept", value.ToString());
+        other.Dispose();
+        store.Reset();
+        Assert.False(value.IsValid);
+    }
+
     [Fact]
     public void A_read_scope_blocks_reset_and_dispose_until_it_closes()
     {
