@@ -127,7 +127,8 @@ public sealed class NativeBufferWriterTests : LeakCheckedTest
     public void A_capacity_too_big_for_the_address_space_is_refused_clearly()
     {
         Assert.Throws<OverflowException>(() => new NativeBufferWriter<long>(long.MaxValue / 4));
-        Assert.Throws<OutOfMemoryException>(() => new NativeBufferWriter<long>(long.MaxValue / 16));
+        var error = Assert.Throws<OutOfMemoryException>(() => new NativeBufferWriter<long>(long.MaxValue / 16));
+        Assert.Contains("NativeBufferWriter<Int64> block", error.Message, StringComparison.Ordinal);
         using var writer = new NativeBufferWriter<byte>(8);
         writer.Advance(8);
         Assert.Equal(8, writer.WrittenCount);
