@@ -8,8 +8,8 @@ namespace jemalloc;
 /// An <see cref="IBufferWriter{T}"/> over one growing block of native memory, for
 /// <c>Utf8JsonWriter</c>, serializers and any code that writes through the interface. The block is
 /// allocated through the library's one allocation path, recorded in the <see cref="AllocationLedger"/>,
-/// and grown with jemalloc's <c>rallocx</c>: in place when the pages after it are free and by remapping
-/// for large blocks, so growing rarely copies. It can hold more than 2^31 elements where the memory allows.
+/// and grown with jemalloc's <c>rallocx</c>: in place when the pages after it are free, otherwise by
+/// one copy into a new block. It can hold more than 2^31 elements where the memory allows.
 /// </summary>
 /// <typeparam name="T">Any unmanaged type.</typeparam>
 /// <remarks>
@@ -253,8 +253,8 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         long needed = Math.Max(sizeHint, 1);
         if (needed > _capacity - _written)
         {
-            // Doubling keeps the number of growths logarithmic; jemalloc grows large blocks in place
-            // or by remapping, so a growth rarely copies.
+            // Doubling keeps the number of growths, and the bytes copied by those that cannot grow
+            // in place, proportional to the data written.
             long grown = _capacity + Math.Max(_capacity, MinimumCapacity);
             Resize(Math.Max(_written + needed, grown));
         }

@@ -80,8 +80,9 @@ internal static unsafe class NativeAllocator
 
     /// <summary>
     /// Resizes a block from <see cref="Allocate(nuint, int, bool, bool, AllocationKind, int)"/> with
-    /// <c>rallocx</c>: in place when the pages after it are free, by remapping for large blocks,
-    /// otherwise by a copy. The bytes past the old size are not cleared. On failure the block is unchanged.
+    /// <c>rallocx</c>: in place when the pages after it are free (or the size class does not change),
+    /// otherwise by a copy into a new block. The bytes past the old size are not cleared. On failure
+    /// the block is unchanged.
     /// </summary>
     /// <exception cref="OutOfMemoryException">The new size cannot fit in the memory the process can get, or jemalloc could not allocate it.</exception>
     internal static void* Reallocate(void* memory, nuint newSize, int flags, AllocationKind kind, int elementType)
