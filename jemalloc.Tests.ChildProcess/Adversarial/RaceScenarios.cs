@@ -142,7 +142,7 @@ internal static class RaceScenarios
         int[] expected = Enumerable.Repeat(Live, n).ToArray();
         long disposes = 0, refused = 0, disposedSeen = 0;
         NativeBuffer<int> Make() => huge ? new HugeArray<int>(n) : new SafeArray<int>(n);
-        Check.Race($"dispose vs {(huge ? "HugeArray" : "SafeArray")} operations", Budget, int.MaxValue,
+        Check.RaceUntil($"dispose vs {(huge ? "HugeArray" : "SafeArray")} operations", Budget, firstBodyAtLeast: huge ? 20 : 200, int.MaxValue,
             i =>
             {
                 NativeBuffer<int> array = Make();
