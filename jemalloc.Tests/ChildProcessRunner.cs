@@ -70,7 +70,7 @@ internal static class ChildProcessRunner
         }
 
         start.Environment.Remove("JEMALLOC_NET_LIBRARY");
-        start.Environment.Remove("JE_MALLOC_CONF");
+        start.Environment.Remove(Jem.ConfigurationVariable);
         foreach ((string name, string? value) in environment)
         {
             if (value is null)

@@ -20,4 +20,7 @@ public enum AllocationKind
 
     /// <summary>A block of a <c>Utf8StringStore</c>, holding many strings.</summary>
     StringStoreBlock,
+
+    /// <summary>The growing buffer of a <c>NativeBufferWriter&lt;T&gt;</c>.</summary>
+    BufferWriter,
 }

@@ -77,6 +77,27 @@ public static unsafe partial class AllocationLedger
     }
 
     /// <summary>
+    /// Resizes a live allocation of jemalloc's automatic arenas with <c>rallocx</c> (in place when it
+    /// can) and records its new address and size; the caller holds the allocation's only lease, so it
+    /// cannot be freed meanwhile, and no span of the old address may be used afterwards. The bytes past
+    /// the old size are not cleared. In checked mode a moved block is freed by jemalloc, not quarantined.
+    /// </summary>
+    /// <returns>The memory's address, which may have changed.</returns>
+    /// <exception cref="OutOfMemoryException">The memory cannot be had; the allocation is unchanged.</exception>
+    internal static void* Reallocate(AllocationHandle handle, nuint newSize)
+    {
+        Debug.Assert(newSize > 0);
+        ref HotSlot hot = ref SlotTable.HotOf(handle.Slot);
+        ref ColdSlot cold = ref SlotTable.ColdOf(handle.Slot);
+        Debug.Assert(SlotState.Leases(Volatile.Read(ref hot.State)) == 1 && SlotState.Generation(Volatile.Read(ref hot.State)) == handle.Generation);
+        Debug.Assert((uint)cold.Flags >> MallocxFlags.ArenaShift == 0, "Only blocks of the automatic arenas are resized: an arena's books count size classes.");
+        void* moved = NativeAllocator.Reallocate((void*)hot.Pointer, newSize, cold.Flags, cold.Kind, cold.ElementType);
+        hot.Pointer = (nint)moved;
+        hot.Size = newSize;
+        return moved;
+    }
+
+    /// <summary>
     /// Frees an allocation: invalidates every copy of its handle, then gives the memory back (or, in
     /// checked mode, poisons and quarantines it).
     /// </summary>

@@ -78,6 +78,25 @@ internal static unsafe class NativeAllocator
         return memory;
     }
 
+    /// <summary>
+    /// Resizes a block from <see cref="Allocate(nuint, int, bool, bool, AllocationKind, int)"/> with
+    /// <c>rallocx</c>: in place when the pages after it are free (or the size class does not change),
+    /// otherwise by a copy into a new block. The bytes past the old size are not cleared. On failure
+    /// the block is unchanged.
+    /// </summary>
+    /// <exception cref="OutOfMemoryException">The new size cannot fit in the memory the process can get, or jemalloc could not allocate it.</exception>
+    internal static void* Reallocate(void* memory, nuint newSize, int flags, AllocationKind kind, int elementType)
+    {
+        SystemMemory.ThrowIfCannotFit(newSize, kind, elementType);
+        void* moved = JemNative.Rallocx(memory, newSize, flags);
+        if (moved == null)
+        {
+            SystemMemory.ThrowCouldNotAllocate(newSize, kind, elementType);
+        }
+
+        return moved;
+    }
+
     /// <summary>Gives memory from <see cref="Allocate(nuint, int, bool, bool, AllocationKind, int)"/> back to jemalloc, with the flags it was allocated with.</summary>
     internal static void Free(void* memory, nuint size, int flags) => JemNative.Sdallocx(memory, size, flags);
 }

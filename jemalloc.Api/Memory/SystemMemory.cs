@@ -93,6 +93,7 @@ internal static partial class SystemMemory
             AllocationKind.SafeBuffer => $"SafeArray<{element}>",
             AllocationKind.HugeBuffer => $"HugeArray<{element}>",
             AllocationKind.Utf8String => "FixedUtf8String",
+            AllocationKind.BufferWriter => $"NativeBufferWriter<{element}> block",
             _ => "block",
         };
         return string.Create(CultureInfo.InvariantCulture, $"a {what} of {(ulong)bytes:N0} bytes");

@@ -1,5 +1,6 @@
 using jemalloc.Benchmarks.Infrastructure;
 using jemalloc.Cli.Tests.Verbs;
+using jemalloc.Tests;
 
 namespace jemalloc.Cli.Tests.Benchmarks;
 
@@ -31,14 +32,14 @@ public sealed class BrokenResultProcessTests : IDisposable
     [Fact]
     public void In_process_alloc_with_a_wrong_result_exits_2_naming_it()
     {
-        JembenchProcess.Result result = Run(broken: true, InProcessTimeout, "alloc", "--in-process", "16");
+        ChildProcessRunner.Result result = Run(broken: true, InProcessTimeout, "alloc", "--in-process", "16");
         AssertFailedWith(result, "wrong result: alloc x16: sum of sizes and bytes written in the last operation");
     }
 
     [Fact]
     public void In_process_alloc_with_right_results_exits_0()
     {
-        JembenchProcess.Result result = Run(broken: false, InProcessTimeout, "alloc", "--in-process", "16");
+        ChildProcessRunner.Result result = Run(broken: false, InProcessTimeout, "alloc", "--in-process", "16");
         AssertSucceeded(result);
     }
 
@@ -46,14 +47,14 @@ public sealed class BrokenResultProcessTests : IDisposable
     public void Out_of_process_alloc_with_a_wrong_result_exits_2_naming_it()
     {
         // --conf gives one configuration, so one benchmark process: the check made there must reach this one.
-        JembenchProcess.Result result = Run(broken: true, OutOfProcessTimeout, "alloc", "--conf", "tcache:true", "16");
+        ChildProcessRunner.Result result = Run(broken: true, OutOfProcessTimeout, "alloc", "--conf", "tcache:true", "16");
         AssertFailedWith(result, "wrong result: alloc x16: sum of sizes and bytes written in the last operation");
     }
 
     [Fact]
     public void Out_of_process_alloc_with_right_results_exits_0()
     {
-        JembenchProcess.Result result = Run(broken: false, OutOfProcessTimeout, "alloc", "--conf", "tcache:true", "16");
+        ChildProcessRunner.Result result = Run(broken: false, OutOfProcessTimeout, "alloc", "--conf", "tcache:true", "16");
         AssertSucceeded(result);
         Assert.Contains("result check(s) passed", result.Output, StringComparison.Ordinal);
     }
@@ -61,7 +62,7 @@ public sealed class BrokenResultProcessTests : IDisposable
     [Fact]
     public void Micro_with_a_wrong_result_exits_2_naming_it()
     {
-        JembenchProcess.Result result = Run(broken: true, InProcessTimeout, "micro", "--filter", "*AllocationBenchmarks*");
+        ChildProcessRunner.Result result = Run(broken: true, InProcessTimeout, "micro", "--filter", "*AllocationBenchmarks*");
         AssertFailedWith(result, "wrong result: micro allocation: je_mallocx(ZERO) + je_sdallocx: every byte of a 64-byte block is zero");
         Assert.Contains("wrong result: micro allocation: new FixedBuffer<byte>(64) + Free()", result.Output, StringComparison.Ordinal);
     }
@@ -69,14 +70,14 @@ public sealed class BrokenResultProcessTests : IDisposable
     [Fact]
     public void Micro_with_right_results_exits_0()
     {
-        JembenchProcess.Result result = Run(broken: false, InProcessTimeout, "micro", "--filter", "*AllocationBenchmarks*");
+        ChildProcessRunner.Result result = Run(broken: false, InProcessTimeout, "micro", "--filter", "*AllocationBenchmarks*");
         AssertSucceeded(result);
     }
 
     [Fact]
     public void A_zeroed_create_that_is_not_zero_fails_the_malloc_suite()
     {
-        JembenchProcess.Result result = Run(broken: true, InProcessTimeout, "malloc", "--create", "-l", "1001");
+        ChildProcessRunner.Result result = Run(broken: true, InProcessTimeout, "malloc", "--create", "-l", "1001");
         AssertFailedWith(result, "wrong result: malloc create Int64[1001]: Jem.Mallocx(Zero): every other element is zero");
         Assert.Contains("wrong result: malloc create Int64[1001]: managed array: every other element is zero", result.Output, StringComparison.Ordinal);
     }
@@ -84,24 +85,24 @@ public sealed class BrokenResultProcessTests : IDisposable
     [Fact]
     public void A_wrong_structure_sum_fails_the_array_suite()
     {
-        JembenchProcess.Result result = Run(broken: true, InProcessTimeout, "array", "--math", "-f", "1001");
+        ChildProcessRunner.Result result = Run(broken: true, InProcessTimeout, "array", "--math", "-f", "1001");
         Assert.Equal(Program.ExitBenchmarkFailed, result.ExitCode);
         Assert.Contains("wrong result: SafeArray<Single> math", result.Output, StringComparison.Ordinal);
         Assert.Contains("the sum is", result.Output, StringComparison.Ordinal);
     }
 
-    private JembenchProcess.Result Run(bool broken, TimeSpan timeout, params string[] arguments) =>
+    private ChildProcessRunner.Result Run(bool broken, TimeSpan timeout, params string[] arguments) =>
         JembenchProcess.Run(new Dictionary<string, string?> { [BrokenResultSwitch.Variable] = broken ? "1" : null }, timeout,
             [.. arguments, "--quick", "--artifacts", _artifacts]);
 
-    private static void AssertFailedWith(JembenchProcess.Result result, string failure)
+    private static void AssertFailedWith(ChildProcessRunner.Result result, string failure)
     {
         Assert.True(result.ExitCode == Program.ExitBenchmarkFailed, $"expected exit code {Program.ExitBenchmarkFailed}: {result}");
         Assert.Contains("jembench: FAILED", result.Output, StringComparison.Ordinal);
         Assert.True(result.Output.Contains(failure, StringComparison.Ordinal), $"expected '{failure}' in: {result}");
     }
 
-    private static void AssertSucceeded(JembenchProcess.Result result)
+    private static void AssertSucceeded(ChildProcessRunner.Result result)
     {
         Assert.True(result.ExitCode == Program.ExitSuccess, $"expected exit code {Program.ExitSuccess}: {result}");
         Assert.Contains("jembench: every benchmark ran", result.Output, StringComparison.Ordinal);

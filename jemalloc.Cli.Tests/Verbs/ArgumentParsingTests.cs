@@ -107,9 +107,24 @@ public class ArgumentParsingTests
     public void Micro_and_alloc_and_info_options_parse()
     {
         Assert.Equal(["*Fixed*"], Parsed<MicroOptions>("micro", "--filter", "*Fixed*").Filter);
+        Assert.Equal(["*Fixed*", "*Indexer*"], Parsed<MicroOptions>("micro", "*Fixed*", "*Indexer*", "-t", "5").Patterns);
         Assert.True(Parsed<AllocOptions>("alloc", "--in-process", "64").InProcess);
         Assert.Equal([64L], Parsed<AllocOptions>("alloc", "--in-process", "64").Sizes);
         Assert.True(Parsed<InfoOptions>("info", "--json").Json);
         Assert.True(Parsed<VectorOptions>("vector", "-d", "32").DoublePrecision);
+    }
+
+    [Fact]
+    public void Micro_list_shows_only_the_classes_the_patterns_match_with_or_without_filter()
+    {
+        Jembench.Result byFilter = Jembench.Run("micro", "--list", "--filter", "*IndexerBenchmarks*");
+        Jembench.Result byPattern = Jembench.Run("micro", "--list", "*.IndexerBenchmarks.*");
+        Jembench.Result all = Jembench.Run("micro", "--list");
+
+        Assert.Equal(0, byFilter.ExitCode);
+        Assert.Equal("jemalloc.Benchmarks.Micro.IndexerBenchmarks", byFilter.Output.Trim());
+        Assert.Equal(byFilter.Output, byPattern.Output);
+        Assert.Contains("jemalloc.Benchmarks.Micro.AllocationBenchmarks", all.Output, StringComparison.Ordinal);
+        Assert.Contains("jemalloc.Benchmarks.Micro.IndexerBenchmarks", all.Output, StringComparison.Ordinal);
     }
 }

@@ -1,4 +1,5 @@
 using System.Reflection;
+using System.Text.RegularExpressions;
 using BenchmarkDotNet.Attributes;
 using BenchmarkDotNet.Running;
 using jemalloc.Benchmarks.Infrastructure;
@@ -35,7 +36,7 @@ public static class MicroCommand
             throw new CommandLineException($"micro: this build has no micro-benchmarks (no benchmark classes in namespace {MicroNamespace}).");
         }
 
-        string[] filters = [.. options.Filter];
+        string[] filters = [.. options.Filter, .. options.Patterns];
         if (filters.Length == 0)
         {
             filters = ["*"];
@@ -43,7 +44,9 @@ public static class MicroCommand
 
         if (options.List)
         {
-            foreach (Type type in types)
+            // BenchmarkDotNet matches a pattern against Namespace.Type.Method; so does the list.
+            Regex[] globs = [.. filters.Select(f => new Regex("^" + Regex.Escape(f).Replace(@"\*", ".*", StringComparison.Ordinal).Replace(@"\?", ".", StringComparison.Ordinal) + "$", RegexOptions.CultureInvariant))];
+            foreach (Type type in types.Where(t => t.GetMethods().Any(m => m.GetCustomAttribute<BenchmarkAttribute>() is not null && globs.Any(g => g.IsMatch($"{t.FullName}.{m.Name}")))))
             {
                 output.WriteLine(type.FullName);
             }

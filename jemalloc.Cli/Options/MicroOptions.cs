@@ -10,7 +10,11 @@ public sealed class MicroOptions : RunOptions
     [Option("filter", Separator = ' ', HelpText = "Glob patterns on the full benchmark name, e.g. *FixedBuffer* (default: all).")]
     public IEnumerable<string> Filter { get; set; } = [];
 
+    /// <summary>Which benchmarks to run, given without <c>--filter</c>: the same glob patterns.</summary>
+    [Value(0, MetaName = "patterns", HelpText = "Glob patterns, as --filter takes them.")]
+    public IEnumerable<string> Patterns { get; set; } = [];
+
     /// <summary>List instead of running.</summary>
-    [Option("list", HelpText = "List the micro-benchmarks instead of running them.")]
+    [Option("list", HelpText = "List the micro-benchmark classes with a benchmark the patterns match, instead of running them.")]
     public bool List { get; set; }
 }

@@ -142,7 +142,7 @@ internal static class RaceScenarios
         int[] expected = Enumerable.Repeat(Live, n).ToArray();
         long disposes = 0, refused = 0, disposedSeen = 0;
         NativeBuffer<int> Make() => huge ? new HugeArray<int>(n) : new SafeArray<int>(n);
-        Check.Race($"dispose vs {(huge ? "HugeArray" : "SafeArray")} operations", Budget, int.MaxValue,
+        Check.RaceUntil($"dispose vs {(huge ? "HugeArray" : "SafeArray")} operations", Budget, firstBodyAtLeast: huge ? 20 : 200, int.MaxValue,
             i =>
             {
                 NativeBuffer<int> array = Make();
@@ -181,8 +181,11 @@ internal static class RaceScenarios
                     }
                 }
             },
-            i => ArrayOperation("ops thread A", s_array, i, expected, huge, ref disposedSeen),
-            i => ArrayOperation("ops thread B", s_array, i + 5, expected, huge, ref disposedSeen));
+            // A huge array's operations hold it long enough that two threads doing them back to
+            // back leave the owner no moment to dispose it (its Dispose is refused while leased, as
+            // the contract says): they pause between operations, as real readers would.
+            i => { ArrayOperation("ops thread A", s_array, i, expected, huge, ref disposedSeen); PauseIf(huge); },
+            i => { ArrayOperation("ops thread B", s_array, i + 5, expected, huge, ref disposedSeen); PauseIf(huge); });
         Check.Info($"INFO disposes={disposes} refused-in-use={refused} operations-that-saw-disposed={disposedSeen}");
         Check.True(disposes > (huge ? 1 : 100), "enough iterations ran", $"only {disposes} disposes");
         Check.True(disposedSeen > 0, "the operations met disposed arrays", "no operation ever saw a disposed array: the race did not happen");
@@ -336,6 +339,14 @@ internal static class RaceScenarios
             i => Enumerate(s_enumerated, s_enumeratedArray, ref wrong, ref disposedSeen));
         Check.Info($"INFO frees={frees} wrong-values={wrong} disposed-seen={disposedSeen}");
         Check.Equal(0L, wrong, "values an enumeration racing a free yielded from memory another structure had received (it must throw ObjectDisposedException instead)");
+    }
+
+    private static void PauseIf(bool pause)
+    {
+        if (pause)
+        {
+            Thread.Sleep(1);
+        }
     }
 
     private static void RetryWhileLeased(Action free)

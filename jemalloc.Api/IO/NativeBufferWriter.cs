@@ -1,0 +1,308 @@
+using System.Buffers;
+using System.Runtime.CompilerServices;
+using jemalloc.Internal;
+
+namespace jemalloc;
+
+/// <summary>
+/// An <see cref="IBufferWriter{T}"/> over one growing block of native memory, for
+/// <c>Utf8JsonWriter</c>, serializers and any code that writes through the interface. The block is
+/// allocated through the library's one allocation path, recorded in the <see cref="AllocationLedger"/>,
+/// and grown with jemalloc's <c>rallocx</c>: in place when the pages after it are free, otherwise by
+/// one copy into a new block. It can hold more than 2^31 elements where the memory allows.
+/// </summary>
+/// <typeparam name="T">Any unmanaged type.</typeparam>
+/// <remarks>
+/// <para>
+/// Like <see cref="ArrayBufferWriter{T}"/>, one thread at a time may use it; a growth moves the block,
+/// so a <see cref="Span{T}"/> from <see cref="GetSpan"/> or <see cref="WrittenSpan"/> is valid only until
+/// the next <see cref="GetSpan"/>, <see cref="GetMemory"/> or <see cref="Dispose"/>. A <see cref="Memory{T}"/>
+/// from <see cref="GetMemory"/> is checked whenever it is used: after a growth it throws
+/// <see cref="InvalidOperationException"/>, after <see cref="Dispose"/> <see cref="ObjectDisposedException"/>,
+/// never reaching moved or freed memory. While it is pinned, the writer refuses to grow or be disposed.
+/// </para>
+/// <para>
+/// The memory handed out for writing is not cleared: it holds whatever was there (as an
+/// <see cref="ArrayPool{T}"/> array does). Only written elements are exposed for reading.
+/// </para>
+/// <para>
+/// There is no zero-copy hand-over to a <see cref="HugeArray{T}"/>: a structure's memory is allocated by its
+/// own constructor and owned by its handle from the first moment, and adopting a block would give it a
+/// second lifecycle. Copy <see cref="GetWrittenSpan"/> chunks into one if needed.
+/// </para>
+/// </remarks>
+public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
+    where T : unmanaged
+{
+    private const int MinimumCapacity = 256;
+    private AllocationHandle _handle;
+    private T* _pointer;
+    private long _capacity;
+    private long _written;
+    private int _version;
+    private int _pins;
+    private bool _disposed;
+
+    /// <summary>Creates an empty writer; nothing is allocated until the first write.</summary>
+    public NativeBufferWriter()
+    {
+    }
+
+    /// <summary>Creates an empty writer with room for <paramref name="initialCapacity"/> elements.</summary>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="initialCapacity"/> is zero or negative.</exception>
+    /// <exception cref="OverflowException">The capacity in bytes does not fit in the address space.</exception>
+    /// <exception cref="OutOfMemoryException">The memory cannot be had.</exception>
+    public NativeBufferWriter(long initialCapacity)
+    {
+        if (initialCapacity <= 0)
+        {
+            ThrowHelper.ThrowArgumentOutOfRange(nameof(initialCapacity), initialCapacity, "The initial capacity must be at least one element.");
+        }
+
+        Resize(initialCapacity);
+    }
+
+    /// <summary>Frees the block of a writer that was never disposed (unless a pin still holds it).</summary>
+    ~NativeBufferWriter()
+    {
+        if (!_disposed && _handle != default && Volatile.Read(ref _pins) == 0)
+        {
+            AllocationLedger.Free(_handle, nameof(NativeBufferWriter<T>));
+        }
+    }
+
+    /// <summary>The number of elements written (advanced).</summary>
+    /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
+    public long WrittenCount
+    {
+        get
+        {
+            ThrowIfDisposed();
+            return _written;
+        }
+    }
+
+    /// <summary>The number of elements the block holds now.</summary>
+    /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
+    public long Capacity
+    {
+        get
+        {
+            ThrowIfDisposed();
+            return _capacity;
+        }
+    }
+
+    /// <summary>The number of elements that can be written before the block grows.</summary>
+    /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
+    public long FreeCapacity
+    {
+        get
+        {
+            ThrowIfDisposed();
+            return _capacity - _written;
+        }
+    }
+
+    /// <summary>The elements written so far; valid until the next write, growth or dispose.</summary>
+    /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
+    /// <exception cref="InvalidOperationException">More than <see cref="int.MaxValue"/> elements were written: use <see cref="GetWrittenSpan"/>.</exception>
+    public ReadOnlySpan<T> WrittenSpan
+    {
+        get
+        {
+            ThrowIfDisposed();
+            if (_written > int.MaxValue)
+            {
+                ThrowHelper.ThrowInvalidOperation($"{_written:N0} elements were written, more than one span can hold; read them with GetWrittenSpan(start, length).");
+            }
+
+            return new ReadOnlySpan<T>(_pointer, (int)_written);
+        }
+    }
+
+    /// <summary>The written elements <c>[start, start + length)</c>; valid until the next write, growth or dispose.</summary>
+    /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
+    /// <exception cref="ArgumentOutOfRangeException">The range is not inside the written elements.</exception>
+    public ReadOnlySpan<T> GetWrittenSpan(long start, int length)
+    {
+        ThrowIfDisposed();
+        BufferGuard.CheckRange(start, length, _written, nameof(start), "written data");
+        return new ReadOnlySpan<T>(_pointer + start, length);
+    }
+
+    /// <summary>Marks <paramref name="count"/> more elements of the span or memory last handed out as written.</summary>
+    /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="count"/> is negative.</exception>
+    /// <exception cref="InvalidOperationException"><paramref name="count"/> goes past the end of the buffer.</exception>
+    public void Advance(int count)
+    {
+        ThrowIfDisposed();
+        if (count < 0)
+        {
+            ThrowHelper.ThrowArgumentOutOfRange(nameof(count), count, "The count of elements to advance cannot be negative.");
+        }
+
+        if (count > _capacity - _written)
+        {
+            ThrowHelper.ThrowInvalidOperation($"Cannot advance {count:N0} elements past the end of the buffer: {_capacity - _written:N0} elements are free. Ask GetSpan or GetMemory for room first.");
+        }
+
+        _written += count;
+    }
+
+    /// <summary>A span to write at least <paramref name="sizeHint"/> elements (at least one for 0), growing the block if needed.</summary>
+    /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="sizeHint"/> is negative.</exception>
+    /// <exception cref="InvalidOperationException">The block must grow while a <see cref="Memory{T}"/> of it is pinned.</exception>
+    /// <exception cref="OverflowException">The grown capacity in bytes does not fit in the address space.</exception>
+    /// <exception cref="OutOfMemoryException">The memory cannot be had; the writer is unchanged.</exception>
+    public Span<T> GetSpan(int sizeHint = 0)
+    {
+        int length = Reserve(sizeHint);
+        return new Span<T>(_pointer + _written, length);
+    }
+
+    /// <summary>
+    /// A checked memory to write at least <paramref name="sizeHint"/> elements (at least one for 0),
+    /// growing the block if needed. Using it after a later growth or <see cref="Dispose"/> throws.
+    /// </summary>
+    /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="sizeHint"/> is negative.</exception>
+    /// <exception cref="InvalidOperationException">The block must grow while a <see cref="Memory{T}"/> of it is pinned.</exception>
+    /// <exception cref="OverflowException">The grown capacity in bytes does not fit in the address space.</exception>
+    /// <exception cref="OutOfMemoryException">The memory cannot be had; the writer is unchanged.</exception>
+    public Memory<T> GetMemory(int sizeHint = 0)
+    {
+        int length = Reserve(sizeHint);
+        return new WriterMemory<T>(this, _version, _written, length).Memory;
+    }
+
+    /// <summary>Clears the written elements and starts again at the beginning; the block is kept.</summary>
+    /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
+    public void Clear()
+    {
+        ThrowIfDisposed();
+        for (long done = 0; done < _written;)
+        {
+            int chunk = (int)Math.Min(_written - done, int.MaxValue);
+            new Span<T>(_pointer + done, chunk).Clear();
+            done += chunk;
+        }
+
+        _written = 0;
+    }
+
+    /// <summary>Starts again at the beginning without clearing; the block is kept.</summary>
+    /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
+    public void ResetWrittenCount()
+    {
+        ThrowIfDisposed();
+        _written = 0;
+    }
+
+    /// <summary>Frees the block; every later member call throws <see cref="ObjectDisposedException"/>. Disposing again does nothing.</summary>
+    /// <exception cref="InvalidOperationException">A <see cref="Memory{T}"/> of the block is pinned; nothing was freed.</exception>
+    public void Dispose()
+    {
+        if (_disposed)
+        {
+            return;
+        }
+
+        if (Volatile.Read(ref _pins) != 0)
+        {
+            ThrowHelper.ThrowInvalidOperation("This NativeBufferWriter cannot be disposed while a Memory of it is pinned: dispose the MemoryHandle first.");
+        }
+
+        _disposed = true;
+        _version++;
+        if (_handle != default)
+        {
+            AllocationLedger.Free(_handle, nameof(NativeBufferWriter<T>));
+        }
+
+        _pointer = null;
+        GC.SuppressFinalize(this);
+    }
+
+    /// <summary>The span of a <see cref="WriterMemory{T}"/> made at <paramref name="version"/>, checked now.</summary>
+    /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
+    /// <exception cref="InvalidOperationException">The block grew since.</exception>
+    internal T* PointerFor(int version, long offset)
+    {
+        ThrowIfDisposed();
+        if (version != _version)
+        {
+            ThrowHelper.ThrowInvalidOperation("The NativeBufferWriter's block grew since this Memory was taken from GetMemory: ask GetMemory again.");
+        }
+
+        return _pointer + offset;
+    }
+
+    internal void AddPin(int delta) => Interlocked.Add(ref _pins, delta);
+
+    private int Reserve(int sizeHint)
+    {
+        ThrowIfDisposed();
+        if (sizeHint < 0)
+        {
+            ThrowHelper.ThrowArgumentOutOfRange(nameof(sizeHint), sizeHint, "The size hint cannot be negative.");
+        }
+
+        long needed = Math.Max(sizeHint, 1);
+        if (needed > _capacity - _written)
+        {
+            // Doubling keeps the number of growths, and the bytes copied by those that cannot grow
+            // in place, proportional to the data written.
+            long grown = _capacity + Math.Max(_capacity, MinimumCapacity);
+            Resize(Math.Max(_written + needed, grown));
+        }
+
+        return (int)Math.Min(_capacity - _written, int.MaxValue);
+    }
+
+    private void Resize(long capacity)
+    {
+        if (Volatile.Read(ref _pins) != 0)
+        {
+            ThrowHelper.ThrowInvalidOperation("This NativeBufferWriter cannot grow while a Memory of it is pinned: dispose the MemoryHandle first.");
+        }
+
+        if ((ulong)capacity > (ulong)nint.MaxValue / (ulong)sizeof(T))
+        {
+            ThrowHelper.ThrowSizeOverflow(capacity, sizeof(T));
+        }
+
+        nuint bytes = (nuint)capacity * (nuint)sizeof(T);
+        if (_handle == default)
+        {
+            _pointer = (T*)AllocationLedger.Allocate(bytes, AllocationOptions.Default, AllocationKind.BufferWriter, ElementTypes.IdOf<T>(), 0, null, out _handle, zero: false);
+        }
+        else
+        {
+            // Under a lease, as the ledger's resize asks: nothing can free the block meanwhile.
+            AllocationLedger.EnterLease(_handle, nameof(NativeBufferWriter<T>));
+            try
+            {
+                _pointer = (T*)AllocationLedger.Reallocate(_handle, bytes);
+            }
+            finally
+            {
+                AllocationLedger.ExitLease(_handle);
+            }
+        }
+
+        _capacity = capacity;
+        _version++;
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void ThrowIfDisposed()
+    {
+        if (_disposed)
+        {
+            ThrowHelper.ThrowObjectDisposed(nameof(NativeBufferWriter<T>));
+        }
+    }
+}

@@ -1,0 +1,64 @@
+using System.Buffers;
+using jemalloc.Internal;
+
+namespace jemalloc;
+
+/// <summary>
+/// The checked <see cref="Memory{T}"/> of a <see cref="NativeBufferWriter{T}"/>'s free space: every
+/// <see cref="GetSpan"/> and <see cref="Pin"/> checks that the writer is alive and its block has not
+/// moved since, and a pin keeps the writer from growing or being disposed until it is unpinned.
+/// </summary>
+internal sealed unsafe class WriterMemory<T> : MemoryManager<T>
+    where T : unmanaged
+{
+    private readonly NativeBufferWriter<T> _writer;
+    private readonly int _version;
+    private readonly long _offset;
+    private readonly int _length;
+    private int _pins;
+
+    internal WriterMemory(NativeBufferWriter<T> writer, int version, long offset, int length)
+    {
+        _writer = writer;
+        _version = version;
+        _offset = offset;
+        _length = length;
+    }
+
+    /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
+    /// <exception cref="InvalidOperationException">The writer's block grew since.</exception>
+    public override Span<T> GetSpan() => new(_writer.PointerFor(_version, _offset), _length);
+
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="elementIndex"/> is outside the memory.</exception>
+    /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
+    /// <exception cref="InvalidOperationException">The writer's block grew since.</exception>
+    public override MemoryHandle Pin(int elementIndex = 0)
+    {
+        if ((uint)elementIndex > (uint)_length)
+        {
+            ThrowHelper.ThrowArgumentOutOfRange(nameof(elementIndex), elementIndex, $"The pin must be inside the {_length:N0}-element memory.");
+        }
+
+        T* pointer = _writer.PointerFor(_version, _offset);
+        Interlocked.Increment(ref _pins);
+        _writer.AddPin(1);
+        return new MemoryHandle(pointer + elementIndex, default, this);
+    }
+
+    /// <exception cref="InvalidOperationException">There is no pin to end.</exception>
+    public override void Unpin()
+    {
+        if (Interlocked.Decrement(ref _pins) < 0)
+        {
+            Interlocked.Increment(ref _pins);
+            ThrowHelper.ThrowInvalidOperation("This NativeBufferWriter memory was unpinned more times than it was pinned.");
+        }
+
+        _writer.AddPin(-1);
+    }
+
+    /// <summary>Nothing to free: the writer owns the block.</summary>
+    protected override void Dispose(bool disposing)
+    {
+    }
+}

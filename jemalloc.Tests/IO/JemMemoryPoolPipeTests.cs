@@ -1,0 +1,95 @@
+using System.IO.Pipelines;
+using jemalloc.Tests.Support;
+
+namespace jemalloc.Tests.IO;
+
+/// <summary>
+/// The pool under a real <see cref="Pipe"/>. Not a <see cref="LeakCheckedTest"/>: the pipe runs on
+/// thread-pool threads, which outlive the test and keep the jemalloc thread state they created, so
+/// jemalloc's process-wide allocated bytes cannot be compared. The blocks are checked exactly instead:
+/// the pool's books, the arena's used bytes and the ledger. In the leak-checked collection, so that no
+/// leak-checked test runs beside it.
+/// </summary>
+[Collection(LeakChecked.Name)]
+public sealed class JemMemoryPoolPipeTests
+{
+    [Fact]
+    public async Task A_pipe_over_the_pool_carries_megabytes_between_a_writer_and_a_reader_intact()
+    {
+        const int total = 6 << 20;
+
+        // In an explicit arena, which the library uses without thread caches: the thread-pool threads
+        // that run the pipe keep no freed block cached after the test.
+        using var arena = new JemArena();
+        using var pool = new JemMemoryPool(arena: arena);
+        long liveCount = AllocationLedger.LiveCount;
+        long liveBytes = AllocationLedger.LiveBytes;
+        var pipe = new Pipe(new PipeOptions(pool: pool, minimumSegmentSize: 4096, pauseWriterThreshold: 1 << 20, resumeWriterThreshold: 1 << 19, useSynchronizationContext: false));
+
+        Task writer = Task.Run(async () =>
+        {
+            var random = new Random(42);
+            long written = 0;
+            while (written < total)
+            {
+                int chunk = (int)Math.Min(random.Next(1, 70_000), total - written);
+                Memory<byte> memory = pipe.Writer.GetMemory(chunk);
+                Span<byte> span = memory.Span[..chunk];
+                for (int i = 0; i < span.Length; i++)
+                {
+                    span[i] = Pattern(written + i);
+                }
+
+                pipe.Writer.Advance(chunk);
+                written += chunk;
+                FlushResult flushed = await pipe.Writer.FlushAsync();
+                Assert.False(flushed.IsCanceled);
+            }
+
+            await pipe.Writer.CompleteAsync();
+        });
+
+        Task<long> reader = Task.Run(async () =>
+        {
+            long read = 0;
+            while (true)
+            {
+                ReadResult result = await pipe.Reader.ReadAsync();
+                foreach (ReadOnlyMemory<byte> segment in result.Buffer)
+                {
+                    ReadOnlySpan<byte> span = segment.Span;
+                    for (int i = 0; i < span.Length; i++)
+                    {
+                        if (span[i] != Pattern(read + i))
+                        {
+                            throw new InvalidDataException($"Byte {read + i:N0} is {span[i]}, expected {Pattern(read + i)}.");
+                        }
+                    }
+
+                    read += span.Length;
+                }
+
+                pipe.Reader.AdvanceTo(result.Buffer.End);
+                if (result.IsCompleted)
+                {
+                    break;
+                }
+            }
+
+            await pipe.Reader.CompleteAsync();
+            return read;
+        });
+
+        await writer;
+        Assert.Equal(total, await reader);
+        JemMemoryPoolStatistics stats = pool.GetStatistics();
+        Assert.True(stats.RentCount > 1, $"The pipe rented {stats.RentCount} blocks from the pool.");
+        Assert.Equal(stats.RentCount, stats.ReturnCount);
+        Assert.Equal(0, stats.OutstandingBytes);
+        Assert.Equal(0, arena.UsedBytes);
+        Assert.Equal(liveCount, AllocationLedger.LiveCount);
+        Assert.Equal(liveBytes, AllocationLedger.LiveBytes);
+
+        static byte Pattern(long position) => (byte)((position * 31) ^ (position >> 11));
+    }
+}

@@ -1,0 +1,39 @@
+using jemalloc.Tests.Support;
+
+namespace jemalloc.Tests.IO;
+
+/// <summary>
+/// A <see cref="NativeBufferWriter{T}"/> past 2^31 elements. It touches about 2 GiB: run test runs that
+/// include it under <c>flock /tmp/jemalloc-bigmem.lock</c> on shared machines.
+/// </summary>
+[Collection(LeakChecked.Name)]
+public sealed class NativeBufferWriterBigMemoryTests : LeakCheckedTest
+{
+    [Fact]
+    public void More_than_2_pow_31_bytes_are_written_in_chunks_and_read_back_across_the_boundary()
+    {
+        const long total = (1L << 31) + 100_003;
+        const int chunk = 1 << 20;
+        using var writer = new NativeBufferWriter<byte>();
+        long written = 0;
+        while (written < total)
+        {
+            int length = (int)Math.Min(chunk, total - written);
+            Span<byte> span = writer.GetSpan(length);
+            span[..length].Fill(Mark(written / chunk));
+            writer.Advance(length);
+            written += length;
+        }
+
+        Assert.Equal(total, writer.WrittenCount);
+        Assert.Throws<InvalidOperationException>(() => writer.WrittenSpan.Length);
+        ReadOnlySpan<byte> across = writer.GetWrittenSpan((1L << 31) - 2, 4);
+        Assert.Equal([Mark(2047), Mark(2047), Mark(2048), Mark(2048)], across.ToArray());
+        Assert.Equal(Mark(0), writer.GetWrittenSpan(0, 1)[0]);
+        Assert.Equal(Mark(2048), writer.GetWrittenSpan(total - 1, 1)[0]);
+        Assert.Throws<ArgumentOutOfRangeException>(() => writer.GetWrittenSpan(total - 1, 2));
+
+        // Different on each side of the 2^31 boundary, and never zero.
+        static byte Mark(long chunkIndex) => (byte)((chunkIndex * 7) + 1);
+    }
+}
