@@ -13,9 +13,14 @@ namespace jemalloc.Tests.Runner;
 /// skipped test, then a summary in the form <c>dotnet test</c> prints (which <c>.ci/run</c> counts).
 /// </summary>
 /// <remarks>
-/// Usage: <c>jemalloc.Tests.Runner [--class PREFIX]... [--exclude-class PREFIX]... [--list] [--verbose]</c>.
+/// Usage: <c>jemalloc.Tests.Runner [--class PREFIX]... [--exclude-class PREFIX]... [--test TEXT]... [--parallel N]
+/// [--test-timeout SECONDS] [--list] [--verbose]</c>.
 /// <c>--class</c> runs only test classes whose full name starts with a prefix; <c>--exclude-class</c>
-/// leaves some out. Exit code 0 when nothing failed, 1 when a test failed, 2 for a usage error.
+/// leaves some out; <c>--test</c> runs only tests whose name contains a text; <c>--parallel</c> sets how many test collections run at once (default: the
+/// processor count; 1 runs them one after another). <c>--test-timeout</c> ends the run when one test
+/// has been running that long, naming the tests still running (an emulator that hangs must fail the
+/// run with a name, not stall it). Exit code 0 when nothing failed, 1 when a test failed or timed out,
+/// 2 for a usage error.
 /// </remarks>
 internal static class Program
 {
@@ -25,17 +30,23 @@ internal static class Program
     {
         var include = new List<string>();
         var exclude = new List<string>();
+        var names = new List<string>();
         bool list = false, verbose = false;
+        int parallel = Environment.ProcessorCount;
+        int testTimeout = 0;
         for (int i = 0; i < args.Length; i++)
         {
             switch (args[i])
             {
                 case "--class" when i + 1 < args.Length: include.Add(args[++i]); break;
                 case "--exclude-class" when i + 1 < args.Length: exclude.Add(args[++i]); break;
+                case "--test" when i + 1 < args.Length: names.Add(args[++i]); break;
+                case "--parallel" when i + 1 < args.Length && int.TryParse(args[i + 1], out parallel) && parallel > 0: i++; break;
+                case "--test-timeout" when i + 1 < args.Length && int.TryParse(args[i + 1], out testTimeout) && testTimeout > 0: i++; break;
                 case "--list": list = true; break;
                 case "--verbose": verbose = true; break;
                 default:
-                    Console.Error.WriteLine($"unknown argument '{args[i]}'; usage: [--class PREFIX]... [--exclude-class PREFIX]... [--list] [--verbose]");
+                    Console.Error.WriteLine($"unknown argument '{args[i]}'; usage: [--class PREFIX]... [--exclude-class PREFIX]... [--test TEXT]... [--parallel N] [--test-timeout SECONDS] [--list] [--verbose]");
                     return 2;
             }
         }
@@ -60,7 +71,8 @@ internal static class Program
         {
             string type = testCase.TestMethod.TestClass.Class.Name;
             return (include.Count == 0 || include.Any(p => type.StartsWith(p, StringComparison.Ordinal)))
-                && !exclude.Any(p => type.StartsWith(p, StringComparison.Ordinal));
+                && !exclude.Any(p => type.StartsWith(p, StringComparison.Ordinal))
+                && (names.Count == 0 || names.Any(n => testCase.DisplayName.Contains(n, StringComparison.Ordinal)));
         }).ToList();
         if (list)
         {
@@ -76,11 +88,28 @@ internal static class Program
         using var execution = new Sink { Verbose = verbose };
         using (ITestFrameworkExecutor executor = framework.GetExecutor(tests.GetName()))
         {
-            // Test collections in parallel, as dotnet test runs them (xunit's default), on the machine's cores.
+            // Test collections in parallel, as dotnet test runs them (xunit's default), on the machine's
+            // cores unless told otherwise; one at a time when --parallel 1.
             var options = new Options();
-            options.SetValue("xunit.execution.MaxParallelThreads", (int?)Environment.ProcessorCount);
+            options.SetValue("xunit.execution.MaxParallelThreads", (int?)parallel);
+            options.SetValue("xunit.execution.DisableParallelization", (bool?)(parallel == 1));
             executor.RunTests(selected, execution, options);
-            execution.Finished.Wait();
+            while (!execution.Finished.Wait(TimeSpan.FromSeconds(5)))
+            {
+                if (testTimeout > 0 && execution.LongestRunning(TimeSpan.FromSeconds(testTimeout)) is { Count: > 0 } hung)
+                {
+                    foreach (string name in hung)
+                    {
+                        Print($"  TIMEOUT {name} (still running after {testTimeout} s)");
+                    }
+
+                    Console.WriteLine($"Failed!  - Failed: {execution.Failed + execution.Errors + 1,4}, Passed: {execution.Passed,4}, Skipped: {execution.Skipped,4}, Total: {execution.Passed + execution.Failed + execution.Skipped + 1,4}, Duration: {clock.Elapsed.TotalSeconds:0} s - jemalloc.Tests.dll ({RuntimeInformation.RuntimeIdentifier}, stopped: a test did not finish)");
+                    Console.Out.Flush();
+                    // The hung test's thread cannot be stopped; the process ends with it.
+                    WindowsProcess.Terminate(1);
+                    Environment.Exit(1);
+                }
+            }
         }
 
         foreach ((string reason, int count) in execution.SkipReasons)
@@ -93,7 +122,9 @@ internal static class Program
         string verdict = failed == 0 ? "Passed!" : "Failed!";
         // The same form as dotnet test's summary line, so .ci/run counts these results too.
         Console.WriteLine($"{verdict}  - Failed: {failed,4}, Passed: {execution.Passed,4}, Skipped: {execution.Skipped,4}, Total: {total,4}, Duration: {clock.Elapsed.TotalSeconds:0} s - jemalloc.Tests.dll ({RuntimeInformation.RuntimeIdentifier})");
-        return failed == 0 && total > 0 ? 0 : 1;
+        int exitCode = failed == 0 && total > 0 ? 0 : 1;
+        WindowsProcess.Terminate(exitCode);
+        return exitCode;
     }
 
     /// <summary>xunit's options: a property bag; anything not set takes xunit's default (or the assembly's attributes).</summary>
@@ -119,6 +150,17 @@ internal static class Program
 
         public int Passed, Failed, Skipped, Errors;
 
+        private readonly Dictionary<string, Stopwatch> _running = new(StringComparer.Ordinal);
+
+        /// <summary>The tests that have been running for at least <paramref name="limit"/>.</summary>
+        public List<string> LongestRunning(TimeSpan limit)
+        {
+            lock (_running)
+            {
+                return _running.Where(test => test.Value.Elapsed >= limit).Select(test => test.Key).ToList();
+            }
+        }
+
         public bool OnMessage(IMessageSinkMessage message)
         {
             switch (message)
@@ -133,6 +175,25 @@ internal static class Program
                 case IDiscoveryCompleteMessage:
                 case ITestAssemblyFinished:
                     Finished.Set();
+                    break;
+                case ITestStarting starting:
+                    lock (_running)
+                    {
+                        _running[starting.Test.DisplayName] = Stopwatch.StartNew();
+                    }
+
+                    if (Verbose)
+                    {
+                        Print($"  start   {starting.Test.DisplayName}");
+                    }
+
+                    break;
+                case ITestFinished finished:
+                    lock (_running)
+                    {
+                        _running.Remove(finished.Test.DisplayName);
+                    }
+
                     break;
                 case ITestPassed passed:
                     Interlocked.Increment(ref Passed);

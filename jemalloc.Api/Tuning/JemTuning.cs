@@ -19,7 +19,8 @@ public static class JemTuning
     /// Whether jemalloc's background threads purge unused memory (<c>background_thread</c>), so that
     /// allocating threads do not. Switching it on starts the threads.
     /// </summary>
-    /// <exception cref="MallctlException">The threads could not be started or stopped.</exception>
+    /// <exception cref="MallctlException">The threads could not be started or stopped; or, with
+    /// <see cref="MallctlError.NotFound"/>, this jemalloc has no background threads (the Windows build).</exception>
     public static bool BackgroundThread
     {
         get => MallctlKeys.BackgroundThread.Get();
@@ -28,7 +29,8 @@ public static class JemTuning
 
     /// <summary>The most background threads jemalloc may run (<c>max_background_threads</c>).</summary>
     /// <exception cref="ArgumentOutOfRangeException">The value is zero.</exception>
-    /// <exception cref="MallctlException">jemalloc refused the value (e.g. more than the number of CPUs allows).</exception>
+    /// <exception cref="MallctlException">jemalloc refused the value (e.g. more than the number of CPUs allows); or,
+    /// with <see cref="MallctlError.NotFound"/>, this jemalloc has no background threads (the Windows build).</exception>
     public static int MaxBackgroundThreads
     {
         get => (int)MallctlKeys.MaxBackgroundThreads.Get();

@@ -75,6 +75,17 @@ public unsafe class MallctlTests
         Assert.True(page >= 4096 && nuint.IsPow2(page));
         Assert.True(MallctlKeys.Arenas.Page.Get() >= (nuint)Environment.SystemPageSize);
 
+        Assert.Equal(MallctlError.NotPermitted, Assert.Throws<MallctlException>(() => Jem.SetMallCtlSizeT("arenas.page", page)).Error);
+        if (OperatingSystem.IsWindows())
+        {
+            // jemalloc has no background threads on Windows, so it has no writable size_t key at all:
+            // the one it has elsewhere is reported as missing, by name.
+            var missing = Assert.Throws<MallctlException>(() => Jem.SetMallCtlSizeT("max_background_threads", 1));
+            Assert.Equal(MallctlError.NotFound, missing.Error);
+            Assert.Equal("max_background_threads", missing.Name);
+            return;
+        }
+
         nuint maxThreads = Jem.GetMallCtlSizeT("max_background_threads");
         Jem.SetMallCtlSizeT("max_background_threads", maxThreads);
         Assert.Equal(maxThreads, Jem.ExchangeMallctl<nuint>("max_background_threads", maxThreads));
@@ -154,9 +165,15 @@ public unsafe class MallctlTests
     [InlineData(true)]
     public void Arena_decay_command_purges_the_dirty_pages_whose_decay_time_passed(bool allArenas)
     {
+        // Proven by the arena's statistics at points where jemalloc's decay state is known, never by
+        // racing a short decay time (an emulator can take longer than it between two calls). jemalloc
+        // counts freed pages into its decay backlog only when a decay call advances its epoch, and
+        // restarts that backlog whenever the decay time is set: pages it has not counted yet are kept
+        // by the next decay call however late it comes, and pages counted once are purged by a decay
+        // call made a whole decay time later.
         ArenaKeys arena = MallctlKeys.Arena(OwnArena.Value);
         nint decay = arena.DirtyDecayMs.Get();
-        arena.DirtyDecayMs.Set(100);
+        nuint fourMiBOfPages = (nuint)(4 << 20) / Jem.PageSize;
         try
         {
             // No background thread purges behind the test's back: only the decay commands do. (jemalloc
@@ -167,17 +184,33 @@ public unsafe class MallctlTests
             }
 
             MallctlCommand decayCommand = allArenas ? new MallctlCommand($"arena.{MallctlKeys.AllArenas}.decay") : arena.Decay;
+
+            // A decay time of a day has not passed for pages freed just now: the command keeps them.
+            arena.DirtyDecayMs.Set((nint)TimeSpan.FromDays(1).TotalMilliseconds);
             DirtyFourMiBInOwnArena();
-
-            // Just freed: the decay keeps them (their 100 ms have not passed; this starts their clock).
+            ulong purgedBefore = OwnArenaPurgedPages();
             decayCommand.Run();
-            Assert.True(OwnArenaDirtyPages() >= (nuint)(4 << 20) / Jem.PageSize);
+            Assert.True(OwnArenaDirtyPages() >= fourMiBOfPages);
+            Assert.Equal(purgedBefore, OwnArenaPurgedPages());
 
+            // 100 ms from now on; the restarted backlog has not counted these pages, so this command
+            // (made once jemalloc's clock has passed the first of the 200 steps of 0.5 ms) counts them
+            // as freed now and keeps them.
+            arena.DirtyDecayMs.Set(100);
+            Thread.Sleep(50);
+            decayCommand.Run();
+            Assert.True(OwnArenaDirtyPages() >= fourMiBOfPages);
+
+            // More than the decay time later: nothing purges without a command...
             Thread.Sleep(400);
-            Assert.True(OwnArenaDirtyPages() >= (nuint)(4 << 20) / Jem.PageSize);
+            Assert.True(OwnArenaDirtyPages() >= fourMiBOfPages);
+            Assert.Equal(purgedBefore, OwnArenaPurgedPages());
+
+            // ...and the command purges them all.
             decayCommand.Run();
 
             Assert.Equal(0u, OwnArenaDirtyPages());
+            Assert.True(OwnArenaPurgedPages() - purgedBefore >= fourMiBOfPages);
         }
         finally
         {
@@ -197,6 +230,12 @@ public unsafe class MallctlTests
     {
         MallctlKeys.Epoch.Set(1);
         return MallctlKeys.Arena(OwnArena.Value).DirtyPages.Get();
+    }
+
+    private static ulong OwnArenaPurgedPages()
+    {
+        MallctlKeys.Epoch.Set(1);
+        return MallctlKeys.Arena(OwnArena.Value).DirtyPurged.Get();
     }
 
     private static long OwnArenaThreadCacheBytes()

@@ -8,6 +8,15 @@ public sealed unsafe class JemTuningTests
     [Fact]
     public void Background_thread_is_read_back_after_it_is_set()
     {
+        if (OperatingSystem.IsWindows())
+        {
+            // jemalloc has no background threads on Windows: both ways say so by the key's name.
+            Assert.Equal(MallctlError.NotFound, Assert.Throws<MallctlException>(() => JemTuning.BackgroundThread).Error);
+            var refused = Assert.Throws<MallctlException>(() => JemTuning.BackgroundThread = true);
+            Assert.Equal(("background_thread", MallctlError.NotFound), (refused.Name, refused.Error));
+            return;
+        }
+
         bool old = JemTuning.BackgroundThread;
         try
         {
@@ -26,6 +35,16 @@ public sealed unsafe class JemTuningTests
     [Fact]
     public void Max_background_threads_is_read_back_after_it_is_set()
     {
+        if (OperatingSystem.IsWindows())
+        {
+            // No background threads on Windows (see above); zero is still refused before jemalloc is asked.
+            Assert.Equal(MallctlError.NotFound, Assert.Throws<MallctlException>(() => JemTuning.MaxBackgroundThreads).Error);
+            var refused = Assert.Throws<MallctlException>(() => JemTuning.MaxBackgroundThreads = 1);
+            Assert.Equal(("max_background_threads", MallctlError.NotFound), (refused.Name, refused.Error));
+            Assert.Throws<ArgumentOutOfRangeException>(() => JemTuning.MaxBackgroundThreads = 0);
+            return;
+        }
+
         int old = JemTuning.MaxBackgroundThreads;
         try
         {
