@@ -23,7 +23,7 @@
 #   JEMALLOC_DEBUG=1     build jemalloc with --enable-debug (a checked build; slow)
 #   JEMALLOC_NET_NO_INSTALL=1  never install missing tools with apt-get; just report them
 #   JEMALLOC_NET_EMULATED_TESTS=all  run the whole suite under the emulators, not the representative part
-#   JEMALLOC_NET_EMULATED_TIMEOUT=s  hard limit for one emulated test run (default 900 s; 0 = none)
+#   JEMALLOC_NET_EMULATED_TIMEOUT=s  hard limit for one emulated test run (default 1200 s; 0 = none)
 #   CONFIGURATION=Debug  build the solution in Debug instead of Release
 set -Eeuo pipefail
 
@@ -390,14 +390,13 @@ readonly EMULATED_CLASSES=(
 readonly EMULATED_EXCLUDED=(jemalloc.Tests.Buffers.StressTests jemalloc.Tests.Buffers.HugeArrayBigMemoryTests
   jemalloc.Tests.IO.NativeBufferWriterBigMemoryTests)
 
-# Left out under wine only, by test name: they pass natively and under qemu, and under wine fail only
-# in the check that jemalloc's allocated bytes are back where they were after the test (the ledger's
-# checks pass): after memory is freed by the .NET finalizer thread under wine, jemalloc reports 3 KiB
-# (a leaked array's finalizer) and 28 KiB (a destroyed arena's structures finalized) more allocated,
-# still after 2 s. Not understood yet (thread caches under wine are the suspect): see the README.
+# Left out under wine only, by name: a test whose worker threads throw and catch exceptions in a
+# tight loop while another thread resets their arena. .NET 10 under wine hangs in it (every thread
+# waiting on the wine server; the same deadlock as "SuspendThread failed with error 5"): thread
+# suspension while threads are in exception dispatch is where wine differs from Windows. It passes
+# natively and under qemu.
 readonly WINE_EXCLUDED_TESTS=(
-  jemalloc.Tests.Buffers.HugeArrayTests.A_leaked_array_is_freed_by_its_finalizer
-  jemalloc.Tests.Arenas.JemArenaTests.Destroy_invalidates_structures_and_their_finalizers_free_nothing
+  jemalloc.Tests.Arenas.JemArenaTests.Resets_racing_structure_allocations_on_other_threads_never_leave_a_structure_on_freed_memory
 )
 
 test_emulated_rid() {
@@ -422,7 +421,7 @@ test_emulated_rid() {
     if [ "$rid" = win-x64 ]; then for prefix in "${WINE_EXCLUDED_TESTS[@]}"; do args+=(--exclude-test "$prefix"); done; fi
   fi
   step "running the test suite as $rid ($(emulator_name "$rid"))"
-  local status=0 limit="${JEMALLOC_NET_EMULATED_TIMEOUT:-900}"
+  local status=0 limit="${JEMALLOC_NET_EMULATED_TIMEOUT:-1200}"
   # A hard limit: an emulator that hangs must fail the run, never stall it. timeout signals the
   # emulator's whole process group (qemu and the children it started), then kills it 30 s later.
   timeout -k 30 "$limit" bash -c "$(declare -f run_on); WINE_PREFIX_DIR='$WINE_PREFIX_DIR'; run_on \"\$@\"" run_on \
