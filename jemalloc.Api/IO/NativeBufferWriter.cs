@@ -131,6 +131,24 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         return new ReadOnlySpan<T>(_pointer + start, length);
     }
 
+    /// <summary>
+    /// The written elements as a checked <see cref="ReadOnlySequence{T}"/> over the block itself (no
+    /// copy), in segments of at most 1 GiB, so it can hold more than 2^31 elements. Every segment's
+    /// memory is checked when its span is taken: after a later growth it throws
+    /// <see cref="InvalidOperationException"/>, after <see cref="Dispose"/> <see cref="ObjectDisposedException"/>,
+    /// never reaching moved or freed memory. It shows the elements as they are when read: a
+    /// <see cref="Clear"/> or an overwrite after a <see cref="ResetWrittenCount"/> shows through.
+    /// </summary>
+    /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
+    public ReadOnlySequence<T> WrittenSequence
+    {
+        get
+        {
+            ThrowIfDisposed();
+            return GetWrittenSequence(Math.Max(1, (1 << 30) / sizeof(T)));
+        }
+    }
+
     /// <summary>Marks <paramref name="count"/> more elements of the span or memory last handed out as written.</summary>
     /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="count"/> is negative.</exception>
@@ -202,7 +220,7 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
     }
 
     /// <summary>Frees the block; every later member call throws <see cref="ObjectDisposedException"/>. Disposing again does nothing.</summary>
-    /// <exception cref="InvalidOperationException">A <see cref="Memory{T}"/> of the block is pinned; nothing was freed.</exception>
+    /// <exception cref="InvalidOperationException">A <see cref="Memory{T}"/> of the block is pinned, or an operation of a stream over it is running; nothing was freed.</exception>
     public void Dispose()
     {
         if (_disposed)
@@ -215,13 +233,15 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
             ThrowHelper.ThrowInvalidOperation("This NativeBufferWriter cannot be disposed while a Memory of it is pinned: dispose the MemoryHandle first.");
         }
 
-        _disposed = true;
-        _version++;
         if (_handle != default)
         {
+            // First: a free refused because an operation holds the block (a NativeMemoryStream's
+            // read on another thread) leaves the writer as it was.
             AllocationLedger.Free(_handle, nameof(NativeBufferWriter<T>));
         }
 
+        _disposed = true;
+        _version++;
         _pointer = null;
         GC.SuppressFinalize(this);
     }
@@ -240,7 +260,86 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         return _pointer + offset;
     }
 
+    /// <summary>Whether the writer was disposed.</summary>
+    internal bool IsDisposed => _disposed;
+
     internal void AddPin(int delta) => Interlocked.Add(ref _pins, delta);
+
+    /// <summary>The written elements as a sequence of checked segments of at most <paramref name="maxSegmentLength"/> elements.</summary>
+    /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
+    internal ReadOnlySequence<T> GetWrittenSequence(int maxSegmentLength)
+    {
+        ThrowIfDisposed();
+        if (_written == 0)
+        {
+            return ReadOnlySequence<T>.Empty;
+        }
+
+        if (_written <= maxSegmentLength)
+        {
+            return new ReadOnlySequence<T>(new WriterMemory<T>(this, _version, 0, (int)_written).Memory);
+        }
+
+        WrittenSegment<T>? first = null;
+        WrittenSegment<T>? last = null;
+        for (long offset = 0; offset < _written;)
+        {
+            int length = (int)Math.Min(_written - offset, maxSegmentLength);
+            var segment = new WrittenSegment<T>(new WriterMemory<T>(this, _version, offset, length).Memory, offset);
+            if (last is null)
+            {
+                first = segment;
+            }
+            else
+            {
+                last.Append(segment);
+            }
+
+            last = segment;
+            offset += length;
+        }
+
+        return new ReadOnlySequence<T>(first!, 0, last!, last!.Memory.Length);
+    }
+
+    /// <summary>
+    /// A lease on the whole block (<see cref="Capacity"/> elements) for one operation of the caller:
+    /// until it is disposed, a <see cref="Dispose"/> on another thread is refused instead of freeing
+    /// the block under the operation. Empty (and holding nothing) while no block is allocated.
+    /// The caller must not grow the writer while it holds the lease.
+    /// </summary>
+    /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
+    internal MemoryLease<T> BeginOperation()
+    {
+        ThrowIfDisposed();
+        if (_handle == default)
+        {
+            return default;
+        }
+
+        AllocationLedger.EnterLease(_handle, nameof(NativeBufferWriter<T>));
+        return new MemoryLease<T>(this, _pointer, _capacity, _handle, default);
+    }
+
+    /// <summary>Grows the block, if needed, so that <paramref name="length"/> elements fit, and makes them the written ones.</summary>
+    /// <remarks>The elements past the old written count are not cleared: the caller writes them.</remarks>
+    /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
+    /// <exception cref="InvalidOperationException">The block must grow while a <see cref="Memory{T}"/> of it is pinned.</exception>
+    /// <exception cref="OverflowException">The grown capacity in bytes does not fit in the address space.</exception>
+    /// <exception cref="OutOfMemoryException">The memory cannot be had; the writer is unchanged.</exception>
+    internal void EnsureCapacityFor(long length)
+    {
+        ThrowIfDisposed();
+        EnsureCapacity(length);
+    }
+
+    /// <summary>Sets the written count; <paramref name="length"/> is at most <see cref="Capacity"/> (the caller checked).</summary>
+    internal void SetWrittenCount(long length)
+    {
+        ThrowIfDisposed();
+        System.Diagnostics.Debug.Assert(length >= 0 && length <= _capacity);
+        _written = length;
+    }
 
     private int Reserve(int sizeHint)
     {
@@ -250,16 +349,20 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
             ThrowHelper.ThrowArgumentOutOfRange(nameof(sizeHint), sizeHint, "The size hint cannot be negative.");
         }
 
-        long needed = Math.Max(sizeHint, 1);
-        if (needed > _capacity - _written)
+        EnsureCapacity(_written + Math.Max(sizeHint, 1));
+        return (int)Math.Min(_capacity - _written, int.MaxValue);
+    }
+
+    /// <summary>Grows the block, if needed, to hold at least <paramref name="capacity"/> elements.</summary>
+    private void EnsureCapacity(long capacity)
+    {
+        if (capacity > _capacity)
         {
             // Doubling keeps the number of growths, and the bytes copied by those that cannot grow
             // in place, proportional to the data written.
             long grown = _capacity + Math.Max(_capacity, MinimumCapacity);
-            Resize(Math.Max(_written + needed, grown));
+            Resize(Math.Max(capacity, grown));
         }
-
-        return (int)Math.Min(_capacity - _written, int.MaxValue);
     }
 
     private void Resize(long capacity)
@@ -285,7 +388,7 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
             AllocationLedger.EnterLease(_handle, nameof(NativeBufferWriter<T>));
             try
             {
-                _pointer = (T*)AllocationLedger.Reallocate(_handle, bytes);
+                _pointer = (T*)AllocationLedger.Reallocate(_handle, bytes, nameof(NativeBufferWriter<T>));
             }
             finally
             {

@@ -78,22 +78,70 @@ public static unsafe partial class AllocationLedger
 
     /// <summary>
     /// Resizes a live allocation of jemalloc's automatic arenas with <c>rallocx</c> (in place when it
-    /// can) and records its new address and size; the caller holds the allocation's only lease, so it
-    /// cannot be freed meanwhile, and no span of the old address may be used afterwards. The bytes past
-    /// the old size are not cleared. In checked mode a moved block is freed by jemalloc, not quarantined.
+    /// can) and records its new address and size. The caller holds a lease, which must be the only
+    /// one: no other operation, lease or <c>Acquire()</c> may be using the memory, since the block may
+    /// move. While it resizes, no lease, acquire or free can begin (they wait), so none can reach
+    /// the old address. The bytes past the old size are not cleared. In checked mode a block within
+    /// the quarantine's limit always moves, and its old block is poisoned and quarantined as a free's
+    /// is, so a span kept from before reads poison and a write through it is reported.
     /// </summary>
     /// <returns>The memory's address, which may have changed.</returns>
+    /// <exception cref="InvalidOperationException">Another lease, operation or <c>Acquire()</c> holds the memory; it is unchanged.</exception>
     /// <exception cref="OutOfMemoryException">The memory cannot be had; the allocation is unchanged.</exception>
-    internal static void* Reallocate(AllocationHandle handle, nuint newSize)
+    internal static void* Reallocate(AllocationHandle handle, nuint newSize, string ownerName)
     {
         Debug.Assert(newSize > 0);
         ref HotSlot hot = ref SlotTable.HotOf(handle.Slot);
         ref ColdSlot cold = ref SlotTable.ColdOf(handle.Slot);
-        Debug.Assert(SlotState.Leases(Volatile.Read(ref hot.State)) == 1 && SlotState.Generation(Volatile.Read(ref hot.State)) == handle.Generation);
         Debug.Assert((uint)cold.Flags >> MallocxFlags.ArenaShift == 0, "Only blocks of the automatic arenas are resized: an arena's books count size classes.");
-        void* moved = NativeAllocator.Reallocate((void*)hot.Pointer, newSize, cold.Flags, cold.Kind, cold.ElementType);
-        hot.Pointer = (nint)moved;
-        hot.Size = newSize;
+        long state;
+        while (true)
+        {
+            state = ReadLiveState(handle, ref hot, ownerName);
+            if (SlotState.Leases(state) != 1 || SlotState.Acquisitions(state) != 0)
+            {
+                ThrowHelper.ThrowInUse(ownerName, "resized", state - SlotState.OneLease);
+            }
+
+            // The resetting mark makes every other lease, acquire and free wait until the block has
+            // its new address; no arena reset looks at a slot of the automatic arenas.
+            if (Interlocked.CompareExchange(ref hot.State, state | SlotState.Resetting, state) == state)
+            {
+                break;
+            }
+        }
+
+        try
+        {
+            void* old = (void*)hot.Pointer;
+            nuint oldSize = hot.Size;
+            void* moved = Quarantine.Enabled && oldSize <= (ulong)Quarantine.Limit
+                ? MoveQuarantiningOld(old, oldSize, newSize, cold.Flags, cold.Kind, cold.ElementType)
+                : NativeAllocator.Reallocate(old, newSize, cold.Flags, cold.Kind, cold.ElementType);
+            hot.Pointer = (nint)moved;
+            hot.Size = newSize;
+            return moved;
+        }
+        finally
+        {
+            // Only this thread changes the state while the mark is set.
+            Volatile.Write(ref hot.State, state);
+        }
+    }
+
+    /// <summary>
+    /// Checked mode's resize: a new block, a copy, and the old block poisoned and quarantined as a
+    /// free would leave it (rallocx would give it back to jemalloc unpoisoned when it moves).
+    /// </summary>
+    private static void* MoveQuarantiningOld(void* old, nuint oldSize, nuint newSize, int flags, AllocationKind kind, int elementType)
+    {
+        void* moved = NativeAllocator.Allocate(newSize, flags, hugePages: false, zero: false, kind, elementType);
+        Buffer.MemoryCopy(old, moved, newSize, Math.Min(oldSize, newSize));
+        if (!Quarantine.TryAdmitMoved(old, oldSize, flags, kind, elementType))
+        {
+            NativeAllocator.Free(old, oldSize, flags);
+        }
+
         return moved;
     }
 
