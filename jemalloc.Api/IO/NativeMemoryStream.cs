@@ -492,13 +492,14 @@ public sealed class NativeMemoryStream : Stream
 
     private async Task CopyToAsyncCore(Stream destination, int bufferSize, CancellationToken cancellationToken)
     {
-        byte[] chunk = ArrayPool<byte>.Shared.Rent((int)Math.Clamp(CurrentLength - _position, 1, bufferSize));
+        int size = (int)Math.Clamp(CurrentLength - _position, 1, bufferSize);
+        byte[] chunk = ArrayPool<byte>.Shared.Rent(size);
         try
         {
             while (true)
             {
                 cancellationToken.ThrowIfCancellationRequested();
-                int count = Read(chunk);
+                int count = Read(chunk.AsSpan(0, size));
                 if (count == 0)
                 {
                     return;
