@@ -102,6 +102,14 @@ public sealed class NativeMemoryStreamBigMemoryTests : LeakCheckedTest
 
         public override void Write(byte[] buffer, int offset, int count) => Write(buffer.AsSpan(offset, count));
 
+        // Synchronous, so the test's awaits resume on its own thread: a free on a thread-pool thread
+        // would leave that thread's jemalloc cache behind.
+        public override ValueTask WriteAsync(ReadOnlyMemory<byte> buffer, CancellationToken cancellationToken = default)
+        {
+            Write(buffer.Span);
+            return ValueTask.CompletedTask;
+        }
+
         public override void Flush()
         {
         }
