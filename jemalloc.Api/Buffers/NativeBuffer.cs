@@ -58,6 +58,21 @@ public abstract unsafe class NativeBuffer<T> : SafeHandle, IEnumerable<T>, IAllo
         }
     }
 
+    /// <summary>
+    /// Takes over a live block of the automatic arenas that the ledger already records (a
+    /// <see cref="NativeBufferWriter{T}"/>'s, handed over without a copy): from here on this object
+    /// is its one owner and frees it as if it had allocated it.
+    /// </summary>
+    private protected NativeBuffer(AllocationHandle adopted, T* pointer, long length)
+        : base(IntPtr.Zero, ownsHandle: true)
+    {
+        _pointer = pointer;
+        _length = length;
+        _handle = adopted;
+        SetHandle((nint)_pointer);
+        Volatile.Write(ref _accessibleLength, length);
+    }
+
     private NativeBuffer(long length, AllocationOptions options, AllocationKind kind, bool zero)
         : base(IntPtr.Zero, ownsHandle: true)
     {

@@ -26,9 +26,10 @@ namespace jemalloc;
 /// <see cref="ArrayPool{T}"/> array does). Only written elements are exposed for reading.
 /// </para>
 /// <para>
-/// There is no zero-copy hand-over to a <see cref="HugeArray{T}"/>: a structure's memory is allocated by its
-/// own constructor and owned by its handle from the first moment, and adopting a block would give it a
-/// second lifecycle. Copy <see cref="GetWrittenSpan"/> chunks into one if needed.
+/// The written elements can be handed over without a copy:
+/// <see cref="NativeBufferWriterExtensions.DetachToHugeArray{T}"/> and
+/// <see cref="NativeBufferWriterExtensions.DetachToSafeArray{T}"/> shrink the block to them and give it
+/// to a new array, which owns it from then on; the writer starts again empty.
 /// </para>
 /// </remarks>
 public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
@@ -254,10 +255,52 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         ThrowIfDisposed();
         if (version != _version)
         {
-            ThrowHelper.ThrowInvalidOperation("The NativeBufferWriter's block grew since this Memory was taken from GetMemory: ask GetMemory again.");
+            ThrowHelper.ThrowInvalidOperation("The NativeBufferWriter's block grew or was handed over since this Memory was taken: ask the writer again.");
         }
 
         return _pointer + offset;
+    }
+
+    /// <summary>
+    /// Hands the block over: shrinks it to the written elements (in place where jemalloc can), records
+    /// it as <paramref name="kind"/>'s and leaves the writer empty, as if new. The caller makes the
+    /// structure that owns the block from then on.
+    /// </summary>
+    /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
+    /// <exception cref="InvalidOperationException">Nothing was written, more than <paramref name="maxLength"/> elements were, or a memory of the block is pinned or in use.</exception>
+    /// <exception cref="OutOfMemoryException">The block could not be shrunk; the writer is unchanged.</exception>
+    internal AllocationHandle Detach(long maxLength, AllocationKind kind, out T* pointer, out long length)
+    {
+        ThrowIfDisposed();
+        if (_written == 0)
+        {
+            ThrowHelper.ThrowInvalidOperation("Nothing was written to this NativeBufferWriter: an array needs at least one element.");
+        }
+
+        if (_written > maxLength)
+        {
+            ThrowHelper.ThrowInvalidOperation($"{_written:N0} elements were written, more than the array can hold ({maxLength:N0}); detach to a HugeArray instead.");
+        }
+
+        if (_written != _capacity)
+        {
+            Resize(_written);
+        }
+        else if (Volatile.Read(ref _pins) != 0)
+        {
+            ThrowHelper.ThrowInvalidOperation("This NativeBufferWriter cannot hand its block over while a Memory of it is pinned: dispose the MemoryHandle first.");
+        }
+
+        AllocationLedger.Adopt(_handle, kind);
+        AllocationHandle handle = _handle;
+        pointer = _pointer;
+        length = _written;
+        _handle = default;
+        _pointer = null;
+        _capacity = 0;
+        _written = 0;
+        _version++;
+        return handle;
     }
 
     /// <summary>Whether the writer was disposed.</summary>

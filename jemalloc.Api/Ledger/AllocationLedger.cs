@@ -332,6 +332,9 @@ public static unsafe partial class AllocationLedger
         return true;
     }
 
+    /// <summary>Records that a live allocation now belongs to a structure of <paramref name="kind"/> (a block handed over without a copy).</summary>
+    internal static void Adopt(AllocationHandle handle, AllocationKind kind) => SlotTable.ColdOf(handle.Slot).Kind = kind;
+
     /// <summary>Throws <see cref="ObjectDisposedException"/> if the allocation is gone.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal static void ThrowIfInvalid(AllocationHandle handle, string ownerName)

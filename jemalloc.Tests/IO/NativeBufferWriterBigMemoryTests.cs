@@ -48,6 +48,15 @@ public sealed class NativeBufferWriterBigMemoryTests : LeakCheckedTest
         Assert.Equal(total, covered);
         Assert.Equal([Mark(2047), Mark(2047), Mark(2048), Mark(2048)], sequence.Slice((1L << 31) - 2, 4).ToArray());
 
+        // Handed over without a copy: too long for a SafeArray, whole in a HugeArray.
+        Assert.Throws<InvalidOperationException>(() => writer.DetachToSafeArray());
+        using HugeArray<byte> array = writer.DetachToHugeArray();
+        Assert.Equal(total, array.Length);
+        Assert.Equal(Mark(2047), array[(1L << 31) - 1]);
+        Assert.Equal(Mark(2048), array[total - 1]);
+        Assert.Throws<InvalidOperationException>(() => sequence.First.Span.Length);
+        Assert.Equal(0, writer.WrittenCount);
+
         // Different on each side of the 2^31 boundary, and never zero.
         static byte Mark(long chunkIndex) => (byte)((chunkIndex * 7) + 1);
     }
