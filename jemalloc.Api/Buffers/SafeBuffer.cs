@@ -44,7 +44,7 @@ public abstract unsafe class SafeBuffer<T> : NativeBuffer<T>
 
     /// <summary>Takes over a block the ledger records (see <see cref="NativeBufferWriterExtensions.DetachToSafeArray{T}"/>).</summary>
     private protected SafeBuffer(AllocationHandle adopted, T* pointer, int length)
-        : base(adopted, pointer, length)
+        : base(adopted, pointer, length, AllocationKind.SafeBuffer)
     {
     }
 

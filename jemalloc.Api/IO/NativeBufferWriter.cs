@@ -43,10 +43,40 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
     private int _version;
     private int _pins;
     private bool _disposed;
+    private readonly AllocationOptions _options;
 
     /// <summary>Creates an empty writer; nothing is allocated until the first write.</summary>
     public NativeBufferWriter()
     {
+    }
+
+    /// <summary>
+    /// Creates an empty writer whose block is allocated and grown in <paramref name="arena"/>: every
+    /// growth counts against the arena's budget, and a reset of the arena frees the block (the writer
+    /// then throws <see cref="ObjectDisposedException"/>).
+    /// </summary>
+    /// <param name="arena">The arena to allocate in.</param>
+    /// <param name="initialCapacity">The elements to make room for now; 0 allocates nothing until the first write.</param>
+    /// <exception cref="ArgumentNullException"><paramref name="arena"/> is null.</exception>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="initialCapacity"/> is negative.</exception>
+    /// <exception cref="ObjectDisposedException"><paramref name="arena"/> was destroyed.</exception>
+    /// <exception cref="ArenaBudgetExceededException">The initial capacity would exceed the arena's budget.</exception>
+    /// <exception cref="OverflowException">The capacity in bytes does not fit in the address space.</exception>
+    /// <exception cref="OutOfMemoryException">The memory cannot be had.</exception>
+    public NativeBufferWriter(JemArena arena, long initialCapacity = 0)
+    {
+        ArgumentNullException.ThrowIfNull(arena);
+        if (initialCapacity < 0)
+        {
+            ThrowHelper.ThrowArgumentOutOfRange(nameof(initialCapacity), initialCapacity, "The initial capacity cannot be negative.");
+        }
+
+        ObjectDisposedException.ThrowIf(arena.IsDisposed, arena);
+        _options = arena.Options;
+        if (initialCapacity > 0)
+        {
+            Resize(initialCapacity);
+        }
     }
 
     /// <summary>Creates an empty writer with room for <paramref name="initialCapacity"/> elements.</summary>
@@ -63,12 +93,20 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         Resize(initialCapacity);
     }
 
-    /// <summary>Frees the block of a writer that was never disposed (unless a pin still holds it).</summary>
+    /// <summary>Frees the block of a writer that was never disposed (unless a pin or lease still holds it).</summary>
     ~NativeBufferWriter()
     {
         if (!_disposed && _handle != default && Volatile.Read(ref _pins) == 0)
         {
-            AllocationLedger.Free(_handle, nameof(NativeBufferWriter<T>));
+            try
+            {
+                AllocationLedger.Free(_handle, nameof(NativeBufferWriter<T>));
+            }
+            catch (Exception e) when (e is ObjectDisposedException or InvalidOperationException)
+            {
+                // An arena reset freed it already; or a lease never closed holds it: left live (a
+                // leak the ledger shows) rather than freed under a span.
+            }
         }
     }
 
@@ -238,7 +276,14 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         {
             // First: a free refused because an operation holds the block (a NativeMemoryStream's
             // read on another thread) leaves the writer as it was.
-            AllocationLedger.Free(_handle, nameof(NativeBufferWriter<T>));
+            try
+            {
+                AllocationLedger.Free(_handle, nameof(NativeBufferWriter<T>));
+            }
+            catch (ObjectDisposedException) when (!_handle.IsValid)
+            {
+                // A reset of its arena freed it already.
+            }
         }
 
         _disposed = true;
@@ -262,14 +307,14 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
     }
 
     /// <summary>
-    /// Hands the block over: shrinks it to the written elements (in place where jemalloc can), records
-    /// it as <paramref name="kind"/>'s and leaves the writer empty, as if new. The caller makes the
-    /// structure that owns the block from then on.
+    /// Hands the block over: shrinks it to the written elements (in place where jemalloc can) and
+    /// leaves the writer empty, as if new. The caller makes the structure that owns the block from then
+    /// on (it records itself as the owner in the ledger).
     /// </summary>
     /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
     /// <exception cref="InvalidOperationException">Nothing was written, more than <paramref name="maxLength"/> elements were, or a memory of the block is pinned or in use.</exception>
     /// <exception cref="OutOfMemoryException">The block could not be shrunk; the writer is unchanged.</exception>
-    internal AllocationHandle Detach(long maxLength, AllocationKind kind, out T* pointer, out long length)
+    internal AllocationHandle Detach(long maxLength, out T* pointer, out long length)
     {
         ThrowIfDisposed();
         if (_written == 0)
@@ -291,7 +336,6 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
             ThrowHelper.ThrowInvalidOperation("This NativeBufferWriter cannot hand its block over while a Memory of it is pinned: dispose the MemoryHandle first.");
         }
 
-        AllocationLedger.Adopt(_handle, kind);
         AllocationHandle handle = _handle;
         pointer = _pointer;
         length = _written;
@@ -303,8 +347,8 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         return handle;
     }
 
-    /// <summary>Whether the writer was disposed.</summary>
-    internal bool IsDisposed => _disposed;
+    /// <summary>Whether the writer was disposed, or its block freed by a reset of its arena.</summary>
+    internal bool IsDisposed => _disposed || (_handle != default && !_handle.IsValid);
 
     internal void AddPin(int delta) => Interlocked.Add(ref _pins, delta);
 
@@ -423,7 +467,7 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         nuint bytes = (nuint)capacity * (nuint)sizeof(T);
         if (_handle == default)
         {
-            _pointer = (T*)AllocationLedger.Allocate(bytes, AllocationOptions.Default, AllocationKind.BufferWriter, ElementTypes.IdOf<T>(), 0, null, out _handle, zero: false);
+            _pointer = (T*)AllocationLedger.Allocate(bytes, _options, AllocationKind.BufferWriter, ElementTypes.IdOf<T>(), 0, null, out _handle, zero: false);
         }
         else
         {
@@ -446,7 +490,8 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private void ThrowIfDisposed()
     {
-        if (_disposed)
+        // A block in an arena can be freed by the arena's reset: one load and compare sees it.
+        if (_disposed || (_handle != default && !_handle.IsValid))
         {
             ThrowHelper.ThrowObjectDisposed(nameof(NativeBufferWriter<T>));
         }

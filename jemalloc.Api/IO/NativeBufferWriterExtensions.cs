@@ -16,7 +16,7 @@ public static class NativeBufferWriterExtensions
         where T : unmanaged, IEquatable<T>
     {
         ArgumentNullException.ThrowIfNull(writer);
-        AllocationHandle handle = writer.Detach(long.MaxValue, AllocationKind.HugeBuffer, out T* pointer, out long length);
+        AllocationHandle handle = writer.Detach(long.MaxValue, out T* pointer, out long length);
         return new HugeArray<T>(handle, pointer, length);
     }
 
@@ -32,7 +32,7 @@ public static class NativeBufferWriterExtensions
         where T : unmanaged, IEquatable<T>
     {
         ArgumentNullException.ThrowIfNull(writer);
-        AllocationHandle handle = writer.Detach(int.MaxValue, AllocationKind.SafeBuffer, out T* pointer, out long length);
+        AllocationHandle handle = writer.Detach(int.MaxValue, out T* pointer, out long length);
         return new SafeArray<T>(handle, pointer, (int)length);
     }
 }

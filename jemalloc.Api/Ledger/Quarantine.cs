@@ -96,8 +96,15 @@ internal static unsafe class Quarantine
     /// <returns><see langword="true"/> if the quarantine took the block; <see langword="false"/> if the caller must free it.</returns>
     internal static bool TryAdmitMoved(void* memory, nuint size, int flags, AllocationKind kind, int elementType)
     {
-        if (!s_enabled || (flags >>> MallocxFlags.ArenaShift) != 0 || size > (ulong)Limit)
+        if (!s_enabled || size > (ulong)Limit)
         {
+            return false;
+        }
+
+        if ((flags >>> MallocxFlags.ArenaShift) != 0)
+        {
+            // As a free in an arena: poisoned, not held (a reset of the arena may free it any time).
+            NativeMemory.Fill(memory, size, Poison);
             return false;
         }
 
