@@ -184,23 +184,27 @@ public static partial class IoCommand
 
     private static int RunJson(IReadOnlyList<string>? jembench, JsonWriterSide[] writers, long jsonSize, long? initialCapacity, string? corrupt, TextWriter output, TextWriter error)
     {
+        JsonWriterSide[] cannotHold = [.. writers.Where(w => !JsonWriteHarness.CanHold(w, jsonSize))];
+        foreach (JsonWriterSide side in cannotHold)
+        {
+            output.WriteLine($"io json: {Name(side)} cannot hold {jsonSize:N0} bytes: it writes into one .NET array, at most {Array.MaxLength:N0} bytes. Not run.");
+        }
+
+        if (cannotHold.Length == writers.Length)
+        {
+            output.WriteLine("io json: no writer chosen can hold the document; add --writers native to write it.");
+            return Program.ExitSuccess;
+        }
+
         var reference = System.Diagnostics.Stopwatch.StartNew();
         (long length, string sha256) = JsonDocumentContent.Reference(jsonSize);
         long initial = initialCapacity ?? length + JsonWriteHarness.Slack;
         output.WriteLine($"io json: Utf8JsonWriter writes {length:N0} bytes (asked {jsonSize:N0}); reference SHA-256 {sha256[..16]}... ({reference.Elapsed.TotalSeconds:F1} s, written into a hash only). " +
             $"Every writer starts at {initial:N0} bytes{(initialCapacity is null ? " (--presized: the whole document, so no growth)" : " (--initial-capacity)")}.");
         var results = new List<JsonWriteResult>();
-        var cannotHold = new List<JsonWriterSide>();
         bool failed = false;
-        foreach (JsonWriterSide side in writers)
+        foreach (JsonWriterSide side in writers.Except(cannotHold))
         {
-            if (!JsonWriteHarness.CanHold(side, jsonSize))
-            {
-                cannotHold.Add(side);
-                output.WriteLine($"io json: {Name(side)} cannot hold {jsonSize:N0} bytes: it writes into one .NET array, at most {Array.MaxLength:N0} bytes. Not run.");
-                continue;
-            }
-
             JsonWriteResult? result = jembench is null
                 ? JsonWriteHarness.Run(side, jsonSize, initial, corrupt == Name(side))
                 : SideProcess.Run<JsonWriteResult>(jembench, JsonChildArguments(side, jsonSize, initial, corrupt), JsonPrefix, $"io json: the {Name(side)}", error);
@@ -256,7 +260,7 @@ public static partial class IoCommand
             output.WriteLine(string.Create(CultureInfo.InvariantCulture, $"  time vs {Name(other.Side)}: {speedup:F2}x faster {goal}"));
         }
 
-        if (cannotHold.Count > 0)
+        if (cannotHold.Length > 0)
         {
             output.WriteLine($"  {length:N0} bytes: the native writer held them; {string.Join(" and ", cannotHold.Select(Name))} cannot: met");
         }
