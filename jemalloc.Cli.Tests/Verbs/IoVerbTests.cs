@@ -27,8 +27,9 @@ public class IoVerbTests
         Assert.Contains("| array: ArrayBufferWriter<byte> | 1,000,", result.Output, StringComparison.Ordinal);
         Assert.Contains("| arraypool: ArrayPoolBufferWriter<byte> | 1,000,", result.Output, StringComparison.Ordinal);
         Assert.Contains("have the reference's length and SHA-256", result.Output, StringComparison.Ordinal);
+        Assert.Contains("io json: round 3 of 3: native ", result.Output, StringComparison.Ordinal);
         Assert.Contains("time vs array:", result.Output, StringComparison.Ordinal);
-        Assert.Contains("time vs arraypool:", result.Output, StringComparison.Ordinal);
+        Assert.Matches(@"time vs arraypool: [0-9.]+x faster, best against best \(no goal\) \(round by round: [0-9.]+x, [0-9.]+x, [0-9.]+x\)", result.Output);
     }
 
     [Fact]
@@ -44,8 +45,11 @@ public class IoVerbTests
     [Fact]
     public void The_pipe_suite_runs_both_pools_and_checks_every_byte()
     {
-        Jembench.Result result = Jembench.Run("io", "--pipe", "--pipe-size", "24MiB");
+        Jembench.Result result = Jembench.Run("io", "--pipe", "--pipe-size", "24MiB", "--rounds", "2");
         Assert.True(result.ExitCode == Program.ExitSuccess, result.All);
+        Assert.Contains("io pipe: round 1 of 2: jem ", result.Output, StringComparison.Ordinal);
+        Assert.Contains("io pipe: round 2 of 2: jem ", result.Output, StringComparison.Ordinal);
+        Assert.Contains("Best of 2 round(s) per pool", result.Output, StringComparison.Ordinal);
         Assert.Contains("| jem: JemMemoryPool | 25,165,824 |", result.Output, StringComparison.Ordinal);
         Assert.Contains("| shared: MemoryPool<byte>.Shared (default) | 25,165,824 |", result.Output, StringComparison.Ordinal);
         Assert.Contains($"XxHash3 {PipeStreamPattern.Checksum(24 << 20):X16} on every side", result.Output, StringComparison.Ordinal);
@@ -192,6 +196,7 @@ public class IoVerbTests
     [InlineData("--initial-capacity 3,000,000,000 is more than a managed writer's array can hold", "io", "--json", "--json-size", "1MB", "--initial-capacity", "3GB")]
     [InlineData("a --child runs one suite", "io", "--child", "--json", "--pipe", "--writers", "native", "--pools", "jem")]
     [InlineData("a --child runs one suite", "io", "--child", "--json")]
+    [InlineData("--rounds must be at least 1; got 0", "io", "--pipe", "--rounds", "0")]
     public void Bad_options_are_refused_with_exit_code_1(string message, params string[] args)
     {
         Jembench.Result result = Jembench.Run(args);
@@ -206,7 +211,7 @@ public class IoVerbTests
     {
         Jembench.Result result = Jembench.Run("io", "--help");
         Assert.Equal(Program.ExitSuccess, result.ExitCode);
-        foreach (string option in new[] { "--json", "--pipe", "--json-size", "--pipe-size", "--writers", "--pools", "--initial-capacity", "--presized", "--in-process" })
+        foreach (string option in new[] { "--json", "--pipe", "--json-size", "--pipe-size", "--writers", "--pools", "--initial-capacity", "--presized", "--rounds", "--in-process" })
         {
             Assert.Contains(option, result.Output, StringComparison.Ordinal);
         }

@@ -38,6 +38,10 @@ public sealed class IoOptions
     [Option("presized", HelpText = "Start every JSON writer with room for the whole document (no growth): with a run without it, shows what growth costs.")]
     public bool Presized { get; set; }
 
+    /// <summary>Rounds of every side.</summary>
+    [Option("rounds", Default = 3, HelpText = "Rounds: each runs every side once, in turn; the table shows each side's best round and the goals print every round's ratio.")]
+    public int Rounds { get; set; } = 3;
+
     /// <summary>Run every side in this process.</summary>
     [Option("in-process", HelpText = "Run the sides one after another in this process (peak RSS is then the largest so far, not each side's own).")]
     public bool InProcess { get; set; }
