@@ -118,6 +118,6 @@ public static class JsonWriteHarness
         MemoryMarshal.CreateSpan(ref MemoryMarshal.GetReference(written), written.Length)[written.Length / 2] ^= 0x20;
 
     private static JsonWriteResult Result(TimedRegion region, JsonWriterSide side, long targetBytes, long initialCapacity, long bytes, string sha256) =>
-        new(side, targetBytes, initialCapacity, bytes, region.Seconds, region.AllocatedBytes, region.Gen0, region.Gen1, region.Gen2,
+        new(side, targetBytes, initialCapacity, bytes, region.Seconds, region.AllocatedBytes, region.Gen0, region.Gen1, region.Gen2, region.PageFaults,
             ProcessMemory.PeakResidentBytes(Environment.ProcessId) ?? -1, sha256);
 }

@@ -10,6 +10,7 @@ namespace jemalloc.Benchmarks.IO;
 /// <param name="Gen0">Generation-0 collections during the timed region.</param>
 /// <param name="Gen1">Generation-1 collections during the timed region.</param>
 /// <param name="Gen2">Generation-2 collections during the timed region.</param>
+/// <param name="PageFaults">Minor page faults of the process during the timed region (first touches of fresh pages), or -1 if unknown.</param>
 /// <param name="PeakRssBytes">Peak resident set of the process (VmHWM), or -1 if unknown.</param>
 /// <param name="Sha256">SHA-256 of every written byte, in hex: equal on every side and to the reference.</param>
 public sealed record JsonWriteResult(
@@ -22,5 +23,6 @@ public sealed record JsonWriteResult(
     int Gen0,
     int Gen1,
     int Gen2,
+    long PageFaults,
     long PeakRssBytes,
     string Sha256);

@@ -77,7 +77,7 @@ public static class PipePumpHarness
             rents = books.RentCount - rentsBefore;
         }
 
-        return new PipePumpResult(side, read, segments, region.Seconds, region.AllocatedBytes, region.Gen0, region.Gen1, region.Gen2,
+        return new PipePumpResult(side, read, segments, region.Seconds, region.AllocatedBytes, region.Gen0, region.Gen1, region.Gen2, region.PageFaults,
             ProcessMemory.PeakResidentBytes(Environment.ProcessId) ?? -1, rents, readerChecksum);
     }
 

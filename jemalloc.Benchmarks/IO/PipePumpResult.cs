@@ -9,6 +9,7 @@ namespace jemalloc.Benchmarks.IO;
 /// <param name="Gen0">Generation-0 collections during the timed region.</param>
 /// <param name="Gen1">Generation-1 collections during the timed region.</param>
 /// <param name="Gen2">Generation-2 collections during the timed region.</param>
+/// <param name="PageFaults">Minor page faults of the process during the timed region (first touches of fresh pages), or -1 if unknown.</param>
 /// <param name="PeakRssBytes">Peak resident set of the process (VmHWM), or -1 if unknown.</param>
 /// <param name="Rents">Blocks the <see cref="JemMemoryPool"/> rented, or -1 for the default pool (which does not count).</param>
 /// <param name="Checksum">XxHash3 of every byte read: equal to the writer's and to the expected stream's.</param>
@@ -21,6 +22,7 @@ public sealed record PipePumpResult(
     int Gen0,
     int Gen1,
     int Gen2,
+    long PageFaults,
     long PeakRssBytes,
     long Rents,
     ulong Checksum);

@@ -234,17 +234,17 @@ public static partial class IoCommand
 
         output.WriteLine();
         output.WriteLine($"Best of {rounds} round(s) per writer (the rounds alternate the writers, so load on a shared machine hits them alike):");
-        output.WriteLine("| Writer | Bytes | Time (s) | MB/s | Managed allocated (MiB) | GCs 0/1/2 | Peak RSS (MiB) | SHA-256 |");
-        output.WriteLine("|---|---:|---:|---:|---:|---:|---:|---|");
+        output.WriteLine("| Writer | Bytes | Time (s) | MB/s | Managed allocated (MiB) | GCs 0/1/2 | Page faults | Peak RSS (MiB) | SHA-256 |");
+        output.WriteLine("|---|---:|---:|---:|---:|---:|---:|---:|---|");
         foreach (JsonWriteResult r in results)
         {
             output.WriteLine(string.Create(CultureInfo.InvariantCulture,
-                $"| {Describe(r.Side)} | {r.Bytes:N0} | {r.Seconds:F2} | {r.Bytes / 1e6 / r.Seconds:F0} | {r.AllocatedBytes / MiB:F1} | {r.Gen0}/{r.Gen1}/{r.Gen2} | {Rss(r.PeakRssBytes)} | {r.Sha256[..16]}... |"));
+                $"| {Describe(r.Side)} | {r.Bytes:N0} | {r.Seconds:F2} | {r.Bytes / 1e6 / r.Seconds:F0} | {r.AllocatedBytes / MiB:F1} | {r.Gen0}/{r.Gen1}/{r.Gen2} | {Faults(r.PageFaults)} | {Rss(r.PeakRssBytes)} | {r.Sha256[..16]}... |"));
         }
 
         foreach (JsonWriterSide side in cannotHold)
         {
-            output.WriteLine($"| {Describe(side)} | cannot hold | - | - | - | - | - | - |");
+            output.WriteLine($"| {Describe(side)} | cannot hold | - | - | - | - | - | - | - |");
         }
 
         JsonWriteResult[] wrong = [.. all.Where(r => r.Bytes != length || r.Sha256 != sha256)];
@@ -334,12 +334,12 @@ public static partial class IoCommand
 
         output.WriteLine();
         output.WriteLine($"Best of {rounds} round(s) per pool (the rounds alternate the pools, so load on a shared machine hits them alike):");
-        output.WriteLine("| Pool | Bytes | Segments | Time (s) | GB/s | Managed allocated (MiB) | GCs 0/1/2 | Peak RSS (MiB) | Blocks rented | XxHash3 |");
-        output.WriteLine("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+        output.WriteLine("| Pool | Bytes | Segments | Time (s) | GB/s | Managed allocated (MiB) | GCs 0/1/2 | Page faults | Peak RSS (MiB) | Blocks rented | XxHash3 |");
+        output.WriteLine("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
         foreach (PipePumpResult r in results)
         {
             output.WriteLine(string.Create(CultureInfo.InvariantCulture,
-                $"| {Describe(r.Side)} | {r.Bytes:N0} | {r.Segments:N0} | {r.Seconds:F2} | {r.Bytes / 1e9 / r.Seconds:F2} | {r.AllocatedBytes / MiB:F1} | {r.Gen0}/{r.Gen1}/{r.Gen2} | {Rss(r.PeakRssBytes)} | {(r.Rents < 0 ? "n/a" : r.Rents.ToString("N0", CultureInfo.InvariantCulture))} | {r.Checksum:X16} |"));
+                $"| {Describe(r.Side)} | {r.Bytes:N0} | {r.Segments:N0} | {r.Seconds:F2} | {r.Bytes / 1e9 / r.Seconds:F2} | {r.AllocatedBytes / MiB:F1} | {r.Gen0}/{r.Gen1}/{r.Gen2} | {Faults(r.PageFaults)} | {Rss(r.PeakRssBytes)} | {(r.Rents < 0 ? "n/a" : r.Rents.ToString("N0", CultureInfo.InvariantCulture))} | {r.Checksum:X16} |"));
         }
 
         PipePumpResult[] wrong = [.. all.Where(r => r.Bytes != pipeSize || r.Checksum != expected)];
@@ -373,6 +373,7 @@ public static partial class IoCommand
         {
             (0, 0) => "neither side collected: no reduction to measure: NOT met",
             (0, _) => $"jem 0, shared {sharedYoung}: met",
+            (_, 0) => $"jem {jemYoung}, shared 0: more, not fewer (goal >= 10x fewer): NOT met",
             _ => string.Create(CultureInfo.InvariantCulture, $"{(double)sharedYoung / jemYoung:F2}x fewer (jem {jemYoung}, shared {sharedYoung}) (goal >= 10x): {(sharedYoung >= 10 * jemYoung ? "met" : "NOT met")}"),
         };
         output.WriteLine($"  Gen0+Gen1 collections vs shared: {collections}");
@@ -398,6 +399,8 @@ public static partial class IoCommand
     // Each round's ratio of the other side's time to this side's: how much the load moved the ratio.
     private static string PerRound(IEnumerable<double> mine, IEnumerable<double> other) =>
         string.Join(", ", mine.Zip(other, (m, o) => (o / m).ToString("F2", CultureInfo.InvariantCulture) + "x"));
+
+    private static string Faults(long faults) => faults < 0 ? "n/a" : faults.ToString("N0", CultureInfo.InvariantCulture);
 
     private static string Rss(long bytes) => bytes < 0 ? "n/a" : (bytes / MiB).ToString("F0", CultureInfo.InvariantCulture);
 
