@@ -130,6 +130,15 @@ public class IoVerbTests
     }
 
     [Fact]
+    public void A_document_that_cannot_fit_in_memory_is_refused_up_front_with_exit_code_3()
+    {
+        Jembench.Result result = Jembench.Run("io", "--json", "--json-size", "2TB", "--writers", "native");
+        Assert.Equal(Program.ExitNotEnoughMemory, result.ExitCode);
+        Assert.Contains("jembench io: a JSON document of 2,000,000,000,000 bytes needs about", result.Error, StringComparison.Ordinal);
+        Assert.DoesNotContain("reference", result.Output, StringComparison.Ordinal);
+    }
+
+    [Fact]
     public void A_child_prints_its_result_as_json()
     {
         Jembench.Result result = Jembench.Run("io", "--child", "--json", "--writers", "native", "--json-size", "100000", "--initial-capacity", "1000");
