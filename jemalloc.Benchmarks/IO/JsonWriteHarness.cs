@@ -21,9 +21,22 @@ public static class JsonWriteHarness
     /// <summary>The size of the untimed document written first, on every side.</summary>
     public const long WarmUpBytes = 4 * 1024 * 1024;
 
-    /// <summary>Whether <paramref name="side"/> can hold a document of <paramref name="targetBytes"/>: a managed writer holds one array, at most <see cref="System.Array.MaxLength"/> bytes.</summary>
+    /// <summary>The most bytes <paramref name="side"/> can hold.</summary>
+    /// <remarks>
+    /// <see cref="ArrayBufferWriter{T}"/> holds one array, at most <see cref="System.Array.MaxLength"/> bytes.
+    /// <c>ArrayPoolBufferWriter</c> rounds each growth past 1 MiB up to a power of two, and the power after
+    /// 2^30 does not fit in an <see cref="int"/> length: it cannot grow past 2^30 bytes.
+    /// </remarks>
+    public static long MaxBytes(JsonWriterSide side) => side switch
+    {
+        JsonWriterSide.Native => long.MaxValue,
+        JsonWriterSide.Array => System.Array.MaxLength,
+        _ => 1L << 30,
+    };
+
+    /// <summary>Whether <paramref name="side"/> can hold a document of <paramref name="targetBytes"/> (see <see cref="MaxBytes"/>).</summary>
     public static bool CanHold(JsonWriterSide side, long targetBytes) =>
-        side == JsonWriterSide.Native || targetBytes + Slack <= System.Array.MaxLength;
+        side == JsonWriterSide.Native || targetBytes + Slack <= MaxBytes(side);
 
     /// <summary>Writes the document into a new writer of <paramref name="side"/> and measures it.</summary>
     /// <param name="side">The buffer writer.</param>
@@ -37,7 +50,7 @@ public static class JsonWriteHarness
         ArgumentOutOfRangeException.ThrowIfLessThan(initialCapacity, 1);
         if (!CanHold(side, targetBytes) || (side != JsonWriterSide.Native && initialCapacity > System.Array.MaxLength))
         {
-            throw new ArgumentOutOfRangeException(nameof(targetBytes), targetBytes, $"The {side} writer holds one .NET array, at most {System.Array.MaxLength:N0} bytes.");
+            throw new ArgumentOutOfRangeException(nameof(targetBytes), targetBytes, $"The {side} writer holds at most {MaxBytes(side):N0} bytes in one .NET array.");
         }
 
         // Untimed, so that compiling the writer's and the encoder's code is not measured.

@@ -121,12 +121,15 @@ public class IoVerbTests
         Jembench.Result result = Jembench.Run("io", "--json", "--json-size", "3GB", "--writers", "array,arraypool");
         Assert.True(result.ExitCode == Program.ExitSuccess, result.All);
         Assert.Contains($"array cannot hold 3,000,000,000 bytes: it writes into one .NET array, at most {Array.MaxLength:N0} bytes", result.Output, StringComparison.Ordinal);
-        Assert.Contains("arraypool cannot hold 3,000,000,000 bytes", result.Output, StringComparison.Ordinal);
+        Assert.Contains("arraypool cannot hold 3,000,000,000 bytes: it grows its array in powers of two, to at most 1,073,741,824 bytes", result.Output, StringComparison.Ordinal);
         Assert.Contains("add --writers native", result.Output, StringComparison.Ordinal);
         Assert.False(JsonWriteHarness.CanHold(JsonWriterSide.Array, Array.MaxLength - JsonWriteHarness.Slack + 1));
-        Assert.True(JsonWriteHarness.CanHold(JsonWriterSide.ArrayPool, Array.MaxLength - JsonWriteHarness.Slack));
+        Assert.True(JsonWriteHarness.CanHold(JsonWriterSide.Array, Array.MaxLength - JsonWriteHarness.Slack));
+        Assert.True(JsonWriteHarness.CanHold(JsonWriterSide.ArrayPool, (1L << 30) - JsonWriteHarness.Slack));
+        Assert.False(JsonWriteHarness.CanHold(JsonWriterSide.ArrayPool, (1L << 30) - JsonWriteHarness.Slack + 1));
         Assert.True(JsonWriteHarness.CanHold(JsonWriterSide.Native, 3_000_000_000));
         Assert.Throws<ArgumentOutOfRangeException>(() => JsonWriteHarness.Run(JsonWriterSide.Array, 3_000_000_000, 4096, corrupt: false));
+        Assert.Throws<ArgumentOutOfRangeException>(() => JsonWriteHarness.Run(JsonWriterSide.ArrayPool, 1_500_000_000, 4096, corrupt: false));
     }
 
     [Fact]

@@ -194,7 +194,7 @@ public static partial class IoCommand
         JsonWriterSide[] cannotHold = [.. writers.Where(w => !JsonWriteHarness.CanHold(w, jsonSize))];
         foreach (JsonWriterSide side in cannotHold)
         {
-            output.WriteLine($"io json: {Name(side)} cannot hold {jsonSize:N0} bytes: it writes into one .NET array, at most {Array.MaxLength:N0} bytes. Not run.");
+            output.WriteLine($"io json: {Name(side)} cannot hold {jsonSize:N0} bytes: {CannotHoldReason(side)}. Not run.");
         }
 
         if (cannotHold.Length == writers.Length)
@@ -215,9 +215,11 @@ public static partial class IoCommand
             var times = new List<string>();
             foreach (JsonWriterSide side in writers.Except(cannotHold))
             {
+                // Presized past what a managed array holds (a document just under a writer's limit): as much as it holds.
+                long start = Math.Min(initial, side == JsonWriterSide.Native ? long.MaxValue : Array.MaxLength);
                 JsonWriteResult? result = jembench is null
-                    ? JsonWriteHarness.Run(side, jsonSize, initial, corrupt == Name(side))
-                    : SideProcess.Run<JsonWriteResult>(jembench, JsonChildArguments(side, jsonSize, initial, corrupt), JsonPrefix, $"io json: the {Name(side)}", error);
+                    ? JsonWriteHarness.Run(side, jsonSize, start, corrupt == Name(side))
+                    : SideProcess.Run<JsonWriteResult>(jembench, JsonChildArguments(side, jsonSize, start, corrupt), JsonPrefix, $"io json: the {Name(side)}", error);
                 if (result is null)
                 {
                     failed = true;
@@ -285,6 +287,10 @@ public static partial class IoCommand
 
         return Program.ExitSuccess;
     }
+
+    private static string CannotHoldReason(JsonWriterSide side) => side == JsonWriterSide.Array
+        ? $"it writes into one .NET array, at most {Array.MaxLength:N0} bytes"
+        : $"it grows its array in powers of two, to at most {JsonWriteHarness.MaxBytes(side):N0} bytes (the next power is past a .NET array's limit)";
 
     private static List<string> JsonChildArguments(JsonWriterSide side, long jsonSize, long initial, string? corrupt)
     {
