@@ -15,7 +15,7 @@ public sealed class IoOptions
     public bool Pipe { get; set; }
 
     /// <summary>The JSON document's size.</summary>
-    [Option("json-size", Default = "100MB", HelpText = "The JSON document's size in bytes, or with a unit: KB, MB, GB (powers of 1000) or KiB, MiB, GiB. Past 2 GiB only the native writer can hold it.")]
+    [Option("json-size", Default = "100MB", HelpText = "The JSON document's size in bytes, or with a unit: KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB. Past 1 GiB ArrayPoolBufferWriter, past 2 GiB ArrayBufferWriter cannot hold it (they say so and are not run).")]
     public string JsonSize { get; set; } = "100MB";
 
     /// <summary>The bytes to pump through the pipe.</summary>
