@@ -202,6 +202,7 @@ public class IoVerbTests
     [InlineData("--json-size '12XB' is not a size", "io", "--json", "--json-size", "12XB")]
     [InlineData("--json-size '-5MB' is not a size", "io", "--json", "--json-size", "-5MB")]
     [InlineData("--pipe-size '99999999TB' is too large", "io", "--pipe", "--pipe-size", "99999999TB")]
+    [InlineData("the --json-size 8,000,000,000,000,000,000 is out of range", "io", "--json", "--json-size", "8000000TB")]
     [InlineData("unknown side 'stream' in --writers; the sides are native, array, arraypool", "io", "--json", "--writers", "stream")]
     [InlineData("unknown side 'pinned' in --pools; the sides are jem, shared", "io", "--pipe", "--pools", "pinned")]
     [InlineData("--corrupt names no side", "io", "--json", "--corrupt", "nothing")]

@@ -27,6 +27,8 @@ public static partial class IoCommand
         ArgumentNullException.ThrowIfNull(error);
         _ = SuiteCommands.Operations("io", "--json or --pipe", (options.Json, "json"), (options.Pipe, "pipe"));
         long jsonSize = ParseSize("--json-size", options.JsonSize);
+        // So that the memory check's multiples of it cannot overflow.
+        SuiteCommands.RequireRange("io", "--json-size", jsonSize, long.MaxValue / 4);
         long pipeSize = ParseSize("--pipe-size", options.PipeSize);
         long initialCapacity = ParseSize("--initial-capacity", options.InitialCapacity);
         JsonWriterSide[] writers = ParseSides(options.Writers, "--writers", WriterNames);
