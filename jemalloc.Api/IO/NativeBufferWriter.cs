@@ -350,7 +350,28 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
     /// <summary>Whether the writer was disposed, or its block freed by a reset of its arena.</summary>
     internal bool IsDisposed => _disposed || (_handle != default && !_handle.IsValid);
 
-    internal void AddPin(int delta) => Interlocked.Add(ref _pins, delta);
+    /// <summary>
+    /// Pins the block for a <see cref="WriterMemory{T}"/> made at <paramref name="version"/>: until
+    /// <see cref="Unpin"/>, the writer refuses to grow, hand over or be disposed, and the ledger refuses
+    /// to free the block (an arena reset included), since a pin's pointer is used outside any check.
+    /// </summary>
+    /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
+    /// <exception cref="InvalidOperationException">The block grew since.</exception>
+    internal T* Pin(int version, long offset)
+    {
+        T* pointer = PointerFor(version, offset);
+        AllocationLedger.Acquire(_handle, nameof(NativeBufferWriter<T>));
+        Interlocked.Increment(ref _pins);
+        return pointer;
+    }
+
+    /// <summary>Ends a <see cref="Pin"/>: the block was neither moved nor freed while it was pinned.</summary>
+    internal void Unpin()
+    {
+        // Released first: a dispose that sees no pin must find the block free to go.
+        AllocationLedger.Release(_handle, nameof(NativeBufferWriter<T>));
+        Interlocked.Decrement(ref _pins);
+    }
 
     /// <summary>The written elements as a sequence of checked segments of at most <paramref name="maxSegmentLength"/> elements.</summary>
     /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>

@@ -68,7 +68,7 @@ internal sealed unsafe class PooledBlock : MemoryManager<byte>
             _pins++;
         }
 
-        return new MemoryHandle(_array.UnsafePointer + elementIndex, default, this);
+        return new MemoryHandle(_array.UnsafePointer + elementIndex, default, new PinToken(this));
     }
 
     /// <summary>Ends one <see cref="Pin"/>; the last one frees the memory of a disposed owner.</summary>
