@@ -39,8 +39,9 @@ internal static class IoScenarios
         Check.RaceUntil("writer dispose vs stream", Budget, firstBodyAtLeast: 500, int.MaxValue,
             i =>
             {
-                var writer = i % 2 == 0 ? new NativeBufferWriter<byte>() : new NativeBufferWriter<byte>(pattern.Length);
-                if (i % 4 == 1)
+                // Mostly new, empty writers: the stream's first write allocates the block as the dispose runs.
+                var writer = i % 4 != 3 ? new NativeBufferWriter<byte>() : new NativeBufferWriter<byte>(pattern.Length);
+                if (i % 8 == 3)
                 {
                     pattern.CopyTo(writer.GetSpan(pattern.Length));
                     writer.Advance(pattern.Length);
