@@ -44,6 +44,7 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
     private int _pins;
     private bool _disposed;
     private readonly AllocationOptions _options;
+    private readonly Lock _gate = new();
 
     /// <summary>Creates an empty writer; nothing is allocated until the first write.</summary>
     public NativeBufferWriter()
@@ -262,33 +263,39 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
     /// <exception cref="InvalidOperationException">A <see cref="Memory{T}"/> of the block is pinned, or an operation of a stream over it is running; nothing was freed.</exception>
     public void Dispose()
     {
-        if (_disposed)
+        // Under the gate the first allocation takes: a NativeMemoryStream lets the owner dispose the
+        // writer on any thread, and a dispose that missed a block being allocated would leak it.
+        lock (_gate)
         {
-            return;
-        }
-
-        if (Volatile.Read(ref _pins) != 0)
-        {
-            ThrowHelper.ThrowInvalidOperation("This NativeBufferWriter cannot be disposed while a Memory of it is pinned: dispose the MemoryHandle first.");
-        }
-
-        if (_handle != default)
-        {
-            // First: a free refused because an operation holds the block (a NativeMemoryStream's
-            // read on another thread) leaves the writer as it was.
-            try
+            if (_disposed)
             {
-                AllocationLedger.Free(_handle, nameof(NativeBufferWriter<T>));
+                return;
             }
-            catch (ObjectDisposedException) when (!_handle.IsValid)
+
+            if (Volatile.Read(ref _pins) != 0)
             {
-                // A reset of its arena freed it already.
+                ThrowHelper.ThrowInvalidOperation("This NativeBufferWriter cannot be disposed while a Memory of it is pinned: dispose the MemoryHandle first.");
             }
+
+            if (_handle != default)
+            {
+                // First: a free refused because an operation holds the block (a NativeMemoryStream's
+                // read on another thread) leaves the writer as it was.
+                try
+                {
+                    AllocationLedger.Free(_handle, nameof(NativeBufferWriter<T>));
+                }
+                catch (ObjectDisposedException) when (!_handle.IsValid)
+                {
+                    // A reset of its arena freed it already.
+                }
+            }
+
+            _disposed = true;
+            _version++;
+            _pointer = null;
         }
 
-        _disposed = true;
-        _version++;
-        _pointer = null;
         GC.SuppressFinalize(this);
     }
 
@@ -488,7 +495,12 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         nuint bytes = (nuint)capacity * (nuint)sizeof(T);
         if (_handle == default)
         {
-            _pointer = (T*)AllocationLedger.Allocate(bytes, _options, AllocationKind.BufferWriter, ElementTypes.IdOf<T>(), 0, null, out _handle, zero: false);
+            // A dispose on another thread ran before (seen here) or waits until the block is recorded (and frees it).
+            lock (_gate)
+            {
+                ThrowIfDisposed();
+                _pointer = (T*)AllocationLedger.Allocate(bytes, _options, AllocationKind.BufferWriter, ElementTypes.IdOf<T>(), 0, null, out _handle, zero: false);
+            }
         }
         else
         {
