@@ -476,7 +476,21 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
             // Doubling keeps the number of growths, and the bytes copied by those that cannot grow
             // in place, proportional to the data written.
             long grown = _capacity + Math.Max(_capacity, MinimumCapacity);
-            Resize(Math.Max(capacity, grown));
+            if (grown > capacity)
+            {
+                try
+                {
+                    Resize(grown);
+                    return;
+                }
+                catch (OutOfMemoryException)
+                {
+                    // The doubled size is more than the memory (or the arena's budget) allows: the
+                    // size needed may still fit.
+                }
+            }
+
+            Resize(capacity);
         }
     }
 

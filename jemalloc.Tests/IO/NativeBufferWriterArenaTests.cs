@@ -48,6 +48,19 @@ public sealed class NativeBufferWriterArenaTests : LeakCheckedTest
     }
 
     [Fact]
+    public void When_doubling_would_pass_the_budget_the_writer_grows_to_just_what_is_needed()
+    {
+        using var arena = new JemArena(budgetBytes: 64 << 10);
+        using var writer = new NativeBufferWriter<byte>(arena, initialCapacity: 40_000);
+        writer.GetSpan(30_000).Fill(5);
+        writer.Advance(30_000);
+        Assert.True(writer.GetSpan(20_000).Length >= 20_000);
+        Assert.Equal(50_000, writer.Capacity);
+        Assert.Equal(SizeClass(50_000), arena.UsedBytes);
+        Assert.False(writer.WrittenSpan.ContainsAnyExcept((byte)5));
+    }
+
+    [Fact]
     public void A_reset_of_the_arena_frees_the_block_and_the_writer_and_its_stream_then_throw_ObjectDisposedException()
     {
         using var arena = new JemArena();
