@@ -507,13 +507,17 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         }
 
         nuint bytes = (nuint)capacity * (nuint)sizeof(T);
+        // Outside an arena a writer follows HugePagePolicy as an array created without options does:
+        // a growing block is first touched by the copy and the writes, where 4 KiB pages cost a
+        // fault each.
+        AllocationOptions options = _options == default ? HugePagePolicy.DefaultFor<T>(capacity) : _options;
         if (_handle == default)
         {
             // A dispose on another thread ran before (seen here) or waits until the block is recorded (and frees it).
             lock (_gate)
             {
                 ThrowIfDisposed();
-                _pointer = (T*)AllocationLedger.Allocate(bytes, _options, AllocationKind.BufferWriter, ElementTypes.IdOf<T>(), 0, null, out _handle, zero: false);
+                _pointer = (T*)AllocationLedger.Allocate(bytes, options, AllocationKind.BufferWriter, ElementTypes.IdOf<T>(), 0, null, out _handle, zero: false);
             }
         }
         else
@@ -522,7 +526,7 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
             AllocationLedger.EnterLease(_handle, nameof(NativeBufferWriter<T>));
             try
             {
-                _pointer = (T*)AllocationLedger.Reallocate(_handle, bytes, nameof(NativeBufferWriter<T>));
+                _pointer = (T*)AllocationLedger.Reallocate(_handle, bytes, nameof(NativeBufferWriter<T>), options.HugePages);
             }
             finally
             {

@@ -86,13 +86,15 @@ public static unsafe partial class AllocationLedger
     /// move. While it resizes, no lease, acquire or free can begin (they wait), so none can reach
     /// the old address. The bytes past the old size are not cleared. In checked mode a block within
     /// the quarantine's limit always moves, and its old block is poisoned and quarantined as a free's
-    /// is, so a span kept from before reads poison and a write through it is reported.
+    /// is, so a span kept from before reads poison and a write through it is reported. With
+    /// <paramref name="hugePages"/>, a growth to a huge page or more lands on memory advised for huge
+    /// pages before it is touched.
     /// </summary>
     /// <returns>The memory's address, which may have changed.</returns>
     /// <exception cref="InvalidOperationException">Another lease, operation or <c>Acquire()</c> holds the memory; it is unchanged.</exception>
     /// <exception cref="OutOfMemoryException">The memory cannot be had; the allocation is unchanged.</exception>
     /// <exception cref="ArenaBudgetExceededException">The growth would exceed the arena's budget; the allocation is unchanged.</exception>
-    internal static void* Reallocate(AllocationHandle handle, nuint newSize, string ownerName)
+    internal static void* Reallocate(AllocationHandle handle, nuint newSize, string ownerName, bool hugePages = false)
     {
         Debug.Assert(newSize > 0);
         ref HotSlot hot = ref SlotTable.HotOf(handle.Slot);
@@ -115,7 +117,7 @@ public static unsafe partial class AllocationLedger
                 charged = change;
             }
 
-            void* moved = ReallocateSlot(handle, newSize, ownerName);
+            void* moved = ReallocateSlot(handle, newSize, ownerName, hugePages);
             resized = true;
             return moved;
         }
@@ -133,7 +135,7 @@ public static unsafe partial class AllocationLedger
         }
     }
 
-    private static void* ReallocateSlot(AllocationHandle handle, nuint newSize, string ownerName)
+    private static void* ReallocateSlot(AllocationHandle handle, nuint newSize, string ownerName, bool hugePages)
     {
         ref HotSlot hot = ref SlotTable.HotOf(handle.Slot);
         ref ColdSlot cold = ref SlotTable.ColdOf(handle.Slot);
@@ -160,7 +162,7 @@ public static unsafe partial class AllocationLedger
             nuint oldSize = hot.Size;
             void* moved = Quarantine.Enabled && oldSize <= (ulong)Quarantine.Limit
                 ? MoveQuarantiningOld(old, oldSize, newSize, cold.Flags, cold.Kind, cold.ElementType)
-                : NativeAllocator.Reallocate(old, newSize, cold.Flags, cold.Kind, cold.ElementType);
+                : NativeAllocator.Reallocate(old, oldSize, newSize, ref cold.Flags, hugePages, cold.Kind, cold.ElementType);
             hot.Pointer = (nint)moved;
             hot.Size = newSize;
             return moved;
