@@ -19,7 +19,7 @@ namespace jemalloc;
 /// the next <see cref="GetSpan"/>, <see cref="GetMemory"/> or <see cref="Dispose"/>. A <see cref="Memory{T}"/>
 /// from <see cref="GetMemory"/> is checked whenever it is used: after a growth it throws
 /// <see cref="InvalidOperationException"/>, after <see cref="Dispose"/> <see cref="ObjectDisposedException"/>,
-/// never reaching moved or freed memory. While it is pinned, the writer refuses to grow or be disposed.
+/// never reaching moved or freed memory. While it is pinned, the writer refuses to grow, hand over or be disposed, and its arena refuses to reset.
 /// </para>
 /// <para>
 /// The memory handed out for writing is not cleared: it holds whatever was there (as an

@@ -274,6 +274,25 @@ public sealed class IoMisuseAttackTests : LeakCheckedTest
         Assert.Throws<ObjectDisposedException>(() => memory.Span.Length);
     }
 
+    [Fact]
+    public void A_pool_rent_refused_by_its_budget_its_arena_s_budget_or_a_destroyed_arena_leaves_the_books_unchanged()
+    {
+        var arena = new JemArena(budgetBytes: 64 << 10);
+        using var pool = new JemMemoryPool(arena: arena, budgetBytes: 1 << 20);
+        using IMemoryOwner<byte> kept = pool.Rent(1000);
+        JemMemoryPoolStatistics before = pool.GetStatistics();
+
+        Assert.Throws<MemoryPoolBudgetExceededException>(() => pool.Rent(int.MaxValue));
+        Assert.Throws<ArenaBudgetExceededException>(() => pool.Rent(512 << 10));
+        Assert.Equal(before, pool.GetStatistics());
+
+        kept.Dispose();
+        arena.Dispose();
+        Assert.Throws<ObjectDisposedException>(() => pool.Rent(10));
+        Assert.Equal(0, pool.GetStatistics().OutstandingBytes);
+        Assert.Equal(1, pool.GetStatistics().ReturnCount);
+    }
+
     [MethodImpl(MethodImplOptions.NoInlining)]
     private static SafeArray<byte> DetachFromDroppedWriter()
     {
