@@ -22,6 +22,8 @@ namespace jemalloc;
 /// </para>
 /// <para>
 /// Disposing the pool refuses later rents; blocks rented before stay usable until their owners are disposed.
+/// An owner dropped without being disposed goes back to the pool's budget and books when the garbage
+/// collector finalizes it.
 /// </para>
 /// <para>
 /// It cannot be Kestrel's pool (ASP.NET Core 10): Kestrel takes its pools from the

@@ -19,7 +19,7 @@ namespace jemalloc;
 /// the next <see cref="GetSpan"/>, <see cref="GetMemory"/> or <see cref="Dispose"/>. A <see cref="Memory{T}"/>
 /// from <see cref="GetMemory"/> is checked whenever it is used: after a growth it throws
 /// <see cref="InvalidOperationException"/>, after <see cref="Dispose"/> <see cref="ObjectDisposedException"/>,
-/// never reaching moved or freed memory. While it is pinned, the writer refuses to grow or be disposed.
+/// never reaching moved or freed memory. While it is pinned, the writer refuses to grow, hand over or be disposed, and its arena refuses to reset.
 /// </para>
 /// <para>
 /// The memory handed out for writing is not cleared: it holds whatever was there (as an
@@ -44,6 +44,7 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
     private int _pins;
     private bool _disposed;
     private readonly AllocationOptions _options;
+    private readonly Lock _gate = new();
 
     /// <summary>Creates an empty writer; nothing is allocated until the first write.</summary>
     public NativeBufferWriter()
@@ -262,33 +263,39 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
     /// <exception cref="InvalidOperationException">A <see cref="Memory{T}"/> of the block is pinned, or an operation of a stream over it is running; nothing was freed.</exception>
     public void Dispose()
     {
-        if (_disposed)
+        // Under the gate the first allocation takes: a NativeMemoryStream lets the owner dispose the
+        // writer on any thread, and a dispose that missed a block being allocated would leak it.
+        lock (_gate)
         {
-            return;
-        }
-
-        if (Volatile.Read(ref _pins) != 0)
-        {
-            ThrowHelper.ThrowInvalidOperation("This NativeBufferWriter cannot be disposed while a Memory of it is pinned: dispose the MemoryHandle first.");
-        }
-
-        if (_handle != default)
-        {
-            // First: a free refused because an operation holds the block (a NativeMemoryStream's
-            // read on another thread) leaves the writer as it was.
-            try
+            if (_disposed)
             {
-                AllocationLedger.Free(_handle, nameof(NativeBufferWriter<T>));
+                return;
             }
-            catch (ObjectDisposedException) when (!_handle.IsValid)
+
+            if (Volatile.Read(ref _pins) != 0)
             {
-                // A reset of its arena freed it already.
+                ThrowHelper.ThrowInvalidOperation("This NativeBufferWriter cannot be disposed while a Memory of it is pinned: dispose the MemoryHandle first.");
             }
+
+            if (_handle != default)
+            {
+                // First: a free refused because an operation holds the block (a NativeMemoryStream's
+                // read on another thread) leaves the writer as it was.
+                try
+                {
+                    AllocationLedger.Free(_handle, nameof(NativeBufferWriter<T>));
+                }
+                catch (ObjectDisposedException) when (!_handle.IsValid)
+                {
+                    // A reset of its arena freed it already.
+                }
+            }
+
+            _disposed = true;
+            _version++;
+            _pointer = null;
         }
 
-        _disposed = true;
-        _version++;
-        _pointer = null;
         GC.SuppressFinalize(this);
     }
 
@@ -350,7 +357,28 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
     /// <summary>Whether the writer was disposed, or its block freed by a reset of its arena.</summary>
     internal bool IsDisposed => _disposed || (_handle != default && !_handle.IsValid);
 
-    internal void AddPin(int delta) => Interlocked.Add(ref _pins, delta);
+    /// <summary>
+    /// Pins the block for a <see cref="WriterMemory{T}"/> made at <paramref name="version"/>: until
+    /// <see cref="Unpin"/>, the writer refuses to grow, hand over or be disposed, and the ledger refuses
+    /// to free the block (an arena reset included), since a pin's pointer is used outside any check.
+    /// </summary>
+    /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
+    /// <exception cref="InvalidOperationException">The block grew since.</exception>
+    internal T* Pin(int version, long offset)
+    {
+        T* pointer = PointerFor(version, offset);
+        AllocationLedger.Acquire(_handle, nameof(NativeBufferWriter<T>));
+        Interlocked.Increment(ref _pins);
+        return pointer;
+    }
+
+    /// <summary>Ends a <see cref="Pin"/>: the block was neither moved nor freed while it was pinned.</summary>
+    internal void Unpin()
+    {
+        // Released first: a dispose that sees no pin must find the block free to go.
+        AllocationLedger.Release(_handle, nameof(NativeBufferWriter<T>));
+        Interlocked.Decrement(ref _pins);
+    }
 
     /// <summary>The written elements as a sequence of checked segments of at most <paramref name="maxSegmentLength"/> elements.</summary>
     /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
@@ -485,7 +513,12 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         AllocationOptions options = _options == default ? HugePagePolicy.DefaultFor<T>(capacity) : _options;
         if (_handle == default)
         {
-            _pointer = (T*)AllocationLedger.Allocate(bytes, options, AllocationKind.BufferWriter, ElementTypes.IdOf<T>(), 0, null, out _handle, zero: false);
+            // A dispose on another thread ran before (seen here) or waits until the block is recorded (and frees it).
+            lock (_gate)
+            {
+                ThrowIfDisposed();
+                _pointer = (T*)AllocationLedger.Allocate(bytes, options, AllocationKind.BufferWriter, ElementTypes.IdOf<T>(), 0, null, out _handle, zero: false);
+            }
         }
         else
         {
