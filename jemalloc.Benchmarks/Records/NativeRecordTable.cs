@@ -13,6 +13,7 @@ public sealed class NativeRecordTable : IRecordTable
     private readonly NativeHashIndex<long> _rowOf;
     private readonly Utf8StringStore _names;
     private int[] _matches = [];
+    private long[] _found = [];
 
     /// <summary>Builds the table of <paramref name="count"/> records.</summary>
     public NativeRecordTable(long count)
@@ -37,21 +38,28 @@ public sealed class NativeRecordTable : IRecordTable
     public long NameBytes => _names.ReservedBytes;
 
     /// <inheritdoc/>
-    public bool TryLookup(long id, out int category, out double score, out DateTime updated)
+    public void Lookup(ReadOnlySpan<long> ids, Span<RecordLookup> results)
     {
-        if (_rowOf.TryGetValue(id, out long row))
+        if (_found.Length < ids.Length)
         {
-            NativeRecord record = _rows[row];
-            category = record.Category;
-            score = _scores[row];
-            updated = record.Updated;
-            return true;
+            _found = new long[ids.Length];
         }
 
-        category = 0;
-        score = 0;
-        updated = default;
-        return false;
+        // One lease of the index for the whole batch, its slots fetched from memory together.
+        _ = _rowOf.TryGetValues(ids, _found);
+        for (int i = 0; i < ids.Length; i++)
+        {
+            long row = _found[i];
+            if (row >= 0)
+            {
+                NativeRecord record = _rows[row];
+                results[i] = new RecordLookup(true, record.Category, _scores[row], record.Updated);
+            }
+            else
+            {
+                results[i] = default;
+            }
+        }
     }
 
     /// <inheritdoc/>
@@ -68,10 +76,14 @@ public sealed class NativeRecordTable : IRecordTable
         ReadOnlySpan<byte> wanted = RecordData.Utf8Prefixes[prefix];
         int found = ColumnScan.FindInRange(_scores, start, count, min, max, _matches);
         int matches = 0;
+        // One lease of the rows and one read scope of the names for the whole window: the candidates
+        // are then read through a span, not one checked indexer call each.
+        using MemoryLease<NativeRecord> lease = _rows.Lease();
         using StringStoreReadScope scope = _names.EnterRead();
+        ReadOnlySpan<NativeRecord> window = lease.AsSpan(start, count);
         for (int m = 0; m < found; m++)
         {
-            NativeRecord record = _rows[start + _matches[m]];
+            ref readonly NativeRecord record = ref window[_matches[m]];
             if (record.Name.StartsWith(wanted))
             {
                 matches++;

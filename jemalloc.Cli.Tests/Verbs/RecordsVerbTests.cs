@@ -75,24 +75,47 @@ public class RecordsVerbTests
     public void A_wrong_lookup_is_a_wrong_result(bool finds, string message)
     {
         // The harness checks every lookup against the source data, so even one side alone catches it.
+        long[] ids = [1000];
+        var found = new RecordLookup[1];
+        new WrongTable(finds).Lookup(ids, found);
         var e = Assert.Throws<jemalloc.Benchmarks.Infrastructure.BenchmarkVerificationException>(
-            () => RecordsHarness.CheckedLookup(new WrongTable(finds), RecordsSide.Struct, 1000));
+            () => RecordsHarness.CheckLookups(RecordsSide.Struct, ids, found));
         Assert.Contains("id 1000", e.Message, StringComparison.Ordinal);
         Assert.Contains(message, e.Message, StringComparison.Ordinal);
-        (int category, _, _) = RecordsHarness.CheckedLookup(new StructRecordTable(65536), RecordsSide.Struct, RecordData.IdOf(5));
-        Assert.Equal(RecordData.CategoryOf(RecordData.IdOf(5)), category);
+    }
+
+    [Theory]
+    [InlineData(RecordsSide.Class)]
+    [InlineData(RecordsSide.Struct)]
+    [InlineData(RecordsSide.Native)]
+    public void Every_side_finds_the_records_of_a_batch_and_misses_unknown_ids(RecordsSide side)
+    {
+        using IRecordTable table = side switch
+        {
+            RecordsSide.Class => new ClassRecordTable(65536),
+            RecordsSide.Struct => new StructRecordTable(65536),
+            _ => new NativeRecordTable(65536),
+        };
+        long[] ids = [RecordData.IdOf(5), RecordData.IdOf(65535), RecordData.IdOf(0), 7, RecordData.IdOf(65536)];
+        var found = new RecordLookup[ids.Length];
+        table.Lookup(ids, found);
+        RecordsHarness.CheckLookups(side, ids.AsSpan(0, 3), found.AsSpan(0, 3));
+        Assert.Equal(RecordData.CategoryOf(ids[0]), found[0].Category);
+        Assert.False(found[3].Found);
+        Assert.False(found[4].Found);
+        Assert.Throws<jemalloc.Benchmarks.Infrastructure.BenchmarkVerificationException>(() => RecordsHarness.CheckLookups(side, ids, found));
     }
 
     private sealed class WrongTable(bool finds) : IRecordTable
     {
         public long Count => 1;
 
-        public bool TryLookup(long id, out int category, out double score, out DateTime updated)
+        public void Lookup(ReadOnlySpan<long> ids, Span<RecordLookup> results)
         {
-            category = RecordData.CategoryOf(id) + 1;
-            score = RecordData.ScoreOf(id);
-            updated = RecordData.UpdatedOf(id);
-            return finds;
+            for (int i = 0; i < ids.Length; i++)
+            {
+                results[i] = new RecordLookup(finds, RecordData.CategoryOf(ids[i]) + 1, RecordData.ScoreOf(ids[i]), RecordData.UpdatedOf(ids[i]));
+            }
         }
 
         public string NameOf(long id) => "";
