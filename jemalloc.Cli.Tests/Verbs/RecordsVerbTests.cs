@@ -1,5 +1,6 @@
 using System.Text.Json;
 using jemalloc.Benchmarks.Records;
+using jemalloc.Cli.Commands;
 
 namespace jemalloc.Cli.Tests.Verbs;
 
@@ -53,6 +54,84 @@ public class RecordsVerbTests
         Assert.Equal(5, parsed.Requests);
         Assert.True(parsed.Gen2 >= 1);
         Assert.True(parsed.LookupsPerSecond > 0 && parsed.ScanRowsPerSecond > 0 && parsed.P50Us > 0);
+    }
+
+    [Fact]
+    public void Plot_writes_an_svg_chart_naming_every_side()
+    {
+        string path = Path.Combine(Path.GetTempPath(), $"records-{Guid.NewGuid():N}.svg");
+        try
+        {
+            Jembench.Result result = Jembench.Run("records", "--records", Tiny, "--requests", "10", "--full-gcs", "1", "--side", "class,native", "--plot", path);
+            Assert.True(result.ExitCode == Program.ExitSuccess, result.All);
+            Assert.Contains($"chart written to {path}", result.Output, StringComparison.Ordinal);
+            var svg = System.Xml.Linq.XDocument.Load(path);
+            Assert.Equal("svg", svg.Root!.Name.LocalName);
+            string text = string.Concat(svg.Descendants().Where(e => e.Name.LocalName == "text").Select(e => e.Value));
+            Assert.Contains("class", text, StringComparison.Ordinal);
+            Assert.Contains("native", text, StringComparison.Ordinal);
+            Assert.DoesNotContain("struct", text, StringComparison.Ordinal);
+            Assert.Contains("p99 request latency", text, StringComparison.Ordinal);
+            Assert.Contains("longest GC pause", text, StringComparison.Ordinal);
+        }
+        finally
+        {
+            File.Delete(path);
+        }
+    }
+
+    [Fact]
+    public void Plot_writes_a_png_chart()
+    {
+        string path = Path.Combine(Path.GetTempPath(), $"records-{Guid.NewGuid():N}.PNG");
+        try
+        {
+            Jembench.Result result = Jembench.Run("records", "--records", Tiny, "--requests", "10", "--full-gcs", "1", "--side", "native", "--plot", path);
+            Assert.True(result.ExitCode == Program.ExitSuccess, result.All);
+            byte[] bytes = File.ReadAllBytes(path);
+            Assert.True(bytes.Length > 1000, $"{bytes.Length} bytes");
+            Assert.Equal(new byte[] { 0x89, (byte)'P', (byte)'N', (byte)'G', 0x0D, 0x0A, 0x1A, 0x0A }, bytes[..8]);
+        }
+        finally
+        {
+            File.Delete(path);
+        }
+    }
+
+    [Theory]
+    [InlineData("chart.txt", "the extension '.txt'")]
+    [InlineData("chart", "no extension")]
+    [InlineData("no-such-folder/chart.svg", "does not exist")]
+    [InlineData("", "is a folder")]
+    public void A_bad_plot_path_is_refused_before_anything_runs(string relative, string message)
+    {
+        string folder = Path.Combine(Path.GetTempPath(), $"records-{Guid.NewGuid():N}");
+        Directory.CreateDirectory(folder);
+        try
+        {
+            string path = relative.Length == 0 ? Directory.CreateDirectory(Path.Combine(folder, "d.svg")).FullName : Path.Combine(folder, relative);
+            Jembench.Result result = Jembench.Run("records", "--records", Tiny, "--requests", "10", "--plot", path);
+            Assert.Equal(Program.ExitBadArguments, result.ExitCode);
+            Assert.Contains("--plot", result.Error, StringComparison.Ordinal);
+            Assert.Contains(message, result.Error, StringComparison.Ordinal);
+            Assert.DoesNotContain("| native |", result.Output, StringComparison.Ordinal);
+        }
+        finally
+        {
+            Directory.Delete(folder, recursive: true);
+        }
+    }
+
+    [Fact]
+    public void A_chart_that_cannot_be_written_is_a_clear_error_after_the_run()
+    {
+        // /proc exists, so the path passes the check before the run, but no file can be made in it (not even by root).
+        const string path = "/proc/records-chart.svg";
+        Jembench.Result result = Jembench.Run("records", "--records", Tiny, "--requests", "5", "--full-gcs", "0", "--side", "native", "--plot", path);
+        Assert.Equal(Program.ExitBadArguments, result.ExitCode);
+        Assert.Contains("| native |", result.Output, StringComparison.Ordinal);
+        Assert.Contains($"the chart could not be written to '{path}'", result.Error, StringComparison.Ordinal);
+        Assert.Throws<CommandLineException>(() => RecordsChart.Write([], "/no-such-folder/chart.png"));
     }
 
     [Theory]

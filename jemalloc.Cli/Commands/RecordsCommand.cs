@@ -43,6 +43,12 @@ public static class RecordsCommand
             throw new CommandLineException($"records: --full-gcs must be from 0 to fewer than --requests; got {options.FullCollections}.");
         }
 
+        if (options.Plot is not null && !options.Child)
+        {
+            // Before the sides run for minutes, not after.
+            RecordsChart.CheckPath(options.Plot);
+        }
+
         RecordsSide? corrupt = options.Corrupt is null ? null : ParseSides([options.Corrupt])[0];
         if (options.Child)
         {
@@ -80,6 +86,21 @@ public static class RecordsCommand
             error.WriteLine("records: WRONG RESULT: the sides' request results differ: " +
                 string.Join(", ", results.Select(r => $"{Name(r.Side)} {r.Checksum:X16}")));
             return Program.ExitBenchmarkFailed;
+        }
+
+        if (options.Plot is not null)
+        {
+            try
+            {
+                RecordsChart.Write(results, options.Plot);
+            }
+            catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+            {
+                error.WriteLine($"records: the chart could not be written to '{options.Plot}': {e.Message}");
+                return Program.ExitBadArguments;
+            }
+
+            output.WriteLine($"records: chart written to {options.Plot}.");
         }
 
         output.WriteLine(results.Count > 1
