@@ -18,10 +18,13 @@ public sealed class NativeRecordTable : IRecordTable
     /// <summary>Builds the table of <paramref name="count"/> records.</summary>
     public NativeRecordTable(long count)
     {
-        _rows = new HugeArray<NativeRecord>(count);
-        _scores = new HugeArray<double>(count);
-        _rowOf = new NativeHashIndex<long>(count, AllocationOptions.Default);
-        _names = new Utf8StringStore(16 << 20, AllocationOptions.Default);
+        // Huge pages: a lookup touches three random places of hundreds of MiB (index, row, score); with
+        // 4 KiB pages each also misses the TLB, and the page walk misses the cache.
+        AllocationOptions options = AllocationOptions.WithHugePages;
+        _rows = new HugeArray<NativeRecord>(count, options);
+        _scores = new HugeArray<double>(count, options);
+        _rowOf = new NativeHashIndex<long>(count, options);
+        _names = new Utf8StringStore(16 << 20, options);
         for (long row = 0; row < count; row++)
         {
             long id = RecordData.IdOf(row);
