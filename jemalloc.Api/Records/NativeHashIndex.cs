@@ -1,5 +1,4 @@
 using System.Runtime.CompilerServices;
-using System.Runtime.Intrinsics.X86;
 using jemalloc.Internal;
 
 namespace jemalloc;
@@ -400,7 +399,7 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
             {
                 ulong hash = Hash(keys[start + i]);
                 hashes[i] = hash;
-                Prefetch(entries + (long)(hash & mask));
+                CachePrefetch.Line(entries + (long)(hash & mask));
             }
 
             for (int i = 0; i < count; i++)
@@ -418,16 +417,6 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
         }
 
         return found;
-    }
-
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static void Prefetch(void* address)
-    {
-        // Elsewhere (Arm64 has no prefetch intrinsic in .NET) the probes simply miss one after another.
-        if (Sse.IsSupported)
-        {
-            Sse.Prefetch0(address);
-        }
     }
 
     private static void Retire(Table table)

@@ -14,6 +14,9 @@ public sealed class NativeRecordTable : IRecordTable
     private readonly Utf8StringStore _names;
     private int[] _matches = [];
     private long[] _found = [];
+    private long[] _hitRows = [];
+    private NativeRecord[] _hitRecords = [];
+    private double[] _hitScores = [];
 
     /// <summary>Builds the table of <paramref name="count"/> records.</summary>
     public NativeRecordTable(long count)
@@ -46,17 +49,33 @@ public sealed class NativeRecordTable : IRecordTable
         if (_found.Length < ids.Length)
         {
             _found = new long[ids.Length];
+            _hitRows = new long[ids.Length];
+            _hitRecords = new NativeRecord[ids.Length];
+            _hitScores = new double[ids.Length];
         }
 
-        // One lease of the index for the whole batch, its slots fetched from memory together.
+        // One lease of the index for the whole batch, its slots fetched from memory together; then the
+        // rows and scores of the ids found, gathered the same way.
         _ = _rowOf.TryGetValues(ids, _found);
+        int hits = 0;
         for (int i = 0; i < ids.Length; i++)
         {
-            long row = _found[i];
-            if (row >= 0)
+            if (_found[i] >= 0)
             {
-                NativeRecord record = _rows[row];
-                results[i] = new RecordLookup(true, record.Category, _scores[row], record.Updated);
+                _hitRows[hits++] = _found[i];
+            }
+        }
+
+        _rows.Gather(_hitRows.AsSpan(0, hits), _hitRecords);
+        _scores.Gather(_hitRows.AsSpan(0, hits), _hitScores);
+        int hit = 0;
+        for (int i = 0; i < ids.Length; i++)
+        {
+            if (_found[i] >= 0)
+            {
+                ref NativeRecord record = ref _hitRecords[hit];
+                results[i] = new RecordLookup(true, record.Category, _hitScores[hit], record.Updated);
+                hit++;
             }
             else
             {
