@@ -143,6 +143,7 @@ public static class RecordsHarness
             gen2,
             latencies[(int)((requests - 1) * 0.50)] * toUs,
             latencies[(int)((requests - 1) * 0.99)] * toUs,
+            latencies[(int)((requests - 1) * 0.999)] * toUs,
             latencies[^1] * toUs,
             ProcessMemory.PeakResidentBytes(Environment.ProcessId) ?? -1,
             peakHeap,

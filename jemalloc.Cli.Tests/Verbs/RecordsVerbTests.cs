@@ -20,6 +20,8 @@ public class RecordsVerbTests
         Assert.Contains("| native |", result.Output, StringComparison.Ordinal);
         Assert.Contains("max GC pause vs class:", result.Output, StringComparison.Ordinal);
         Assert.Contains("scan rows/s vs struct:", result.Output, StringComparison.Ordinal);
+        Assert.Contains("p99.9 latency vs class:", result.Output, StringComparison.Ordinal);
+        Assert.Contains("| p99.9 (us) |", result.Output, StringComparison.Ordinal);
         Assert.Contains("every side gave the same results", result.Output, StringComparison.Ordinal);
     }
 
@@ -54,6 +56,7 @@ public class RecordsVerbTests
         Assert.Equal(5, parsed.Requests);
         Assert.True(parsed.Gen2 >= 1);
         Assert.True(parsed.LookupsPerSecond > 0 && parsed.ScanRowsPerSecond > 0 && parsed.P50Us > 0);
+        Assert.True(parsed.P50Us <= parsed.P99Us && parsed.P99Us <= parsed.P999Us && parsed.P999Us <= parsed.MaxUs);
     }
 
     [Fact]
