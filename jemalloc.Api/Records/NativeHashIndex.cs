@@ -12,7 +12,9 @@ namespace jemalloc;
 /// <typeparam name="TKey">The key type: an unmanaged struct with value equality (<see cref="long"/>, <see cref="int"/>, <see cref="Guid"/>, ...).</typeparam>
 /// <remarks>
 /// <para>
-/// The table doubles when it is three quarters full; <see cref="Remove"/> shifts the following keys
+/// A table sized for an expected count has just the slots to hold it three quarters full (any size:
+/// slots are found by range reduction, not a power-of-two mask); it doubles when it is three quarters
+/// full. <see cref="Remove"/> shifts the following keys
 /// back instead of leaving tombstones, so lookups never slow down with churn.
 /// </para>
 /// <para>
@@ -232,17 +234,17 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
                 // Backward shift: move each following key of the probe run into the hole unless its
                 // home slot lies cyclically after the hole (then it must stay where lookups find it).
                 HashIndexEntry<TKey>* entries = table.Entries;
-                long mask = table.Length - 1;
+                long length = table.Length;
                 long next = hole;
                 while (true)
                 {
-                    next = (next + 1) & mask;
+                    next = Next(next, length);
                     if (entries[next].ValuePlusOne == 0)
                     {
                         break;
                     }
 
-                    long home = (long)(Hash(entries[next].Key) & (ulong)mask);
+                    long home = Home(Hash(entries[next].Key), length);
                     bool stays = hole <= next ? hole < home && home <= next : hole < home || home <= next;
                     if (!stays)
                     {
@@ -315,16 +317,17 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
         }
     }
 
-    private static long CapacityFor(long count)
-    {
-        long capacity = MinCapacity;
-        while (capacity / 4 * 3 < count)
-        {
-            capacity *= 2;
-        }
+    // Just enough slots for count keys at three quarters full: any size, not a power of two (a
+    // table of 10M keys takes 13.3M slots, not 16.8M), since a slot is found by range reduction.
+    private static long CapacityFor(long count) => Math.Max(MinCapacity, (count / 3 * 4) + (count % 3 == 0 ? 0 : 4));
 
-        return capacity;
-    }
+    // The slot a hash starts probing at: the high word of hash * length, in [0, length) for any
+    // length, without a division (Lemire's range reduction).
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static long Home(ulong hash, long length) => (long)Math.BigMul(hash, (ulong)length, out _);
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static long Next(long slot, long length) => slot + 1 == length ? 0 : slot + 1;
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static ulong Hash(TKey key)
@@ -359,9 +362,9 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
     private static bool Find(Table table, TKey key, ulong hash, out long slot)
     {
         HashIndexEntry<TKey>* entries = table.Entries;
-        long mask = table.Length - 1;
-        long i = (long)(hash & (ulong)mask);
-        for (long probes = 0; probes <= mask; probes++)
+        long length = table.Length;
+        long i = Home(hash, length);
+        for (long probes = 0; probes < length; probes++)
         {
             ref HashIndexEntry<TKey> entry = ref entries[i];
             if (entry.ValuePlusOne == 0)
@@ -376,7 +379,7 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
                 return true;
             }
 
-            i = (i + 1) & mask;
+            i = Next(i, length);
         }
 
         slot = i;
@@ -389,7 +392,7 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
     {
         const int Group = 16;
         HashIndexEntry<TKey>* entries = table.Entries;
-        ulong mask = (ulong)table.Length - 1;
+        long length = table.Length;
         Span<ulong> hashes = stackalloc ulong[Group];
         int found = 0;
         for (int start = 0; start < keys.Length; start += Group)
@@ -399,7 +402,7 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
             {
                 ulong hash = Hash(keys[start + i]);
                 hashes[i] = hash;
-                CachePrefetch.Line(entries + (long)(hash & mask));
+                CachePrefetch.Line(entries + Home(hash, length));
             }
 
             for (int i = 0; i < count; i++)
@@ -493,15 +496,15 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
         var grown = new Table(old.Length * 2, _options);
         HashIndexEntry<TKey>* from = old.Entries;
         HashIndexEntry<TKey>* to = grown.Entries;
-        long mask = grown.Length - 1;
+        long length = grown.Length;
         for (long i = 0; i < old.Length; i++)
         {
             if (from[i].ValuePlusOne != 0)
             {
-                long j = (long)(Hash(from[i].Key) & (ulong)mask);
+                long j = Home(Hash(from[i].Key), length);
                 while (to[j].ValuePlusOne != 0)
                 {
-                    j = (j + 1) & mask;
+                    j = Next(j, length);
                 }
 
                 to[j] = from[i];

@@ -58,6 +58,66 @@ public sealed class NativeHashIndexTests : LeakCheckedTest
         Assert.True(index.Capacity >= expected.Count * 4 / 3);
     }
 
+    [Theory]
+    [InlineData(1000, 1336)]
+    [InlineData(999, 1332)]
+    [InlineData(13, 20)]
+    [InlineData(12, 16)]
+    [InlineData(0, 16)]
+    public void A_sized_index_takes_just_the_slots_for_three_quarters_full_and_holds_them_without_growing(long expected, long capacity)
+    {
+        using var index = new NativeHashIndex<long>(expected, AllocationOptions.Default);
+        Assert.Equal(capacity, index.Capacity);
+        for (long k = 0; k < expected; k++)
+        {
+            index.Add(k * 31, k);
+        }
+
+        Assert.Equal(capacity, index.Capacity);
+        // It grows only past three quarters full (which rounding may put a few keys past the count asked for).
+        for (long k = expected; k < capacity / 4 * 3; k++)
+        {
+            index.Add(k * 31, k);
+        }
+
+        Assert.Equal(capacity, index.Capacity);
+        index.Add(-1, 0);
+        Assert.Equal(capacity * 2, index.Capacity);
+        for (long k = 0; k < capacity / 4 * 3; k++)
+        {
+            Assert.Equal(k, index[k * 31]);
+        }
+    }
+
+    [Fact]
+    public void Colliding_keys_in_a_table_that_is_not_a_power_of_two_wrap_around_and_survive_removals()
+    {
+        using var index = new NativeHashIndex<CollidingKey>(15, AllocationOptions.Default);
+        Assert.Equal(20, index.Capacity);
+        var present = new HashSet<int>();
+        for (int round = 0; round < 200; round++)
+        {
+            int k = (round * 7) % 15;
+            if (present.Contains(k))
+            {
+                Assert.True(index.Remove(new CollidingKey(k)));
+                _ = present.Remove(k);
+            }
+            else
+            {
+                index.Add(new CollidingKey(k), k);
+                _ = present.Add(k);
+            }
+
+            Assert.Equal(20, index.Capacity);
+            for (int j = 0; j < 15; j++)
+            {
+                Assert.Equal(present.Contains(j), index.TryGetValue(new CollidingKey(j), out long value));
+                Assert.Equal(present.Contains(j) ? j : 0, value);
+            }
+        }
+    }
+
     [Fact]
     public void Grows_from_the_smallest_table_and_keeps_every_key()
     {
