@@ -39,6 +39,12 @@ public abstract unsafe class HugeBuffer<T> : NativeBuffer<T>
     {
     }
 
+    /// <summary>Takes over a block the ledger records (see <see cref="NativeBufferWriterExtensions.DetachToHugeArray{T}"/>).</summary>
+    private protected HugeBuffer(AllocationHandle adopted, T* pointer, long length)
+        : base(adopted, pointer, length, AllocationKind.HugeBuffer)
+    {
+    }
+
     /// <summary>The number of elements.</summary>
     public long Length => _length;
 

@@ -65,6 +65,12 @@ public sealed class SafeArray<T> : SafeBuffer<T>
     {
     }
 
+    /// <summary>Takes over a block the ledger records (see <see cref="NativeBufferWriterExtensions.DetachToSafeArray{T}"/>).</summary>
+    internal unsafe SafeArray(AllocationHandle adopted, T* pointer, int length)
+        : base(adopted, pointer, length)
+    {
+    }
+
     /// <summary>Allocates an array holding a copy of <paramref name="values"/>.</summary>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="values"/> is empty.</exception>
     /// <exception cref="OutOfMemoryException">jemalloc could not allocate the memory.</exception>

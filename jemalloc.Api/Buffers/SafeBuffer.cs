@@ -42,6 +42,12 @@ public abstract unsafe class SafeBuffer<T> : NativeBuffer<T>
     {
     }
 
+    /// <summary>Takes over a block the ledger records (see <see cref="NativeBufferWriterExtensions.DetachToSafeArray{T}"/>).</summary>
+    private protected SafeBuffer(AllocationHandle adopted, T* pointer, int length)
+        : base(adopted, pointer, length, AllocationKind.SafeBuffer)
+    {
+    }
+
     /// <summary>The number of elements.</summary>
     public int Length => (int)_length;
 

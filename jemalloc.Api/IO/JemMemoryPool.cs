@@ -23,6 +23,12 @@ namespace jemalloc;
 /// <para>
 /// Disposing the pool refuses later rents; blocks rented before stay usable until their owners are disposed.
 /// </para>
+/// <para>
+/// It cannot be Kestrel's pool (ASP.NET Core 10): Kestrel takes its pools from the
+/// <c>IMemoryPoolFactory&lt;byte&gt;</c> in dependency injection, but its socket transport sends a
+/// response of several blocks through <c>SocketAsyncEventArgs.BufferList</c>, which takes only managed
+/// arrays, and resets the connection for native blocks.
+/// </para>
 /// </remarks>
 /// <example>
 /// <code>

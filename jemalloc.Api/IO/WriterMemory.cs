@@ -4,7 +4,8 @@ using jemalloc.Internal;
 namespace jemalloc;
 
 /// <summary>
-/// The checked <see cref="Memory{T}"/> of a <see cref="NativeBufferWriter{T}"/>'s free space: every
+/// The checked <see cref="Memory{T}"/> of part of a <see cref="NativeBufferWriter{T}"/>'s block (its
+/// free space for <c>GetMemory</c>, its written elements for <c>WrittenSequence</c>): every
 /// <see cref="GetSpan"/> and <see cref="Pin"/> checks that the writer is alive and its block has not
 /// moved since, and a pin keeps the writer from growing or being disposed until it is unpinned.
 /// </summary>

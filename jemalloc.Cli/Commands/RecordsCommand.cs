@@ -1,6 +1,4 @@
-using System.Diagnostics;
 using System.Globalization;
-using System.Text.Json;
 using jemalloc.Benchmarks.Records;
 using jemalloc.Cli.Options;
 
@@ -53,12 +51,12 @@ public static class RecordsCommand
         if (options.Child)
         {
             RecordsResult result = RecordsHarness.Run(sides[0], options.Records, options.Requests, options.FullCollections, corrupt == sides[0]);
-            output.WriteLine(ResultPrefix + JsonSerializer.Serialize(result));
+            SideProcess.WriteResult(output, ResultPrefix, result);
             return Program.ExitSuccess;
         }
 
-        string? executable = options.InProcess ? null : JembenchExecutable();
-        if (!options.InProcess && executable is null)
+        IReadOnlyList<string>? jembench = options.InProcess ? null : SideProcess.JembenchCommand();
+        if (!options.InProcess && jembench is null)
         {
             output.WriteLine("records: this process is not jembench, so the sides run in this process (peak RSS is then cumulative).");
         }
@@ -67,9 +65,9 @@ public static class RecordsCommand
         var results = new List<RecordsResult>();
         foreach (RecordsSide side in sides)
         {
-            RecordsResult? result = executable is null
+            RecordsResult? result = jembench is null
                 ? RecordsHarness.Run(side, options.Records, options.Requests, options.FullCollections, corrupt == side)
-                : RunChild(executable, side, options, error);
+                : RunChild(jembench, side, options, error);
             if (result is null)
             {
                 error.WriteLine($"records: the {Name(side)} side failed.");
@@ -139,50 +137,22 @@ public static class RecordsCommand
         return [.. sides];
     }
 
-    private static string? JembenchExecutable()
+    private static RecordsResult? RunChild(IReadOnlyList<string> jembench, RecordsSide side, RecordsOptions options, TextWriter error)
     {
-        string? path = Environment.ProcessPath;
-        return path is not null && Path.GetFileNameWithoutExtension(path) == "jembench" ? path : null;
-    }
-
-    private static RecordsResult? RunChild(string executable, RecordsSide side, RecordsOptions options, TextWriter error)
-    {
-        var start = new ProcessStartInfo(executable)
-        {
-            RedirectStandardOutput = true,
-            RedirectStandardError = true,
-            UseShellExecute = false,
-        };
-        foreach (string argument in new[]
+        var arguments = new List<string>
         {
             "records", "--child", "--side", Name(side),
             "--records", options.Records.ToString(CultureInfo.InvariantCulture),
             "--requests", options.Requests.ToString(CultureInfo.InvariantCulture),
             "--full-gcs", options.FullCollections.ToString(CultureInfo.InvariantCulture),
-        })
-        {
-            start.ArgumentList.Add(argument);
-        }
-
+        };
         if (options.Corrupt is not null)
         {
-            start.ArgumentList.Add("--corrupt");
-            start.ArgumentList.Add(options.Corrupt);
+            arguments.Add("--corrupt");
+            arguments.Add(options.Corrupt);
         }
 
-        using Process child = Process.Start(start) ?? throw new InvalidOperationException($"records: could not start {executable}.");
-        Task<string> stderr = child.StandardError.ReadToEndAsync();
-        string stdout = child.StandardOutput.ReadToEnd();
-        child.WaitForExit();
-        string childError = stderr.GetAwaiter().GetResult();
-        string? line = stdout.Split('\n').Select(l => l.Trim()).LastOrDefault(l => l.StartsWith(ResultPrefix, StringComparison.Ordinal));
-        if (child.ExitCode != Program.ExitSuccess || line is null)
-        {
-            error.WriteLine($"records: the {Name(side)} process exited with {child.ExitCode}: {childError.Trim()} {stdout.Trim()}");
-            return null;
-        }
-
-        return JsonSerializer.Deserialize<RecordsResult>(line[ResultPrefix.Length..]);
+        return SideProcess.Run<RecordsResult>(jembench, arguments, ResultPrefix, $"records: the {Name(side)}", error);
     }
 
     private static void PrintTable(List<RecordsResult> results, TextWriter output)
