@@ -78,7 +78,8 @@ public abstract unsafe class NativeBuffer<T> : SafeHandle, IEnumerable<T>, IAllo
         }
     }
 
-    private NativeBuffer(long length, AllocationOptions options, AllocationKind kind, bool zero)
+    /// <summary>Allocates; with <paramref name="zero"/> false the elements hold whatever the memory held (for pools whose contract says so).</summary>
+    private protected NativeBuffer(long length, AllocationOptions options, AllocationKind kind, bool zero)
         : base(IntPtr.Zero, ownsHandle: true)
     {
         if (length <= 0)
