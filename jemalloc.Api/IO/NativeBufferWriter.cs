@@ -40,7 +40,8 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
     private T* _pointer;
     private long _capacity;
     private long _written;
-    private int _version;
+    // A long, so no number of growths or hand-overs can wrap it back to a stale memory's version.
+    private long _version;
     private int _pins;
     private bool _disposed;
     private readonly AllocationOptions _options;
@@ -302,7 +303,7 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
     /// <summary>The span of a <see cref="WriterMemory{T}"/> made at <paramref name="version"/>, checked now.</summary>
     /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
     /// <exception cref="InvalidOperationException">The block grew since.</exception>
-    internal T* PointerFor(int version, long offset)
+    internal T* PointerFor(long version, long offset)
     {
         ThrowIfDisposed();
         if (version != _version)
@@ -334,14 +335,9 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
             ThrowHelper.ThrowInvalidOperation($"{_written:N0} elements were written, more than the array can hold ({maxLength:N0}); detach to a HugeArray instead.");
         }
 
-        if (_written != _capacity)
-        {
-            Resize(_written);
-        }
-        else if (Volatile.Read(ref _pins) != 0)
-        {
-            ThrowHelper.ThrowInvalidOperation("This NativeBufferWriter cannot hand its block over while a Memory of it is pinned: dispose the MemoryHandle first.");
-        }
+        // Through the ledger's resize even when the block is full (then in place): it refuses while a
+        // pin, or an operation of a stream over the writer, still uses the block.
+        Resize(_written);
 
         AllocationHandle handle = _handle;
         pointer = _pointer;
@@ -364,7 +360,7 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
     /// </summary>
     /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
     /// <exception cref="InvalidOperationException">The block grew since.</exception>
-    internal T* Pin(int version, long offset)
+    internal T* Pin(long version, long offset)
     {
         T* pointer = PointerFor(version, offset);
         AllocationLedger.Acquire(_handle, nameof(NativeBufferWriter<T>));
@@ -498,7 +494,7 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
     {
         if (Volatile.Read(ref _pins) != 0)
         {
-            ThrowHelper.ThrowInvalidOperation("This NativeBufferWriter cannot grow while a Memory of it is pinned: dispose the MemoryHandle first.");
+            ThrowHelper.ThrowInvalidOperation("This NativeBufferWriter cannot move, resize or hand over its block while a Memory of it is pinned: dispose the MemoryHandle first.");
         }
 
         if ((ulong)capacity > (ulong)nint.MaxValue / (ulong)sizeof(T))

@@ -13,12 +13,12 @@ internal sealed unsafe class WriterMemory<T> : MemoryManager<T>
     where T : unmanaged
 {
     private readonly NativeBufferWriter<T> _writer;
-    private readonly int _version;
+    private readonly long _version;
     private readonly long _offset;
     private readonly int _length;
     private int _pins;
 
-    internal WriterMemory(NativeBufferWriter<T> writer, int version, long offset, int length)
+    internal WriterMemory(NativeBufferWriter<T> writer, long version, long offset, int length)
     {
         _writer = writer;
         _version = version;

@@ -150,6 +150,32 @@ public sealed class IoMisuseAttackTests : LeakCheckedTest
         Assert.Equal(100, writer.WrittenCount);
     }
 
+    [Theory]
+    [InlineData(256)]
+    [InlineData(100)]
+    public void A_stream_s_CopyTo_into_a_destination_that_detaches_the_source_writer_is_refused(int written)
+    {
+        // 256 fills the writer's first block exactly: a full block needs no shrink, and its hand-over
+        // must still see the stream's operation.
+        var writer = new NativeBufferWriter<byte>(initialCapacity: 256);
+        using var source = new NativeMemoryStream(writer);
+        byte[] data = Enumerable.Range(0, written).Select(i => (byte)i).ToArray();
+        source.Write(data);
+        Assert.Equal(256, writer.Capacity);
+        source.Position = 0;
+        var destination = new CallbackStream(chunk =>
+        {
+            Assert.Throws<InvalidOperationException>(() => writer.DetachToHugeArray());
+            return chunk.ToArray();
+        });
+
+        source.CopyTo(destination, 10);
+        Assert.Equal(data, destination.Received.SelectMany(b => b).ToArray());
+        Assert.Equal(written, writer.WrittenCount);
+        using HugeArray<byte> detached = writer.DetachToHugeArray();
+        Assert.Equal(data, detached.ToArray());
+    }
+
     [Fact]
     public async Task CopyToAsync_whose_destination_disposes_the_source_writer_between_chunks_faults_with_ObjectDisposedException()
     {
