@@ -53,4 +53,11 @@ public sealed class HugeArray<T> : HugeBuffer<T>
         : base(length, value, options)
     {
     }
+
+    /// <summary>Takes over a block the ledger records (see <see cref="NativeBufferWriterExtensions.DetachToHugeArray{T}"/>).</summary>
+    internal unsafe HugeArray(AllocationHandle adopted, T* pointer, long length)
+        : base(adopted, pointer, length)
+    {
+    }
+
 }

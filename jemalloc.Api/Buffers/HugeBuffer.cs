@@ -39,6 +39,12 @@ public abstract unsafe class HugeBuffer<T> : NativeBuffer<T>
     {
     }
 
+    /// <summary>Takes over a block the ledger records (see <see cref="NativeBufferWriterExtensions.DetachToHugeArray{T}"/>).</summary>
+    private protected HugeBuffer(AllocationHandle adopted, T* pointer, long length)
+        : base(adopted, pointer, length, AllocationKind.HugeBuffer)
+    {
+    }
+
     /// <summary>The number of elements.</summary>
     public long Length => _length;
 
@@ -90,5 +96,39 @@ public abstract unsafe class HugeBuffer<T> : NativeBuffer<T>
     {
         using MemoryLease<T> lease = BeginOperation();
         lease.AsSpan(sourceIndex, destination.Length).CopyTo(destination);
+    }
+
+    /// <summary>
+    /// Copies the elements at <paramref name="indices"/> into <paramref name="destination"/> (element
+    /// <c>indices[i]</c> to <c>destination[i]</c>) under one lease: for random reads, every index is
+    /// checked first and all the elements are fetched from memory together, instead of one cache miss
+    /// after another through the indexer.
+    /// </summary>
+    /// <exception cref="ArgumentException"><paramref name="destination"/> is shorter than <paramref name="indices"/>.</exception>
+    /// <exception cref="IndexOutOfRangeException">An index is negative or not less than <see cref="Length"/> (nothing is copied).</exception>
+    /// <exception cref="ObjectDisposedException">The array was disposed.</exception>
+    public void Gather(ReadOnlySpan<long> indices, Span<T> destination)
+    {
+        if (destination.Length < indices.Length)
+        {
+            Internal.ThrowHelper.ThrowArgument(nameof(destination), $"The destination ({destination.Length}) must be at least as long as the indices ({indices.Length}).");
+        }
+
+        using MemoryLease<T> lease = BeginOperation();
+        T* first = (T*)lease.Pointer;
+        foreach (long index in indices)
+        {
+            if ((ulong)index >= (ulong)_length)
+            {
+                ThrowIndexFailure(index);
+            }
+
+            Internal.CachePrefetch.Line(first + index);
+        }
+
+        for (int i = 0; i < indices.Length; i++)
+        {
+            destination[i] = first[indices[i]];
+        }
     }
 }

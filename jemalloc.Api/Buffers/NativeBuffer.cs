@@ -58,7 +58,28 @@ public abstract unsafe class NativeBuffer<T> : SafeHandle, IEnumerable<T>, IAllo
         }
     }
 
-    private NativeBuffer(long length, AllocationOptions options, AllocationKind kind, bool zero)
+    /// <summary>
+    /// Takes over a live block that the ledger already records (a <see cref="NativeBufferWriter{T}"/>'s,
+    /// handed over without a copy): from here on this object is its one owner, frees it as if it had
+    /// allocated it, and is told by an arena reset.
+    /// </summary>
+    private protected NativeBuffer(AllocationHandle adopted, T* pointer, long length, AllocationKind kind)
+        : base(IntPtr.Zero, ownsHandle: true)
+    {
+        _pointer = pointer;
+        _length = length;
+        _handle = adopted;
+        SetHandle((nint)_pointer);
+        Volatile.Write(ref _accessibleLength, length);
+        if (!AllocationLedger.Adopt(adopted, kind, this))
+        {
+            // An arena reset freed it on the way: nothing can read it, as with one reset after.
+            Volatile.Write(ref _accessibleLength, 0);
+        }
+    }
+
+    /// <summary>Allocates; with <paramref name="zero"/> false the elements hold whatever the memory held (for pools whose contract says so).</summary>
+    private protected NativeBuffer(long length, AllocationOptions options, AllocationKind kind, bool zero)
         : base(IntPtr.Zero, ownsHandle: true)
     {
         if (length <= 0)

@@ -65,6 +65,18 @@ public sealed class SafeArray<T> : SafeBuffer<T>
     {
     }
 
+    /// <summary>Allocates <paramref name="length"/> elements, cleared only if <paramref name="zero"/> is set (a pool's blocks need not be).</summary>
+    internal SafeArray(int length, AllocationOptions options, bool zero)
+        : base(length, options, zero)
+    {
+    }
+
+    /// <summary>Takes over a block the ledger records (see <see cref="NativeBufferWriterExtensions.DetachToSafeArray{T}"/>).</summary>
+    internal unsafe SafeArray(AllocationHandle adopted, T* pointer, int length)
+        : base(adopted, pointer, length)
+    {
+    }
+
     /// <summary>Allocates an array holding a copy of <paramref name="values"/>.</summary>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="values"/> is empty.</exception>
     /// <exception cref="OutOfMemoryException">jemalloc could not allocate the memory.</exception>

@@ -42,6 +42,18 @@ public abstract unsafe class SafeBuffer<T> : NativeBuffer<T>
     {
     }
 
+    /// <summary>Allocates <paramref name="length"/> elements, cleared only if <paramref name="zero"/> is set.</summary>
+    private protected SafeBuffer(int length, AllocationOptions options, bool zero)
+        : base(length, options, AllocationKind.SafeBuffer, zero: zero)
+    {
+    }
+
+    /// <summary>Takes over a block the ledger records (see <see cref="NativeBufferWriterExtensions.DetachToSafeArray{T}"/>).</summary>
+    private protected SafeBuffer(AllocationHandle adopted, T* pointer, int length)
+        : base(adopted, pointer, length, AllocationKind.SafeBuffer)
+    {
+    }
+
     /// <summary>The number of elements.</summary>
     public int Length => (int)_length;
 

@@ -4,8 +4,8 @@ using jemalloc.Internal;
 namespace jemalloc;
 
 /// <summary>
-/// A <see cref="MemoryPool{T}"/> of native blocks: every <see cref="Rent(int)"/> allocates a checked,
-/// zero-filled <see cref="SafeArray{T}"/> of bytes through the library's one allocation path (in a
+/// A <see cref="MemoryPool{T}"/> of native blocks: every <see cref="Rent(int)"/> allocates a checked
+/// <see cref="SafeArray{T}"/> of bytes through the library's one allocation path (in a
 /// <see cref="JemArena"/> if one is given), and the owner's <see cref="IDisposable.Dispose"/> frees it.
 /// Blocks are not cached by the pool: jemalloc's thread caches and size classes already are the pool.
 /// Thread-safe: any thread may rent, and any thread may return any block.
@@ -22,6 +22,14 @@ namespace jemalloc;
 /// </para>
 /// <para>
 /// Disposing the pool refuses later rents; blocks rented before stay usable until their owners are disposed.
+/// An owner dropped without being disposed goes back to the pool's budget and books when the garbage
+/// collector finalizes it.
+/// </para>
+/// <para>
+/// It cannot be Kestrel's pool (ASP.NET Core 10): Kestrel takes its pools from the
+/// <c>IMemoryPoolFactory&lt;byte&gt;</c> in dependency injection, but its socket transport sends a
+/// response of several blocks through <c>SocketAsyncEventArgs.BufferList</c>, which takes only managed
+/// arrays, and resets the connection for native blocks.
 /// </para>
 /// </remarks>
 /// <example>
@@ -49,9 +57,14 @@ public sealed class JemMemoryPool : MemoryPool<byte>
     /// <param name="maxBufferSize">The largest block <see cref="Rent(int)"/> gives, in bytes.</param>
     /// <param name="arena">The arena to allocate in (counted against its budget, invalidated by its reset), or null for jemalloc's automatic arenas.</param>
     /// <param name="budgetBytes">The most bytes the pool's owners may hold at once (rented and not returned), or null for no limit.</param>
+    /// <param name="clearBlocks">
+    /// Whether a rented block reads as zero. By default it holds whatever the memory held, as a block of
+    /// <see cref="MemoryPool{T}.Shared"/> does: pipes and sockets write before they read, and clearing
+    /// every block would cost a pass over all the bytes that flow through the pool.
+    /// </param>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxBufferSize"/> or <paramref name="budgetBytes"/> is zero or negative.</exception>
     /// <exception cref="ObjectDisposedException"><paramref name="arena"/> has been destroyed.</exception>
-    public JemMemoryPool(int maxBufferSize = int.MaxValue, JemArena? arena = null, long? budgetBytes = null)
+    public JemMemoryPool(int maxBufferSize = int.MaxValue, JemArena? arena = null, long? budgetBytes = null, bool clearBlocks = false)
     {
         if (maxBufferSize <= 0)
         {
@@ -67,6 +80,7 @@ public sealed class JemMemoryPool : MemoryPool<byte>
         _budgetBytes = budgetBytes ?? long.MaxValue;
         _arenaOptions = arena?.Options;
         Arena = arena;
+        ClearsBlocks = clearBlocks;
     }
 
     /// <summary>The largest block <see cref="Rent(int)"/> gives, in bytes.</summary>
@@ -78,11 +92,14 @@ public sealed class JemMemoryPool : MemoryPool<byte>
     /// <summary>The most bytes the pool's owners may hold at once, or null for no limit.</summary>
     public long? BudgetBytes => _budgetBytes == long.MaxValue ? null : _budgetBytes;
 
+    /// <summary>Whether a rented block reads as zero (otherwise it holds whatever the memory held).</summary>
+    public bool ClearsBlocks { get; }
+
     /// <summary>Whether the pool was disposed (it then refuses rents).</summary>
     public bool IsDisposed => Volatile.Read(ref _disposed) != 0;
 
     /// <summary>
-    /// Rents a zero-filled native block of at least <paramref name="minBufferSize"/> bytes (exactly that
+    /// Rents a native block (zero-filled if <see cref="ClearsBlocks"/>) of at least <paramref name="minBufferSize"/> bytes (exactly that
     /// many, or <see cref="DefaultBufferSize"/> for -1; a request of 0 gives one byte). Dispose the owner
     /// to return it.
     /// </summary>
@@ -104,7 +121,7 @@ public sealed class JemMemoryPool : MemoryPool<byte>
         SafeArray<byte> array;
         try
         {
-            array = new SafeArray<byte>(size, _arenaOptions ?? HugePagePolicy.DefaultFor<byte>(size));
+            array = new SafeArray<byte>(size, _arenaOptions ?? HugePagePolicy.DefaultFor<byte>(size), zero: ClearsBlocks);
         }
         catch
         {

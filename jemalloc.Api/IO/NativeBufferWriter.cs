@@ -19,16 +19,17 @@ namespace jemalloc;
 /// the next <see cref="GetSpan"/>, <see cref="GetMemory"/> or <see cref="Dispose"/>. A <see cref="Memory{T}"/>
 /// from <see cref="GetMemory"/> is checked whenever it is used: after a growth it throws
 /// <see cref="InvalidOperationException"/>, after <see cref="Dispose"/> <see cref="ObjectDisposedException"/>,
-/// never reaching moved or freed memory. While it is pinned, the writer refuses to grow or be disposed.
+/// never reaching moved or freed memory. While it is pinned, the writer refuses to grow, hand over or be disposed, and its arena refuses to reset.
 /// </para>
 /// <para>
 /// The memory handed out for writing is not cleared: it holds whatever was there (as an
 /// <see cref="ArrayPool{T}"/> array does). Only written elements are exposed for reading.
 /// </para>
 /// <para>
-/// There is no zero-copy hand-over to a <see cref="HugeArray{T}"/>: a structure's memory is allocated by its
-/// own constructor and owned by its handle from the first moment, and adopting a block would give it a
-/// second lifecycle. Copy <see cref="GetWrittenSpan"/> chunks into one if needed.
+/// The written elements can be handed over without a copy:
+/// <see cref="NativeBufferWriterExtensions.DetachToHugeArray{T}"/> and
+/// <see cref="NativeBufferWriterExtensions.DetachToSafeArray{T}"/> shrink the block to them and give it
+/// to a new array, which owns it from then on; the writer starts again empty.
 /// </para>
 /// </remarks>
 public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
@@ -39,13 +40,45 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
     private T* _pointer;
     private long _capacity;
     private long _written;
-    private int _version;
+    // A long, so no number of growths or hand-overs can wrap it back to a stale memory's version.
+    private long _version;
     private int _pins;
     private bool _disposed;
+    private readonly AllocationOptions _options;
+    private readonly Lock _gate = new();
 
     /// <summary>Creates an empty writer; nothing is allocated until the first write.</summary>
     public NativeBufferWriter()
     {
+    }
+
+    /// <summary>
+    /// Creates an empty writer whose block is allocated and grown in <paramref name="arena"/>: every
+    /// growth counts against the arena's budget, and a reset of the arena frees the block (the writer
+    /// then throws <see cref="ObjectDisposedException"/>).
+    /// </summary>
+    /// <param name="arena">The arena to allocate in.</param>
+    /// <param name="initialCapacity">The elements to make room for now; 0 allocates nothing until the first write.</param>
+    /// <exception cref="ArgumentNullException"><paramref name="arena"/> is null.</exception>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="initialCapacity"/> is negative.</exception>
+    /// <exception cref="ObjectDisposedException"><paramref name="arena"/> was destroyed.</exception>
+    /// <exception cref="ArenaBudgetExceededException">The initial capacity would exceed the arena's budget.</exception>
+    /// <exception cref="OverflowException">The capacity in bytes does not fit in the address space.</exception>
+    /// <exception cref="OutOfMemoryException">The memory cannot be had.</exception>
+    public NativeBufferWriter(JemArena arena, long initialCapacity = 0)
+    {
+        ArgumentNullException.ThrowIfNull(arena);
+        if (initialCapacity < 0)
+        {
+            ThrowHelper.ThrowArgumentOutOfRange(nameof(initialCapacity), initialCapacity, "The initial capacity cannot be negative.");
+        }
+
+        ObjectDisposedException.ThrowIf(arena.IsDisposed, arena);
+        _options = arena.Options;
+        if (initialCapacity > 0)
+        {
+            Resize(initialCapacity);
+        }
     }
 
     /// <summary>Creates an empty writer with room for <paramref name="initialCapacity"/> elements.</summary>
@@ -62,12 +95,20 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         Resize(initialCapacity);
     }
 
-    /// <summary>Frees the block of a writer that was never disposed (unless a pin still holds it).</summary>
+    /// <summary>Frees the block of a writer that was never disposed (unless a pin or lease still holds it).</summary>
     ~NativeBufferWriter()
     {
         if (!_disposed && _handle != default && Volatile.Read(ref _pins) == 0)
         {
-            AllocationLedger.Free(_handle, nameof(NativeBufferWriter<T>));
+            try
+            {
+                AllocationLedger.Free(_handle, nameof(NativeBufferWriter<T>));
+            }
+            catch (Exception e) when (e is ObjectDisposedException or InvalidOperationException)
+            {
+                // An arena reset freed it already; or a lease never closed holds it: left live (a
+                // leak the ledger shows) rather than freed under a span.
+            }
         }
     }
 
@@ -129,6 +170,24 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         ThrowIfDisposed();
         BufferGuard.CheckRange(start, length, _written, nameof(start), "written data");
         return new ReadOnlySpan<T>(_pointer + start, length);
+    }
+
+    /// <summary>
+    /// The written elements as a checked <see cref="ReadOnlySequence{T}"/> over the block itself (no
+    /// copy), in segments of at most 1 GiB, so it can hold more than 2^31 elements. Every segment's
+    /// memory is checked when its span is taken: after a later growth it throws
+    /// <see cref="InvalidOperationException"/>, after <see cref="Dispose"/> <see cref="ObjectDisposedException"/>,
+    /// never reaching moved or freed memory. It shows the elements as they are when read: a
+    /// <see cref="Clear"/> or an overwrite after a <see cref="ResetWrittenCount"/> shows through.
+    /// </summary>
+    /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
+    public ReadOnlySequence<T> WrittenSequence
+    {
+        get
+        {
+            ThrowIfDisposed();
+            return GetWrittenSequence(Math.Max(1, (1 << 30) / sizeof(T)));
+        }
     }
 
     /// <summary>Marks <paramref name="count"/> more elements of the span or memory last handed out as written.</summary>
@@ -202,45 +261,196 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
     }
 
     /// <summary>Frees the block; every later member call throws <see cref="ObjectDisposedException"/>. Disposing again does nothing.</summary>
-    /// <exception cref="InvalidOperationException">A <see cref="Memory{T}"/> of the block is pinned; nothing was freed.</exception>
+    /// <exception cref="InvalidOperationException">A <see cref="Memory{T}"/> of the block is pinned, or an operation of a stream over it is running; nothing was freed.</exception>
     public void Dispose()
     {
-        if (_disposed)
+        // Under the gate the first allocation takes: a NativeMemoryStream lets the owner dispose the
+        // writer on any thread, and a dispose that missed a block being allocated would leak it.
+        lock (_gate)
         {
-            return;
+            if (_disposed)
+            {
+                return;
+            }
+
+            if (Volatile.Read(ref _pins) != 0)
+            {
+                ThrowHelper.ThrowInvalidOperation("This NativeBufferWriter cannot be disposed while a Memory of it is pinned: dispose the MemoryHandle first.");
+            }
+
+            if (_handle != default)
+            {
+                // First: a free refused because an operation holds the block (a NativeMemoryStream's
+                // read on another thread) leaves the writer as it was.
+                try
+                {
+                    AllocationLedger.Free(_handle, nameof(NativeBufferWriter<T>));
+                }
+                catch (ObjectDisposedException) when (!_handle.IsValid)
+                {
+                    // A reset of its arena freed it already.
+                }
+            }
+
+            _disposed = true;
+            _version++;
+            _pointer = null;
         }
 
-        if (Volatile.Read(ref _pins) != 0)
-        {
-            ThrowHelper.ThrowInvalidOperation("This NativeBufferWriter cannot be disposed while a Memory of it is pinned: dispose the MemoryHandle first.");
-        }
-
-        _disposed = true;
-        _version++;
-        if (_handle != default)
-        {
-            AllocationLedger.Free(_handle, nameof(NativeBufferWriter<T>));
-        }
-
-        _pointer = null;
         GC.SuppressFinalize(this);
     }
 
     /// <summary>The span of a <see cref="WriterMemory{T}"/> made at <paramref name="version"/>, checked now.</summary>
     /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
     /// <exception cref="InvalidOperationException">The block grew since.</exception>
-    internal T* PointerFor(int version, long offset)
+    internal T* PointerFor(long version, long offset)
     {
         ThrowIfDisposed();
         if (version != _version)
         {
-            ThrowHelper.ThrowInvalidOperation("The NativeBufferWriter's block grew since this Memory was taken from GetMemory: ask GetMemory again.");
+            ThrowHelper.ThrowInvalidOperation("The NativeBufferWriter's block grew or was handed over since this Memory was taken: ask the writer again.");
         }
 
         return _pointer + offset;
     }
 
-    internal void AddPin(int delta) => Interlocked.Add(ref _pins, delta);
+    /// <summary>
+    /// Hands the block over: shrinks it to the written elements (in place where jemalloc can) and
+    /// leaves the writer empty, as if new. The caller makes the structure that owns the block from then
+    /// on (it records itself as the owner in the ledger).
+    /// </summary>
+    /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
+    /// <exception cref="InvalidOperationException">Nothing was written, more than <paramref name="maxLength"/> elements were, or a memory of the block is pinned or in use.</exception>
+    /// <exception cref="OutOfMemoryException">The block could not be shrunk; the writer is unchanged.</exception>
+    internal AllocationHandle Detach(long maxLength, out T* pointer, out long length)
+    {
+        ThrowIfDisposed();
+        if (_written == 0)
+        {
+            ThrowHelper.ThrowInvalidOperation("Nothing was written to this NativeBufferWriter: an array needs at least one element.");
+        }
+
+        if (_written > maxLength)
+        {
+            ThrowHelper.ThrowInvalidOperation($"{_written:N0} elements were written, more than the array can hold ({maxLength:N0}); detach to a HugeArray instead.");
+        }
+
+        // Through the ledger's resize even when the block is full (then in place): it refuses while a
+        // pin, or an operation of a stream over the writer, still uses the block.
+        Resize(_written);
+
+        AllocationHandle handle = _handle;
+        pointer = _pointer;
+        length = _written;
+        _handle = default;
+        _pointer = null;
+        _capacity = 0;
+        _written = 0;
+        _version++;
+        return handle;
+    }
+
+    /// <summary>Whether the writer was disposed, or its block freed by a reset of its arena.</summary>
+    internal bool IsDisposed => _disposed || (_handle != default && !_handle.IsValid);
+
+    /// <summary>
+    /// Pins the block for a <see cref="WriterMemory{T}"/> made at <paramref name="version"/>: until
+    /// <see cref="Unpin"/>, the writer refuses to grow, hand over or be disposed, and the ledger refuses
+    /// to free the block (an arena reset included), since a pin's pointer is used outside any check.
+    /// </summary>
+    /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
+    /// <exception cref="InvalidOperationException">The block grew since.</exception>
+    internal T* Pin(long version, long offset)
+    {
+        T* pointer = PointerFor(version, offset);
+        AllocationLedger.Acquire(_handle, nameof(NativeBufferWriter<T>));
+        Interlocked.Increment(ref _pins);
+        return pointer;
+    }
+
+    /// <summary>Ends a <see cref="Pin"/>: the block was neither moved nor freed while it was pinned.</summary>
+    internal void Unpin()
+    {
+        // Released first: a dispose that sees no pin must find the block free to go.
+        AllocationLedger.Release(_handle, nameof(NativeBufferWriter<T>));
+        Interlocked.Decrement(ref _pins);
+    }
+
+    /// <summary>The written elements as a sequence of checked segments of at most <paramref name="maxSegmentLength"/> elements.</summary>
+    /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
+    internal ReadOnlySequence<T> GetWrittenSequence(int maxSegmentLength)
+    {
+        ThrowIfDisposed();
+        if (_written == 0)
+        {
+            return ReadOnlySequence<T>.Empty;
+        }
+
+        if (_written <= maxSegmentLength)
+        {
+            return new ReadOnlySequence<T>(new WriterMemory<T>(this, _version, 0, (int)_written).Memory);
+        }
+
+        WrittenSegment<T>? first = null;
+        WrittenSegment<T>? last = null;
+        for (long offset = 0; offset < _written;)
+        {
+            int length = (int)Math.Min(_written - offset, maxSegmentLength);
+            var segment = new WrittenSegment<T>(new WriterMemory<T>(this, _version, offset, length).Memory, offset);
+            if (last is null)
+            {
+                first = segment;
+            }
+            else
+            {
+                last.Append(segment);
+            }
+
+            last = segment;
+            offset += length;
+        }
+
+        return new ReadOnlySequence<T>(first!, 0, last!, last!.Memory.Length);
+    }
+
+    /// <summary>
+    /// A lease on the whole block (<see cref="Capacity"/> elements) for one operation of the caller:
+    /// until it is disposed, a <see cref="Dispose"/> on another thread is refused instead of freeing
+    /// the block under the operation. Empty (and holding nothing) while no block is allocated.
+    /// The caller must not grow the writer while it holds the lease.
+    /// </summary>
+    /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
+    internal MemoryLease<T> BeginOperation()
+    {
+        ThrowIfDisposed();
+        if (_handle == default)
+        {
+            return default;
+        }
+
+        AllocationLedger.EnterLease(_handle, nameof(NativeBufferWriter<T>));
+        return new MemoryLease<T>(this, _pointer, _capacity, _handle, default);
+    }
+
+    /// <summary>Grows the block, if needed, so that <paramref name="length"/> elements fit, and makes them the written ones.</summary>
+    /// <remarks>The elements past the old written count are not cleared: the caller writes them.</remarks>
+    /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
+    /// <exception cref="InvalidOperationException">The block must grow while a <see cref="Memory{T}"/> of it is pinned.</exception>
+    /// <exception cref="OverflowException">The grown capacity in bytes does not fit in the address space.</exception>
+    /// <exception cref="OutOfMemoryException">The memory cannot be had; the writer is unchanged.</exception>
+    internal void EnsureCapacityFor(long length)
+    {
+        ThrowIfDisposed();
+        EnsureCapacity(length);
+    }
+
+    /// <summary>Sets the written count; <paramref name="length"/> is at most <see cref="Capacity"/> (the caller checked).</summary>
+    internal void SetWrittenCount(long length)
+    {
+        ThrowIfDisposed();
+        System.Diagnostics.Debug.Assert(length >= 0 && length <= _capacity);
+        _written = length;
+    }
 
     private int Reserve(int sizeHint)
     {
@@ -250,23 +460,41 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
             ThrowHelper.ThrowArgumentOutOfRange(nameof(sizeHint), sizeHint, "The size hint cannot be negative.");
         }
 
-        long needed = Math.Max(sizeHint, 1);
-        if (needed > _capacity - _written)
+        EnsureCapacity(_written + Math.Max(sizeHint, 1));
+        return (int)Math.Min(_capacity - _written, int.MaxValue);
+    }
+
+    /// <summary>Grows the block, if needed, to hold at least <paramref name="capacity"/> elements.</summary>
+    private void EnsureCapacity(long capacity)
+    {
+        if (capacity > _capacity)
         {
             // Doubling keeps the number of growths, and the bytes copied by those that cannot grow
             // in place, proportional to the data written.
             long grown = _capacity + Math.Max(_capacity, MinimumCapacity);
-            Resize(Math.Max(_written + needed, grown));
-        }
+            if (grown > capacity)
+            {
+                try
+                {
+                    Resize(grown);
+                    return;
+                }
+                catch (OutOfMemoryException)
+                {
+                    // The doubled size is more than the memory (or the arena's budget) allows: the
+                    // size needed may still fit.
+                }
+            }
 
-        return (int)Math.Min(_capacity - _written, int.MaxValue);
+            Resize(capacity);
+        }
     }
 
     private void Resize(long capacity)
     {
         if (Volatile.Read(ref _pins) != 0)
         {
-            ThrowHelper.ThrowInvalidOperation("This NativeBufferWriter cannot grow while a Memory of it is pinned: dispose the MemoryHandle first.");
+            ThrowHelper.ThrowInvalidOperation("This NativeBufferWriter cannot move, resize or hand over its block while a Memory of it is pinned: dispose the MemoryHandle first.");
         }
 
         if ((ulong)capacity > (ulong)nint.MaxValue / (ulong)sizeof(T))
@@ -275,9 +503,18 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         }
 
         nuint bytes = (nuint)capacity * (nuint)sizeof(T);
+        // Outside an arena a writer follows HugePagePolicy as an array created without options does:
+        // a growing block is first touched by the copy and the writes, where 4 KiB pages cost a
+        // fault each.
+        AllocationOptions options = _options == default ? HugePagePolicy.DefaultFor<T>(capacity) : _options;
         if (_handle == default)
         {
-            _pointer = (T*)AllocationLedger.Allocate(bytes, AllocationOptions.Default, AllocationKind.BufferWriter, ElementTypes.IdOf<T>(), 0, null, out _handle, zero: false);
+            // A dispose on another thread ran before (seen here) or waits until the block is recorded (and frees it).
+            lock (_gate)
+            {
+                ThrowIfDisposed();
+                _pointer = (T*)AllocationLedger.Allocate(bytes, options, AllocationKind.BufferWriter, ElementTypes.IdOf<T>(), 0, null, out _handle, zero: false);
+            }
         }
         else
         {
@@ -285,7 +522,7 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
             AllocationLedger.EnterLease(_handle, nameof(NativeBufferWriter<T>));
             try
             {
-                _pointer = (T*)AllocationLedger.Reallocate(_handle, bytes);
+                _pointer = (T*)AllocationLedger.Reallocate(_handle, bytes, nameof(NativeBufferWriter<T>), options.HugePages);
             }
             finally
             {
@@ -300,7 +537,8 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private void ThrowIfDisposed()
     {
-        if (_disposed)
+        // A block in an arena can be freed by the arena's reset: one load and compare sees it.
+        if (_disposed || (_handle != default && !_handle.IsValid))
         {
             ThrowHelper.ThrowObjectDisposed(nameof(NativeBufferWriter<T>));
         }

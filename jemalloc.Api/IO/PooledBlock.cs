@@ -29,6 +29,20 @@ internal sealed unsafe class PooledBlock : MemoryManager<byte>
         _length = array.Length;
     }
 
+    /// <summary>
+    /// An owner dropped without <see cref="IDisposable.Dispose"/> gives its bytes back to the pool's
+    /// budget and books, as a dispose would; otherwise a budgeted pool would refuse rents for good. The
+    /// array's own finalizer frees the memory.
+    /// </summary>
+    [System.Diagnostics.CodeAnalysis.SuppressMessage("Reliability", "CA2015", Justification = "It frees no memory: it only returns the bytes to the pool's books; the array's own finalizer decides about the memory.")]
+    ~PooledBlock()
+    {
+        if (!_disposed)
+        {
+            _pool.OnReturned(_length);
+        }
+    }
+
     /// <summary>The block's memory.</summary>
     /// <exception cref="ObjectDisposedException">The owner was disposed, or an arena reset freed the block.</exception>
     public override Memory<byte> Memory
@@ -68,7 +82,7 @@ internal sealed unsafe class PooledBlock : MemoryManager<byte>
             _pins++;
         }
 
-        return new MemoryHandle(_array.UnsafePointer + elementIndex, default, this);
+        return new MemoryHandle(_array.UnsafePointer + elementIndex, default, new PinToken(this));
     }
 
     /// <summary>Ends one <see cref="Pin"/>; the last one frees the memory of a disposed owner.</summary>

@@ -4,20 +4,21 @@ using jemalloc.Internal;
 namespace jemalloc;
 
 /// <summary>
-/// The checked <see cref="Memory{T}"/> of a <see cref="NativeBufferWriter{T}"/>'s free space: every
+/// The checked <see cref="Memory{T}"/> of part of a <see cref="NativeBufferWriter{T}"/>'s block (its
+/// free space for <c>GetMemory</c>, its written elements for <c>WrittenSequence</c>): every
 /// <see cref="GetSpan"/> and <see cref="Pin"/> checks that the writer is alive and its block has not
-/// moved since, and a pin keeps the writer from growing or being disposed until it is unpinned.
+/// moved since, and a pin keeps the writer from growing, being disposed or its arena reset until it is unpinned.
 /// </summary>
 internal sealed unsafe class WriterMemory<T> : MemoryManager<T>
     where T : unmanaged
 {
     private readonly NativeBufferWriter<T> _writer;
-    private readonly int _version;
+    private readonly long _version;
     private readonly long _offset;
     private readonly int _length;
     private int _pins;
 
-    internal WriterMemory(NativeBufferWriter<T> writer, int version, long offset, int length)
+    internal WriterMemory(NativeBufferWriter<T> writer, long version, long offset, int length)
     {
         _writer = writer;
         _version = version;
@@ -39,10 +40,9 @@ internal sealed unsafe class WriterMemory<T> : MemoryManager<T>
             ThrowHelper.ThrowArgumentOutOfRange(nameof(elementIndex), elementIndex, $"The pin must be inside the {_length:N0}-element memory.");
         }
 
-        T* pointer = _writer.PointerFor(_version, _offset);
+        T* pointer = _writer.Pin(_version, _offset);
         Interlocked.Increment(ref _pins);
-        _writer.AddPin(1);
-        return new MemoryHandle(pointer + elementIndex, default, this);
+        return new MemoryHandle(pointer + elementIndex, default, new PinToken(this));
     }
 
     /// <exception cref="InvalidOperationException">There is no pin to end.</exception>
@@ -54,7 +54,7 @@ internal sealed unsafe class WriterMemory<T> : MemoryManager<T>
             ThrowHelper.ThrowInvalidOperation("This NativeBufferWriter memory was unpinned more times than it was pinned.");
         }
 
-        _writer.AddPin(-1);
+        _writer.Unpin();
     }
 
     /// <summary>Nothing to free: the writer owns the block.</summary>

@@ -2,6 +2,7 @@ using System.Diagnostics;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using jemalloc.Arenas;
+using jemalloc.Interop;
 using jemalloc.Internal;
 
 namespace jemalloc;
@@ -77,23 +78,115 @@ public static unsafe partial class AllocationLedger
     }
 
     /// <summary>
-    /// Resizes a live allocation of jemalloc's automatic arenas with <c>rallocx</c> (in place when it
-    /// can) and records its new address and size; the caller holds the allocation's only lease, so it
-    /// cannot be freed meanwhile, and no span of the old address may be used afterwards. The bytes past
-    /// the old size are not cleared. In checked mode a moved block is freed by jemalloc, not quarantined.
+    /// Resizes a live allocation with <c>rallocx</c> (in place when it can) and records its new address
+    /// and size. In an arena of a <see cref="JemArena"/> it runs inside the arena's gate (no reset can
+    /// interleave) and charges the growth of its size class to the arena's budget, or refunds a
+    /// shrink. The caller holds a lease, which must be the only
+    /// one: no other operation, lease or <c>Acquire()</c> may be using the memory, since the block may
+    /// move. While it resizes, no lease, acquire or free can begin (they wait), so none can reach
+    /// the old address. The bytes past the old size are not cleared. In checked mode a block within
+    /// the quarantine's limit always moves, and its old block is poisoned and quarantined as a free's
+    /// is, so a span kept from before reads poison and a write through it is reported. With
+    /// <paramref name="hugePages"/>, a growth to a huge page or more lands on memory advised for huge
+    /// pages before it is touched.
     /// </summary>
     /// <returns>The memory's address, which may have changed.</returns>
+    /// <exception cref="InvalidOperationException">Another lease, operation or <c>Acquire()</c> holds the memory; it is unchanged.</exception>
     /// <exception cref="OutOfMemoryException">The memory cannot be had; the allocation is unchanged.</exception>
-    internal static void* Reallocate(AllocationHandle handle, nuint newSize)
+    /// <exception cref="ArenaBudgetExceededException">The growth would exceed the arena's budget; the allocation is unchanged.</exception>
+    internal static void* Reallocate(AllocationHandle handle, nuint newSize, string ownerName, bool hugePages = false)
     {
         Debug.Assert(newSize > 0);
         ref HotSlot hot = ref SlotTable.HotOf(handle.Slot);
+        int flags = SlotTable.ColdOf(handle.Slot).Flags;
+        ArenaAccount? account = ArenaAccounts.BeginFree(flags);
+        // The arena's books count size classes, as an allocation and a free do: a growth is charged
+        // before (and refunded if it fails), a shrink refunded after.
+        long charged = 0;
+        bool resized = false;
+        try
+        {
+            if (account is not null)
+            {
+                long change = (long)JemNative.Nallocx(newSize, flags) - (long)JemNative.Nallocx(hot.Size, flags);
+                if (change > 0)
+                {
+                    account.Charge(change);
+                }
+
+                charged = change;
+            }
+
+            void* moved = ReallocateSlot(handle, newSize, ownerName, hugePages);
+            resized = true;
+            return moved;
+        }
+        finally
+        {
+            if (account is not null)
+            {
+                if (resized ? charged < 0 : charged > 0)
+                {
+                    account.Refund(resized ? -charged : charged);
+                }
+
+                account.Exit();
+            }
+        }
+    }
+
+    private static void* ReallocateSlot(AllocationHandle handle, nuint newSize, string ownerName, bool hugePages)
+    {
+        ref HotSlot hot = ref SlotTable.HotOf(handle.Slot);
         ref ColdSlot cold = ref SlotTable.ColdOf(handle.Slot);
-        Debug.Assert(SlotState.Leases(Volatile.Read(ref hot.State)) == 1 && SlotState.Generation(Volatile.Read(ref hot.State)) == handle.Generation);
-        Debug.Assert((uint)cold.Flags >> MallocxFlags.ArenaShift == 0, "Only blocks of the automatic arenas are resized: an arena's books count size classes.");
-        void* moved = NativeAllocator.Reallocate((void*)hot.Pointer, newSize, cold.Flags, cold.Kind, cold.ElementType);
-        hot.Pointer = (nint)moved;
-        hot.Size = newSize;
+        long state;
+        while (true)
+        {
+            state = ReadLiveState(handle, ref hot, ownerName);
+            if (SlotState.Leases(state) != 1 || SlotState.Acquisitions(state) != 0)
+            {
+                ThrowHelper.ThrowInUse(ownerName, "resized", state - SlotState.OneLease);
+            }
+
+            // The resetting mark makes every other lease, acquire and free wait until the block has
+            // its new address; no arena reset runs meanwhile (the caller is inside the arena's gate).
+            if (Interlocked.CompareExchange(ref hot.State, state | SlotState.Resetting, state) == state)
+            {
+                break;
+            }
+        }
+
+        try
+        {
+            void* old = (void*)hot.Pointer;
+            nuint oldSize = hot.Size;
+            void* moved = Quarantine.Enabled && oldSize <= (ulong)Quarantine.Limit
+                ? MoveQuarantiningOld(old, oldSize, newSize, cold.Flags, cold.Kind, cold.ElementType)
+                : NativeAllocator.Reallocate(old, oldSize, newSize, ref cold.Flags, hugePages, cold.Kind, cold.ElementType);
+            hot.Pointer = (nint)moved;
+            hot.Size = newSize;
+            return moved;
+        }
+        finally
+        {
+            // Only this thread changes the state while the mark is set.
+            Volatile.Write(ref hot.State, state);
+        }
+    }
+
+    /// <summary>
+    /// Checked mode's resize: a new block, a copy, and the old block poisoned and quarantined as a
+    /// free would leave it (rallocx would give it back to jemalloc unpoisoned when it moves).
+    /// </summary>
+    private static void* MoveQuarantiningOld(void* old, nuint oldSize, nuint newSize, int flags, AllocationKind kind, int elementType)
+    {
+        void* moved = NativeAllocator.Allocate(newSize, flags, hugePages: false, zero: false, kind, elementType);
+        Buffer.MemoryCopy(old, moved, newSize, Math.Min(oldSize, newSize));
+        if (!Quarantine.TryAdmitMoved(old, oldSize, flags, kind, elementType))
+        {
+            NativeAllocator.Free(old, oldSize, flags);
+        }
+
         return moved;
     }
 
@@ -282,6 +375,39 @@ public static unsafe partial class AllocationLedger
         Volatile.Write(ref hot.Key, SlotState.MakeKey(token.Generation + 1));
         SlotTable.Return(token.Slot);
         return true;
+    }
+
+    /// <summary>
+    /// Records that a live allocation now belongs to <paramref name="owner"/>, a structure of
+    /// <paramref name="kind"/> (a block handed over without a copy), which an arena reset then tells.
+    /// Inside the arena's gate, so no reset can slip in between the check and the record.
+    /// </summary>
+    /// <returns><see langword="false"/> if an arena reset invalidated the allocation already.</returns>
+    internal static bool Adopt(AllocationHandle handle, AllocationKind kind, IAllocationOwner owner)
+    {
+        ref ColdSlot cold = ref SlotTable.ColdOf(handle.Slot);
+        int flags = cold.Flags;
+        ArenaAccount? account = ArenaAccounts.BeginFree(flags);
+        try
+        {
+            if (!handle.IsValid)
+            {
+                return false;
+            }
+
+            cold.Kind = kind;
+            if ((uint)flags >> MallocxFlags.ArenaShift != 0)
+            {
+                ForgetOwner(ref cold);
+                cold.Owner = GCHandle.ToIntPtr(GCHandle.Alloc(owner, GCHandleType.Weak));
+            }
+
+            return true;
+        }
+        finally
+        {
+            ArenaAccounts.EndFree(account, 0, flags);
+        }
     }
 
     /// <summary>Throws <see cref="ObjectDisposedException"/> if the allocation is gone.</summary>

@@ -21,6 +21,9 @@ internal static unsafe class Quarantine
     internal const string EnabledVariable = "JEMALLOC_NET_CHECKED";
     internal const string LimitVariable = "JEMALLOC_NET_QUARANTINE_BYTES";
 
+    // The slot of a resize's old block: it has none.
+    private const int NoSlot = -1;
+
     private static readonly Lock Gate = new();
     private static readonly Queue<Block> Blocks = new();
     private static long s_bytes;
@@ -81,15 +84,44 @@ internal static unsafe class Quarantine
             return false;
         }
 
-        NativeMemory.Fill(memory, size, Poison);
+        ref ColdSlot cold = ref SlotTable.ColdOf(slot);
+        Admit(new Block(slot, (nint)memory, size, flags, cold.Kind, cold.ElementType));
+        return true;
+    }
+
+    /// <summary>
+    /// In checked mode, poisons and holds back the old block of a resize that moved: it has no slot of
+    /// its own (the allocation's slot went with the new block).
+    /// </summary>
+    /// <returns><see langword="true"/> if the quarantine took the block; <see langword="false"/> if the caller must free it.</returns>
+    internal static bool TryAdmitMoved(void* memory, nuint size, int flags, AllocationKind kind, int elementType)
+    {
+        if (!s_enabled || size > (ulong)Limit)
+        {
+            return false;
+        }
+
+        if ((flags >>> MallocxFlags.ArenaShift) != 0)
+        {
+            // As a free in an arena: poisoned, not held (a reset of the arena may free it any time).
+            NativeMemory.Fill(memory, size, Poison);
+            return false;
+        }
+
+        Admit(new Block(NoSlot, (nint)memory, size, flags, kind, elementType));
+        return true;
+    }
+
+    private static void Admit(Block block)
+    {
+        NativeMemory.Fill((void*)block.Address, block.Size, Poison);
         lock (Gate)
         {
-            Blocks.Enqueue(new Block(slot, (nint)memory, size, flags));
-            s_bytes += (long)size;
+            Blocks.Enqueue(block);
+            s_bytes += (long)block.Size;
         }
 
         EvictOver(Limit);
-        return true;
     }
 
     /// <summary>In checked mode, poisons a live block an arena reset is about to free.</summary>
@@ -131,12 +163,15 @@ internal static unsafe class Quarantine
         if (offset >= 0)
         {
             Interlocked.Increment(ref s_detected);
-            ref ColdSlot cold = ref SlotTable.ColdOf(block.Slot);
-            report = new UseAfterFreeEventArgs(block.Size, cold.Kind, ElementTypes.TypeOf(cold.ElementType), offset);
+            report = new UseAfterFreeEventArgs(block.Size, block.Kind, ElementTypes.TypeOf(block.ElementType), offset);
         }
 
         NativeAllocator.Free((void*)block.Address, block.Size, block.Flags);
-        SlotTable.Return(block.Slot);
+        if (block.Slot != NoSlot)
+        {
+            SlotTable.Return(block.Slot);
+        }
+
         if (report is not null)
         {
             WriteDetected?.Invoke(null, report);
@@ -165,5 +200,6 @@ internal static unsafe class Quarantine
     private static long ReadLimit() =>
         long.TryParse(Environment.GetEnvironmentVariable(LimitVariable), out long limit) && limit >= 0 ? limit : DefaultLimit;
 
-    private readonly record struct Block(int Slot, nint Address, nuint Size, int Flags);
+    // Kind and element type are copied in: a moved block's slot describes the allocation's new block.
+    private readonly record struct Block(int Slot, nint Address, nuint Size, int Flags, AllocationKind Kind, int ElementType);
 }

@@ -79,15 +79,23 @@ internal static unsafe class NativeAllocator
     }
 
     /// <summary>
-    /// Resizes a block from <see cref="Allocate(nuint, int, bool, bool, AllocationKind, int)"/> with
-    /// <c>rallocx</c>: in place when the pages after it are free (or the size class does not change),
-    /// otherwise by a copy into a new block. The bytes past the old size are not cleared. On failure
-    /// the block is unchanged.
+    /// Resizes a block from <see cref="Allocate(nuint, int, bool, bool, AllocationKind, int)"/> of
+    /// <paramref name="oldSize"/> bytes allocated with <paramref name="flags"/>: in place when the pages
+    /// after it are free (or the size class does not change), otherwise by a copy into a new block.
+    /// With <paramref name="hugePages"/>, a growth to at least one huge page gets a 2 MiB-aligned block
+    /// advised for huge pages before the copy touches it (rallocx would copy first), and
+    /// <paramref name="flags"/> become the new block's. The bytes past the old size are not cleared.
+    /// On failure the block and <paramref name="flags"/> are unchanged.
     /// </summary>
     /// <exception cref="OutOfMemoryException">The new size cannot fit in the memory the process can get, or jemalloc could not allocate it.</exception>
-    internal static void* Reallocate(void* memory, nuint newSize, int flags, AllocationKind kind, int elementType)
+    internal static void* Reallocate(void* memory, nuint oldSize, nuint newSize, ref int flags, bool hugePages, AllocationKind kind, int elementType)
     {
         SystemMemory.ThrowIfCannotFit(newSize, kind, elementType);
+        if (hugePages && newSize > oldSize && HugePageAdvisor.Applies(newSize))
+        {
+            return GrowOntoHugePages(memory, oldSize, newSize, ref flags, kind, elementType);
+        }
+
         void* moved = JemNative.Rallocx(memory, newSize, flags);
         if (moved == null)
         {
@@ -99,4 +107,28 @@ internal static unsafe class NativeAllocator
 
     /// <summary>Gives memory from <see cref="Allocate(nuint, int, bool, bool, AllocationKind, int)"/> back to jemalloc, with the flags it was allocated with.</summary>
     internal static void Free(void* memory, nuint size, int flags) => JemNative.Sdallocx(memory, size, flags);
+
+    private static void* GrowOntoHugePages(void* memory, nuint oldSize, nuint newSize, ref int flags, AllocationKind kind, int elementType)
+    {
+        int alignedFlags = HugePageAdvisor.AlignFlags(flags);
+        if (alignedFlags == flags && JemNative.Xallocx(memory, newSize, 0, flags) >= newSize)
+        {
+            // Grown in place: the new pages are not touched yet, so the advice reaches them.
+            HugePageAdvisor.Advise(memory, newSize);
+            return memory;
+        }
+
+        void* grown = JemNative.Mallocx(newSize, alignedFlags);
+        if (grown == null)
+        {
+            SystemMemory.ThrowCouldNotAllocate(newSize, kind, elementType);
+        }
+
+        HugePageAdvisor.Advise(grown, newSize);
+        Buffer.MemoryCopy(memory, grown, newSize, oldSize);
+        Free(memory, oldSize, flags);
+        flags = alignedFlags;
+        return grown;
+    }
+
 }

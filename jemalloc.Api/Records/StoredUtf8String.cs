@@ -52,6 +52,9 @@ public readonly unsafe struct StoredUtf8String : IEquatable<StoredUtf8String>, I
     /// <summary>The ledger handle of the store block holding the bytes.</summary>
     internal AllocationHandle Block => _block;
 
+    /// <summary>Where the bytes start in the block.</summary>
+    internal int Offset => _offset;
+
     /// <summary>The checked bytes: empty for default, otherwise the string's range of its live block.</summary>
     internal ReadOnlySpan<byte> Bytes
     {

@@ -16,7 +16,8 @@ namespace jemalloc;
 /// Strings are only ever appended. <see cref="Replace"/> stores the new text and leaves the old bytes
 /// in place (old values stay readable until the store is reset): that space is counted in
 /// <see cref="AbandonedBytes"/> and given back only by <see cref="Reset"/> or by building a new store.
-/// A string longer than the block size gets a block of its own.
+/// A string longer than the block size gets a block of its own. Each string takes one byte more
+/// than its UTF-8 bytes (a header that records whether it was replaced).
 /// </para>
 /// <para>
 /// Threads: one writer (<see cref="Add(string)"/>, <see cref="Replace"/>, <see cref="Reset"/>,
@@ -32,7 +33,7 @@ namespace jemalloc;
 /// A store that is never disposed keeps its blocks: the <see cref="AllocationLedger"/> lists them.
 /// </para>
 /// </remarks>
-public sealed unsafe class Utf8StringStore : IDisposable
+public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
 {
     /// <summary>The block size used when none is given: 1 MiB.</summary>
     public const int DefaultBlockSize = 1 << 20;
@@ -47,6 +48,11 @@ public sealed unsafe class Utf8StringStore : IDisposable
     private const int Closing = 1 << 30;
     private const int Disposed = 1 << 29;
     private const int ReaderMask = Disposed - 1;
+
+    // Each string is preceded by one header byte: Live, or Abandoned once Replace superseded it.
+    private const int HeaderBytes = 1;
+    private const byte Live = 0;
+    private const byte Abandoned = 1;
 
     private static readonly UTF8Encoding StrictUtf8 = new(encoderShouldEmitUTF8Identifier: false, throwOnInvalidBytes: true);
 
@@ -64,7 +70,7 @@ public sealed unsafe class Utf8StringStore : IDisposable
     private long _reservedBytes;
     // Readers (EnterRead scopes) in the low bits; Closing while a reset or dispose runs; Disposed.
     private int _state;
-    private int _writing;
+    private SingleWriterGuard _writer;
 
     /// <summary>A store with blocks of <see cref="DefaultBlockSize"/> bytes in the default arena.</summary>
     public Utf8StringStore()
@@ -96,7 +102,10 @@ public sealed unsafe class Utf8StringStore : IDisposable
     /// <summary>The UTF-8 bytes of all strings stored (replaced ones included).</summary>
     public long UsedBytes => Volatile.Read(ref _usedBytes);
 
-    /// <summary>The bytes of strings that <see cref="Replace"/> superseded: held until <see cref="Reset"/>.</summary>
+    /// <summary>
+    /// The bytes of strings that <see cref="Replace"/> superseded, held until <see cref="Reset"/>: each
+    /// string counted once, however many times it (or a copy of its value) is replaced.
+    /// </summary>
     public long AbandonedBytes => Volatile.Read(ref _abandonedBytes);
 
     /// <summary>The native bytes the blocks occupy.</summary>
@@ -163,6 +172,7 @@ public sealed unsafe class Utf8StringStore : IDisposable
             AllocationLedger.EnterLease(block, TypeName);
             try
             {
+                destination[-1] = Live;
                 utf8.CopyTo(new Span<byte>(destination, utf8.Length));
             }
             finally
@@ -203,7 +213,11 @@ public sealed unsafe class Utf8StringStore : IDisposable
             }
 
             StoredUtf8String replacement = Append(value, byteCount);
-            _ = Interlocked.Add(ref _abandonedBytes, old.Length);
+            if (MarkAbandoned(old))
+            {
+                _ = Interlocked.Add(ref _abandonedBytes, old.Length);
+            }
+
             return replacement;
         }
         finally
@@ -361,45 +375,27 @@ public sealed unsafe class Utf8StringStore : IDisposable
         Volatile.Write(ref _state, dispose ? Disposed : 0);
     }
 
-    internal void EnterWrite()
-    {
-        ThrowIfDisposed();
-        if (Interlocked.CompareExchange(ref _writing, 1, 0) != 0)
-        {
-            ThrowHelper.ThrowInvalidOperation($"Another thread is writing to this {TypeName}: a store has one writer at a time.");
-        }
+    internal void EnterWrite() => _writer.Enter(this, TypeName);
 
-        if (IsDisposed)
-        {
-            Volatile.Write(ref _writing, 0);
-            ThrowHelper.ThrowObjectDisposed(TypeName);
-        }
-    }
+    internal void ExitWrite() => _writer.Exit();
 
-    internal void ExitWrite() => Volatile.Write(ref _writing, 0);
-
-    private void ThrowIfDisposed()
-    {
-        if (IsDisposed)
-        {
-            ThrowHelper.ThrowObjectDisposed(TypeName);
-        }
-    }
-
-    // Room for length bytes: in the current block, a new block, or (longer than a block) a block of its own.
-    // The caller writes there under a lease of the block: blocks made with an arena's options are
-    // freed by its reset, which the lease refuses meanwhile, and after which it throws ObjectDisposedException.
+    // Room for length bytes and the one-byte header before them (see Replace): in the current block,
+    // a new block, or (longer than a block) a block of its own. Returns where the string goes, its
+    // header being the byte before. The caller writes both under a lease of the block: blocks made
+    // with an arena's options are freed by its reset, which the lease refuses meanwhile, and after
+    // which it throws ObjectDisposedException.
     private byte* Reserve(int length, out AllocationHandle block, out int offset)
     {
-        if (length > _blockSize)
+        int needed = length + HeaderBytes;
+        if (needed > _blockSize)
         {
-            FixedBuffer<byte> own = NewBlock(length);
+            FixedBuffer<byte> own = NewBlock(needed);
             block = own.Handle;
-            offset = 0;
-            return (byte*)own.UnsafePointer;
+            offset = HeaderBytes;
+            return (byte*)own.UnsafePointer + HeaderBytes;
         }
 
-        if (_currentPointer == null || _currentSize - _currentUsed < length)
+        if (_currentPointer == null || _currentSize - _currentUsed < needed)
         {
             _current = NewBlock(_blockSize);
             _currentPointer = _current.UnsafePointer;
@@ -408,14 +404,16 @@ public sealed unsafe class Utf8StringStore : IDisposable
         }
 
         block = _current.Handle;
-        offset = _currentUsed;
-        _currentUsed += length;
+        offset = _currentUsed + HeaderBytes;
+        _currentUsed += needed;
         return _currentPointer + offset;
     }
 
     private FixedBuffer<byte> NewBlock(int size)
     {
-        var block = new FixedBuffer<byte>(Math.Max(size, 1), _options, AllocationKind.StringStoreBlock);
+        // Not cleared: only written bytes are ever read, and a block's pages stay untouched (out of the
+        // resident set) until strings reach them.
+        var block = new FixedBuffer<byte>(size, _options, AllocationKind.StringStoreBlock, zero: false);
         _blocks.Add(block);
         _ = _blockHandles.Add(block.Handle);
         _ = Interlocked.Add(ref _reservedBytes, block.Length);
@@ -429,6 +427,7 @@ public sealed unsafe class Utf8StringStore : IDisposable
         AllocationLedger.EnterLease(block, TypeName);
         try
         {
+            destination[-1] = Live;
             _ = StrictUtf8.GetBytes(value, new Span<byte>(destination, byteCount));
         }
         finally
@@ -437,6 +436,29 @@ public sealed unsafe class Utf8StringStore : IDisposable
         }
 
         return Commit(block, offset, byteCount);
+    }
+
+    // Sets the header of old's bytes to Abandoned; false if it was already (old was replaced before,
+    // through this or another copy), so its bytes are counted once. The caller is the writer and has
+    // checked that old is live.
+    private static bool MarkAbandoned(StoredUtf8String old)
+    {
+        AllocationLedger.EnterLease(old.Block, TypeName);
+        try
+        {
+            byte* header = (byte*)AllocationLedger.Describe(old.Block).Address + old.Offset - HeaderBytes;
+            if (*header == Abandoned)
+            {
+                return false;
+            }
+
+            *header = Abandoned;
+            return true;
+        }
+        finally
+        {
+            AllocationLedger.ExitLease(old.Block);
+        }
     }
 
     private StoredUtf8String Commit(AllocationHandle block, int offset, int length)

@@ -31,20 +31,14 @@ public sealed class ClassRecordTable : IRecordTable
     public long Count => _rows.Count;
 
     /// <inheritdoc/>
-    public bool TryLookup(long id, out int category, out double score, out DateTime updated)
+    public void Lookup(ReadOnlySpan<long> ids, Span<RecordLookup> results)
     {
-        if (_byId.TryGetValue(id, out ClassRecord? record))
+        for (int i = 0; i < ids.Length; i++)
         {
-            category = record.Category;
-            score = record.Score;
-            updated = record.Updated;
-            return true;
+            results[i] = _byId.TryGetValue(ids[i], out ClassRecord? record)
+                ? new RecordLookup(true, record.Category, record.Score, record.Updated)
+                : default;
         }
-
-        category = 0;
-        score = 0;
-        updated = default;
-        return false;
     }
 
     /// <inheritdoc/>

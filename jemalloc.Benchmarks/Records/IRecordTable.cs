@@ -6,8 +6,8 @@ public interface IRecordTable : IDisposable
     /// <summary>The number of records.</summary>
     long Count { get; }
 
-    /// <summary>Looks a record up by id.</summary>
-    bool TryLookup(long id, out int category, out double score, out DateTime updated);
+    /// <summary>Looks each id of <paramref name="ids"/> up, writing what it found at the same position of <paramref name="results"/> (as long as <paramref name="ids"/>).</summary>
+    void Lookup(ReadOnlySpan<long> ids, Span<RecordLookup> results);
 
     /// <summary>The name of the record with <paramref name="id"/> as a .NET string (what a response would carry).</summary>
     string NameOf(long id);

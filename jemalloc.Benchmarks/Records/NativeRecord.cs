@@ -1,6 +1,10 @@
+using System.Runtime.InteropServices;
+
 namespace jemalloc.Benchmarks.Records;
 
 /// <summary>A record in native memory: the name is a <see cref="StoredUtf8String"/>, so the struct holds no reference (the score is a column of its own).</summary>
+/// <remarks>Packed to 4 bytes: 36 bytes a record instead of 40 with the padding after the category (10M records: 38 MiB less).</remarks>
+[StructLayout(LayoutKind.Sequential, Pack = 4)]
 public struct NativeRecord : IEquatable<NativeRecord>
 {
     /// <summary>The id.</summary>

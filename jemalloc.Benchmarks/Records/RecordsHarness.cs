@@ -46,6 +46,8 @@ public static class RecordsHarness
         peakHeap = Math.Max(peakHeap, GC.GetGCMemoryInfo(GCKind.Any).HeapSizeBytes);
 
         var latencies = new long[requests];
+        var ids = new long[LookupsPerRequest];
+        var found = new RecordLookup[LookupsPerRequest];
         long lookupTicks = 0;
         long scanTicks = 0;
         ulong checksum = 14_695_981_039_346_656_037UL;
@@ -67,18 +69,23 @@ public static class RecordsHarness
 
             ulong state = RecordData.Mix((ulong)request + 1);
             var response = new StringBuilder();
-            long lookupStart = Stopwatch.GetTimestamp();
             for (int i = 0; i < LookupsPerRequest; i++)
             {
                 state = RecordData.Mix(state);
-                long id = RecordData.IdOf((long)(state % (ulong)records));
-                (int category, double score, DateTime updated) = CheckedLookup(table, side, id);
-                checksum = Add(checksum, (ulong)category ^ (ulong)BitConverter.DoubleToInt64Bits(score) ^ (ulong)updated.Ticks);
-                _ = response.Append(id).Append(':').Append(category).Append(';');
+                ids[i] = RecordData.IdOf((long)(state % (ulong)records));
             }
 
+            long lookupStart = Stopwatch.GetTimestamp();
+            table.Lookup(ids, found);
             long lookupEnd = Stopwatch.GetTimestamp();
             lookupTicks += lookupEnd - lookupStart;
+            CheckLookups(side, ids, found);
+            for (int i = 0; i < LookupsPerRequest; i++)
+            {
+                RecordLookup hit = found[i];
+                checksum = Add(checksum, (ulong)hit.Category ^ (ulong)BitConverter.DoubleToInt64Bits(hit.Score) ^ (ulong)hit.Updated.Ticks);
+                _ = response.Append(ids[i]).Append(':').Append(hit.Category).Append(';');
+            }
 
             long firstId = RecordData.IdOf((long)(RecordData.Mix(state) % (ulong)records));
             string name = table.NameOf(firstId);
@@ -136,6 +143,7 @@ public static class RecordsHarness
             gen2,
             latencies[(int)((requests - 1) * 0.50)] * toUs,
             latencies[(int)((requests - 1) * 0.99)] * toUs,
+            latencies[(int)((requests - 1) * 0.999)] * toUs,
             latencies[^1] * toUs,
             ProcessMemory.PeakResidentBytes(Environment.ProcessId) ?? -1,
             peakHeap,
@@ -145,22 +153,24 @@ public static class RecordsHarness
             checksum);
     }
 
-    /// <summary>Looks <paramref name="id"/> up in <paramref name="table"/> and checks the record against the source data.</summary>
-    /// <exception cref="BenchmarkVerificationException">The record is missing or has wrong values.</exception>
-    public static (int Category, double Score, DateTime Updated) CheckedLookup(IRecordTable table, RecordsSide side, long id)
+    /// <summary>Checks what a batch of lookups found against the source data: every id present, with its record's values.</summary>
+    /// <exception cref="BenchmarkVerificationException">A record is missing or has wrong values.</exception>
+    public static void CheckLookups(RecordsSide side, ReadOnlySpan<long> ids, ReadOnlySpan<RecordLookup> found)
     {
-        ArgumentNullException.ThrowIfNull(table);
-        if (!table.TryLookup(id, out int category, out double score, out DateTime updated))
+        for (int i = 0; i < ids.Length; i++)
         {
-            throw new BenchmarkVerificationException($"records ({side}): the lookup of id {id} found nothing.");
-        }
+            long id = ids[i];
+            RecordLookup hit = found[i];
+            if (!hit.Found)
+            {
+                throw new BenchmarkVerificationException($"records ({side}): the lookup of id {id} found nothing.");
+            }
 
-        if (category != RecordData.CategoryOf(id) || score != RecordData.ScoreOf(id) || updated != RecordData.UpdatedOf(id))
-        {
-            throw new BenchmarkVerificationException($"records ({side}): the lookup of id {id} returned a wrong record.");
+            if (hit.Category != RecordData.CategoryOf(id) || hit.Score != RecordData.ScoreOf(id) || hit.Updated != RecordData.UpdatedOf(id))
+            {
+                throw new BenchmarkVerificationException($"records ({side}): the lookup of id {id} returned a wrong record.");
+            }
         }
-
-        return (category, score, updated);
     }
 
     private static ulong Add(ulong hash, ulong value) => (hash ^ value) * 1_099_511_628_211UL;

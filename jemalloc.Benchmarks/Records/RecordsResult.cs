@@ -12,6 +12,7 @@ namespace jemalloc.Benchmarks.Records;
 /// <param name="Gen2">Generation-2 collections during the loop, induced ones included.</param>
 /// <param name="P50Us">Median request latency in microseconds.</param>
 /// <param name="P99Us">99th-percentile request latency in microseconds.</param>
+/// <param name="P999Us">99.9th-percentile request latency in microseconds (where the collections inside requests show when fewer than 1% of requests have one).</param>
 /// <param name="MaxUs">Longest request in microseconds.</param>
 /// <param name="PeakRssBytes">Peak resident set of the process (VmHWM), or -1 if unknown.</param>
 /// <param name="PeakHeapBytes">Largest managed heap size seen (after build and at each GC of the loop).</param>
@@ -31,6 +32,7 @@ public sealed record RecordsResult(
     int Gen2,
     double P50Us,
     double P99Us,
+    double P999Us,
     double MaxUs,
     long PeakRssBytes,
     long PeakHeapBytes,

@@ -31,21 +31,20 @@ public sealed class StructRecordTable : IRecordTable
     public long Count => _rows.Length;
 
     /// <inheritdoc/>
-    public bool TryLookup(long id, out int category, out double score, out DateTime updated)
+    public void Lookup(ReadOnlySpan<long> ids, Span<RecordLookup> results)
     {
-        if (_rowOf.TryGetValue(id, out int row))
+        for (int i = 0; i < ids.Length; i++)
         {
-            ref StructRecord record = ref _rows[row];
-            category = record.Category;
-            score = _scores[row];
-            updated = record.Updated;
-            return true;
+            if (_rowOf.TryGetValue(ids[i], out int row))
+            {
+                ref StructRecord record = ref _rows[row];
+                results[i] = new RecordLookup(true, record.Category, _scores[row], record.Updated);
+            }
+            else
+            {
+                results[i] = default;
+            }
         }
-
-        category = 0;
-        score = 0;
-        updated = default;
-        return false;
     }
 
     /// <inheritdoc/>

@@ -75,6 +75,14 @@ public sealed class BrokenResultProcessTests : IDisposable
     }
 
     [Fact]
+    public void Micro_record_tables_with_a_wrong_lookup_result_exit_2_naming_both_sides()
+    {
+        ChildProcessRunner.Result result = Run(broken: true, InProcessTimeout, "micro", "--filter", "*RecordTableBenchmarks*");
+        AssertFailedWith(result, "wrong result: micro records [NativeRecordTable, 2000000]: sum of the scores and categories the lookups found");
+        Assert.Contains("wrong result: micro records [StructRecordTable, 2000000]: sum of the scores and categories the lookups found", result.Output, StringComparison.Ordinal);
+    }
+
+    [Fact]
     public void A_zeroed_create_that_is_not_zero_fails_the_malloc_suite()
     {
         ChildProcessRunner.Result result = Run(broken: true, InProcessTimeout, "malloc", "--create", "-l", "1001");

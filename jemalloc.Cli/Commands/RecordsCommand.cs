@@ -1,6 +1,4 @@
-using System.Diagnostics;
 using System.Globalization;
-using System.Text.Json;
 using jemalloc.Benchmarks.Records;
 using jemalloc.Cli.Options;
 
@@ -43,16 +41,22 @@ public static class RecordsCommand
             throw new CommandLineException($"records: --full-gcs must be from 0 to fewer than --requests; got {options.FullCollections}.");
         }
 
+        if (options.Plot is not null && !options.Child)
+        {
+            // Before the sides run for minutes, not after.
+            RecordsChart.CheckPath(options.Plot);
+        }
+
         RecordsSide? corrupt = options.Corrupt is null ? null : ParseSides([options.Corrupt])[0];
         if (options.Child)
         {
             RecordsResult result = RecordsHarness.Run(sides[0], options.Records, options.Requests, options.FullCollections, corrupt == sides[0]);
-            output.WriteLine(ResultPrefix + JsonSerializer.Serialize(result));
+            SideProcess.WriteResult(output, ResultPrefix, result);
             return Program.ExitSuccess;
         }
 
-        string? executable = options.InProcess ? null : JembenchExecutable();
-        if (!options.InProcess && executable is null)
+        IReadOnlyList<string>? jembench = options.InProcess ? null : SideProcess.JembenchCommand();
+        if (!options.InProcess && jembench is null)
         {
             output.WriteLine("records: this process is not jembench, so the sides run in this process (peak RSS is then cumulative).");
         }
@@ -61,9 +65,9 @@ public static class RecordsCommand
         var results = new List<RecordsResult>();
         foreach (RecordsSide side in sides)
         {
-            RecordsResult? result = executable is null
+            RecordsResult? result = jembench is null
                 ? RecordsHarness.Run(side, options.Records, options.Requests, options.FullCollections, corrupt == side)
-                : RunChild(executable, side, options, error);
+                : RunChild(jembench, side, options, error);
             if (result is null)
             {
                 error.WriteLine($"records: the {Name(side)} side failed.");
@@ -80,6 +84,21 @@ public static class RecordsCommand
             error.WriteLine("records: WRONG RESULT: the sides' request results differ: " +
                 string.Join(", ", results.Select(r => $"{Name(r.Side)} {r.Checksum:X16}")));
             return Program.ExitBenchmarkFailed;
+        }
+
+        if (options.Plot is not null)
+        {
+            try
+            {
+                RecordsChart.Write(results, options.Plot);
+            }
+            catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+            {
+                error.WriteLine($"records: the chart could not be written to '{options.Plot}': {e.Message}");
+                return Program.ExitBadArguments;
+            }
+
+            output.WriteLine($"records: chart written to {options.Plot}.");
         }
 
         output.WriteLine(results.Count > 1
@@ -118,62 +137,34 @@ public static class RecordsCommand
         return [.. sides];
     }
 
-    private static string? JembenchExecutable()
+    private static RecordsResult? RunChild(IReadOnlyList<string> jembench, RecordsSide side, RecordsOptions options, TextWriter error)
     {
-        string? path = Environment.ProcessPath;
-        return path is not null && Path.GetFileNameWithoutExtension(path) == "jembench" ? path : null;
-    }
-
-    private static RecordsResult? RunChild(string executable, RecordsSide side, RecordsOptions options, TextWriter error)
-    {
-        var start = new ProcessStartInfo(executable)
-        {
-            RedirectStandardOutput = true,
-            RedirectStandardError = true,
-            UseShellExecute = false,
-        };
-        foreach (string argument in new[]
+        var arguments = new List<string>
         {
             "records", "--child", "--side", Name(side),
             "--records", options.Records.ToString(CultureInfo.InvariantCulture),
             "--requests", options.Requests.ToString(CultureInfo.InvariantCulture),
             "--full-gcs", options.FullCollections.ToString(CultureInfo.InvariantCulture),
-        })
-        {
-            start.ArgumentList.Add(argument);
-        }
-
+        };
         if (options.Corrupt is not null)
         {
-            start.ArgumentList.Add("--corrupt");
-            start.ArgumentList.Add(options.Corrupt);
+            arguments.Add("--corrupt");
+            arguments.Add(options.Corrupt);
         }
 
-        using Process child = Process.Start(start) ?? throw new InvalidOperationException($"records: could not start {executable}.");
-        Task<string> stderr = child.StandardError.ReadToEndAsync();
-        string stdout = child.StandardOutput.ReadToEnd();
-        child.WaitForExit();
-        string childError = stderr.GetAwaiter().GetResult();
-        string? line = stdout.Split('\n').Select(l => l.Trim()).LastOrDefault(l => l.StartsWith(ResultPrefix, StringComparison.Ordinal));
-        if (child.ExitCode != Program.ExitSuccess || line is null)
-        {
-            error.WriteLine($"records: the {Name(side)} process exited with {child.ExitCode}: {childError.Trim()} {stdout.Trim()}");
-            return null;
-        }
-
-        return JsonSerializer.Deserialize<RecordsResult>(line[ResultPrefix.Length..]);
+        return SideProcess.Run<RecordsResult>(jembench, arguments, ResultPrefix, $"records: the {Name(side)}", error);
     }
 
     private static void PrintTable(List<RecordsResult> results, TextWriter output)
     {
         const double MiB = 1024.0 * 1024.0;
         output.WriteLine();
-        output.WriteLine("| Side | Build (s) | GC pause total (ms) | GC pause max (ms) | GCs 0/1/2 | p50 (us) | p99 (us) | max (us) | Peak RSS (MiB) | Peak managed heap (MiB) | Native (MiB) | Lookups/s | Scan rows/s |");
-        output.WriteLine("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+        output.WriteLine("| Side | Build (s) | GC pause total (ms) | GC pause max (ms) | GCs 0/1/2 | p50 (us) | p99 (us) | p99.9 (us) | max (us) | Peak RSS (MiB) | Peak managed heap (MiB) | Native (MiB) | Lookups/s | Scan rows/s |");
+        output.WriteLine("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         foreach (RecordsResult r in results)
         {
             output.WriteLine(string.Create(CultureInfo.InvariantCulture,
-                $"| {Name(r.Side)} | {r.BuildSeconds:F1} | {r.TotalPauseMs:F1} | {r.MaxPauseMs:F1} | {r.Gen0}/{r.Gen1}/{r.Gen2} | {r.P50Us:F0} | {r.P99Us:F0} | {r.MaxUs:F0} | {(r.PeakRssBytes < 0 ? "n/a" : (r.PeakRssBytes / MiB).ToString("F0", CultureInfo.InvariantCulture))} | {r.PeakHeapBytes / MiB:F0} | {r.NativeBytes / MiB:F0} | {r.LookupsPerSecond / 1e6:F2} M | {r.ScanRowsPerSecond / 1e6:F0} M |"));
+                $"| {Name(r.Side)} | {r.BuildSeconds:F1} | {r.TotalPauseMs:F1} | {r.MaxPauseMs:F1} | {r.Gen0}/{r.Gen1}/{r.Gen2} | {r.P50Us:F0} | {r.P99Us:F0} | {r.P999Us:F0} | {r.MaxUs:F0} | {(r.PeakRssBytes < 0 ? "n/a" : (r.PeakRssBytes / MiB).ToString("F0", CultureInfo.InvariantCulture))} | {r.PeakHeapBytes / MiB:F0} | {r.NativeBytes / MiB:F0} | {r.LookupsPerSecond / 1e6:F2} M | {r.ScanRowsPerSecond / 1e6:F0} M |"));
         }
 
         RecordsResult? managed = results.Find(r => r.Side == RecordsSide.Class);
@@ -196,6 +187,8 @@ public static class RecordsCommand
             }
 
             Goal(output, "p99 latency vs class", native.P99Us, managed.P99Us, 1.0 / 5, lowerIsBetter: true);
+            output.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                $"  p99.9 latency vs class: {native.P999Us / managed.P999Us:F3}x, max latency vs class: {native.MaxUs / managed.MaxUs:F3}x (no goal: where collections inside requests show)"));
         }
 
         if (best is not null)

@@ -26,6 +26,10 @@ public sealed class RecordsOptions
     [Option("in-process", HelpText = "Run the sides one after another in this process (peak RSS is then the largest so far, not each side's own).")]
     public bool InProcess { get; set; }
 
+    /// <summary>Where to write the chart, if anywhere.</summary>
+    [Option("plot", HelpText = "Also write a chart of each side's p99 request latency and longest GC pause to this .svg or .png file.")]
+    public string? Plot { get; set; }
+
     /// <summary>Internal: this process is a child running one side.</summary>
     [Option("child", Hidden = true)]
     public bool Child { get; set; }

@@ -16,6 +16,45 @@ internal static class CheckedModeScenarios
         all["checked-stale-span"] = StaleSpan;
         all["checked-racing-indexer"] = RacingIndexer;
         all["unchecked-stale-span"] = StaleSpanUnchecked;
+        all["checked-writer-growth"] = WriterGrowth;
+    }
+
+    /// <summary>
+    /// A NativeBufferWriter's growth moves its block in checked mode, and the old block is poisoned and
+    /// quarantined as a free's is: a span kept from before the growth reads poison, and a write through
+    /// it is reported; the grown block holds the data.
+    /// </summary>
+    private static void WriterGrowth()
+    {
+        Check.True(AllocationLedger.CheckedMode, "JEMALLOC_NET_CHECKED=1 turns checked mode on");
+        var reports = new List<UseAfterFreeEventArgs>();
+        AllocationLedger.UseAfterFreeDetected += (_, e) => { lock (reports) { reports.Add(e); } };
+        long before = AllocationLedger.UseAfterFreeWritesDetected;
+        const int n = 4096;
+        using var writer = new NativeBufferWriter<byte>(n);
+        Span<byte> stale = writer.GetSpan(n)[..n];
+        stale.Fill(0x5A);
+        writer.Advance(n);
+        long quarantined = AllocationLedger.QuarantinedBytes;
+
+        writer.GetSpan(n);
+        Check.True(writer.Capacity > n, "the writer grew");
+        Check.Equal(0L, RaceScenarios.CountNot(writer.WrittenSpan, (byte)0x5A), "the grown block holds the written data");
+        Check.Equal(0L, RaceScenarios.CountNot(stale, (byte)0xDB), "a span from before the growth reads poison");
+        Check.Equal(quarantined + n, AllocationLedger.QuarantinedBytes, "the old block is in the quarantine");
+
+        stale[10] = 1;
+        AllocationLedger.FlushQuarantine();
+        Check.Equal(before + 1, AllocationLedger.UseAfterFreeWritesDetected, "the write through the old block is counted");
+        lock (reports)
+        {
+            Check.Equal(1, reports.Count, "the write through the old block raised UseAfterFreeDetected");
+            Check.Equal(10L, reports[0].Offset, "reported offset of the stale write");
+            Check.Equal((nuint)n, reports[0].Size, "reported size: the old block's");
+            Check.Equal(AllocationKind.BufferWriter, reports[0].Kind, "reported kind");
+        }
+
+        Check.Equal(0L, RaceScenarios.CountNot(writer.WrittenSpan, (byte)0x5A), "the grown block is untouched by the stale write");
     }
 
     private static void StaleSpan()

@@ -20,6 +20,7 @@ internal static class Scenarios
         MallctlMisuseScenarios.Register(All);
         TooBigScenarios.Register(All);
         RecordScenarios.Register(All);
+        IoScenarios.Register(All);
     }
 
     internal static int Run(string name)

@@ -13,6 +13,10 @@ public sealed class CheckedModeTests
         AdversarialChild.AssertClean("checked-stale-span", checkedMode: true);
 
     [Fact]
+    public void A_writer_growth_quarantines_the_old_block_so_a_span_from_before_reads_poison_and_its_write_is_reported() =>
+        AdversarialChild.AssertClean("checked-writer-growth", checkedMode: true);
+
+    [Fact]
     public void Racing_indexer_access_after_a_free_never_sees_or_changes_another_structure() =>
         AdversarialChild.AssertClean("checked-racing-indexer", checkedMode: true);
 

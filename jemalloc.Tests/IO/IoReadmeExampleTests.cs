@@ -49,4 +49,34 @@ public sealed class IoReadmeExampleTests : LeakCheckedTest
         ReadOnlySpan<byte> utf8 = output.WrittenSpan;
         Assert.Equal("{\"name\":\"jemalloc\"}", Encoding.UTF8.GetString(utf8));
     }
+
+    [Fact]
+    public async Task A_written_document_is_handed_to_an_array_and_streamed_out_without_a_copy()
+    {
+        using var file = new MemoryStream();
+        using var output = new NativeBufferWriter<byte>();
+        using (var json = new Utf8JsonWriter(output))
+        {
+            json.WriteStartArray();
+            for (int i = 0; i < 1000; i++)
+            {
+                json.WriteNumberValue(i);
+            }
+
+            json.WriteEndArray();
+        }
+
+        ReadOnlySequence<byte> all = output.WrittenSequence;
+        long length = all.Length;
+        using HugeArray<byte> document = output.DetachToHugeArray();
+        using (var stream = new NativeMemoryStream(document, writable: false, leaveOpen: true))
+        {
+            await stream.CopyToAsync(file);
+        }
+
+        Assert.Equal(length, document.Length);
+        Assert.Equal("[" + string.Join(",", Enumerable.Range(0, 1000)) + "]", Encoding.UTF8.GetString(file.ToArray()));
+        Assert.Throws<InvalidOperationException>(() => all.ToArray());
+        Assert.True(document.IsValid);
+    }
 }

@@ -7,9 +7,10 @@ namespace jemalloc.Tests.IO;
 public sealed class JemMemoryPoolTests : LeakCheckedTest
 {
     [Fact]
-    public void Rent_gives_a_zeroed_native_block_of_the_requested_size_recorded_in_the_ledger()
+    public void Rent_from_a_clearing_pool_gives_a_zeroed_native_block_of_the_requested_size_recorded_in_the_ledger()
     {
-        using var pool = new JemMemoryPool();
+        using var pool = new JemMemoryPool(clearBlocks: true);
+        Assert.True(pool.ClearsBlocks);
         long before = AllocationLedger.LiveBytes;
         using (IMemoryOwner<byte> owner = pool.Rent(1000))
         {
@@ -21,6 +22,33 @@ public sealed class JemMemoryPoolTests : LeakCheckedTest
         }
 
         Assert.Equal(before, AllocationLedger.LiveBytes);
+    }
+
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public unsafe void A_reused_block_keeps_its_old_bytes_unless_the_pool_clears_blocks(bool clearBlocks)
+    {
+        using var pool = new JemMemoryPool(clearBlocks: clearBlocks);
+        Assert.Equal(clearBlocks, pool.ClearsBlocks);
+        nint previous = 0;
+        int reused = 0;
+        for (int attempt = 0; attempt < 16; attempt++)
+        {
+            using IMemoryOwner<byte> owner = pool.Rent(1000);
+            using MemoryHandle pin = owner.Memory.Pin();
+            if ((nint)pin.Pointer == previous)
+            {
+                // jemalloc's thread cache gives this thread back the block it just freed.
+                reused++;
+                Assert.All(owner.Memory.ToArray(), b => Assert.Equal(clearBlocks ? 0 : 0xAB, b));
+            }
+
+            owner.Memory.Span.Fill(0xAB);
+            previous = (nint)pin.Pointer;
+        }
+
+        Assert.True(reused > 0, "jemalloc never gave a freed block back to this thread.");
     }
 
     [Fact]

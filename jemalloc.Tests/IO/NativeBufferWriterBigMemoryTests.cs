@@ -1,3 +1,4 @@
+using System.Buffers;
 using jemalloc.Tests.Support;
 
 namespace jemalloc.Tests.IO;
@@ -32,6 +33,29 @@ public sealed class NativeBufferWriterBigMemoryTests : LeakCheckedTest
         Assert.Equal(Mark(0), writer.GetWrittenSpan(0, 1)[0]);
         Assert.Equal(Mark(2048), writer.GetWrittenSpan(total - 1, 1)[0]);
         Assert.Throws<ArgumentOutOfRangeException>(() => writer.GetWrittenSpan(total - 1, 2));
+
+        // The same bytes as a sequence of segments over the one block, each within a span's reach.
+        ReadOnlySequence<byte> sequence = writer.WrittenSequence;
+        Assert.Equal(total, sequence.Length);
+        Assert.False(sequence.IsSingleSegment);
+        long covered = 0;
+        foreach (ReadOnlyMemory<byte> segment in sequence)
+        {
+            Assert.Equal(Mark(covered / chunk), segment.Span[0]);
+            covered += segment.Length;
+        }
+
+        Assert.Equal(total, covered);
+        Assert.Equal([Mark(2047), Mark(2047), Mark(2048), Mark(2048)], sequence.Slice((1L << 31) - 2, 4).ToArray());
+
+        // Handed over without a copy: too long for a SafeArray, whole in a HugeArray.
+        Assert.Throws<InvalidOperationException>(() => writer.DetachToSafeArray());
+        using HugeArray<byte> array = writer.DetachToHugeArray();
+        Assert.Equal(total, array.Length);
+        Assert.Equal(Mark(2047), array[(1L << 31) - 1]);
+        Assert.Equal(Mark(2048), array[total - 1]);
+        Assert.Throws<InvalidOperationException>(() => sequence.First.Span.Length);
+        Assert.Equal(0, writer.WrittenCount);
 
         // Different on each side of the 2^31 boundary, and never zero.
         static byte Mark(long chunkIndex) => (byte)((chunkIndex * 7) + 1);

@@ -58,6 +58,66 @@ public sealed class NativeHashIndexTests : LeakCheckedTest
         Assert.True(index.Capacity >= expected.Count * 4 / 3);
     }
 
+    [Theory]
+    [InlineData(1000, 1336)]
+    [InlineData(999, 1332)]
+    [InlineData(13, 20)]
+    [InlineData(12, 16)]
+    [InlineData(0, 16)]
+    public void A_sized_index_takes_just_the_slots_for_three_quarters_full_and_holds_them_without_growing(long expected, long capacity)
+    {
+        using var index = new NativeHashIndex<long>(expected, AllocationOptions.Default);
+        Assert.Equal(capacity, index.Capacity);
+        for (long k = 0; k < expected; k++)
+        {
+            index.Add(k * 31, k);
+        }
+
+        Assert.Equal(capacity, index.Capacity);
+        // It grows only past three quarters full (which rounding may put a few keys past the count asked for).
+        for (long k = expected; k < capacity / 4 * 3; k++)
+        {
+            index.Add(k * 31, k);
+        }
+
+        Assert.Equal(capacity, index.Capacity);
+        index.Add(-1, 0);
+        Assert.Equal(capacity * 2, index.Capacity);
+        for (long k = 0; k < capacity / 4 * 3; k++)
+        {
+            Assert.Equal(k, index[k * 31]);
+        }
+    }
+
+    [Fact]
+    public void Colliding_keys_in_a_table_that_is_not_a_power_of_two_wrap_around_and_survive_removals()
+    {
+        using var index = new NativeHashIndex<CollidingKey>(15, AllocationOptions.Default);
+        Assert.Equal(20, index.Capacity);
+        var present = new HashSet<int>();
+        for (int round = 0; round < 200; round++)
+        {
+            int k = (round * 7) % 15;
+            if (present.Contains(k))
+            {
+                Assert.True(index.Remove(new CollidingKey(k)));
+                _ = present.Remove(k);
+            }
+            else
+            {
+                index.Add(new CollidingKey(k), k);
+                _ = present.Add(k);
+            }
+
+            Assert.Equal(20, index.Capacity);
+            for (int j = 0; j < 15; j++)
+            {
+                Assert.Equal(present.Contains(j), index.TryGetValue(new CollidingKey(j), out long value));
+                Assert.Equal(present.Contains(j) ? j : 0, value);
+            }
+        }
+    }
+
     [Fact]
     public void Grows_from_the_smallest_table_and_keeps_every_key()
     {
@@ -216,11 +276,130 @@ public sealed class NativeHashIndexTests : LeakCheckedTest
     }
 
     [Fact]
+    public void A_batch_lookup_finds_each_key_and_marks_the_missing_ones()
+    {
+        using var index = new NativeHashIndex<long>();
+        for (long k = 0; k < 1000; k++)
+        {
+            index.Add(k * 7, k);
+        }
+
+        long[] keys = [.. Enumerable.Range(0, 100).Select(i => (long)i * 3)];
+        var values = new long[keys.Length + 5];
+        values.AsSpan().Fill(99);
+        int found = index.TryGetValues(keys, values);
+        Assert.Equal(keys.Count(k => k % 7 == 0), found);
+        for (int i = 0; i < keys.Length; i++)
+        {
+            Assert.Equal(keys[i] % 7 == 0 ? keys[i] / 7 : -1, values[i]);
+        }
+
+        Assert.Equal(99, values[^1]);
+        Assert.Equal(0, index.TryGetValues([], []));
+        ArgumentException e = Assert.Throws<ArgumentException>(() => index.TryGetValues(keys, new long[keys.Length - 1]));
+        Assert.Equal("values", e.ParamName);
+    }
+
+    [Fact]
+    public void A_batch_lookup_of_colliding_keys_probes_like_a_single_one()
+    {
+        using var index = new NativeHashIndex<CollidingKey>();
+        for (int k = 0; k < 40; k++)
+        {
+            index.Add(new CollidingKey(k), k);
+        }
+
+        _ = index.Remove(new CollidingKey(3));
+        CollidingKey[] keys = [.. Enumerable.Range(0, 45).Select(k => new CollidingKey(k))];
+        var values = new long[keys.Length];
+        Assert.Equal(39, index.TryGetValues(keys, values));
+        for (int k = 0; k < keys.Length; k++)
+        {
+            Assert.Equal(k is 3 or >= 40 ? -1 : k, values[k]);
+        }
+    }
+
+    [Fact]
+    public void A_batch_lookup_on_a_disposed_index_throws()
+    {
+        var index = new NativeHashIndex<long>();
+        index.Add(1, 1);
+        index.Dispose();
+        Assert.Throws<ObjectDisposedException>(() => index.TryGetValues([1L], new long[1]));
+    }
+
+    [Fact]
+    public void Batch_lookups_on_reader_threads_see_whole_writes_while_the_writer_grows_the_index()
+    {
+        using var index = new NativeHashIndex<long>();
+        long published = 0;
+        using var cancel = new CancellationTokenSource();
+        var failures = new System.Collections.Concurrent.ConcurrentBag<Exception>();
+        void Read()
+        {
+            try
+            {
+                var keys = new long[32];
+                var values = new long[32];
+                long batches = 0;
+                while (!cancel.IsCancellationRequested || batches == 0)
+                {
+                    long seen = Volatile.Read(ref published);
+                    for (int i = 0; i < keys.Length; i++)
+                    {
+                        keys[i] = seen == 0 ? 0 : (i * 7919L) % seen;
+                    }
+
+                    int found = index.TryGetValues(keys, values);
+                    for (int i = 0; i < keys.Length; i++)
+                    {
+                        // A key published before the batch started is always there, with its value.
+                        if (seen > 0 && values[i] != keys[i] * 2)
+                        {
+                            throw new InvalidOperationException($"key {keys[i]} read {values[i]} (found {found}).");
+                        }
+                    }
+
+                    batches++;
+                }
+            }
+            catch (Exception e)
+            {
+                failures.Add(e);
+            }
+        }
+
+        Thread[] readers = [.. Enumerable.Range(0, 2).Select(_ => new Thread(Read))];
+        foreach (Thread t in readers)
+        {
+            t.Start();
+        }
+
+        for (long k = 0; k < 200_000; k++)
+        {
+            index.Add(k, k * 2);
+            Volatile.Write(ref published, k + 1);
+        }
+
+        cancel.Cancel();
+        foreach (Thread t in readers)
+        {
+            t.Join();
+        }
+
+        Assert.Empty(failures);
+        Assert.True(index.Capacity >= 200_000);
+    }
+
+    [Fact]
     public void A_second_writer_is_refused_while_one_writes()
     {
         using var index = new NativeHashIndex<long>();
-        var field = typeof(NativeHashIndex<long>).GetField("_writing", System.Reflection.BindingFlags.NonPublic | System.Reflection.BindingFlags.Instance)!;
-        field.SetValue(index, 1);
+        // Another writer is in: the guard is held, as while a write runs on another thread.
+        var field = typeof(NativeHashIndex<long>).GetField("_writer", System.Reflection.BindingFlags.NonPublic | System.Reflection.BindingFlags.Instance)!;
+        var held = default(SingleWriterGuard);
+        held.Enter(index, "test");
+        field.SetValue(index, held);
         try
         {
             InvalidOperationException e = Assert.Throws<InvalidOperationException>(() => index.Add(1, 1));
@@ -230,7 +409,7 @@ public sealed class NativeHashIndexTests : LeakCheckedTest
         }
         finally
         {
-            field.SetValue(index, 0);
+            field.SetValue(index, default(SingleWriterGuard));
         }
 
         index.Add(1, 1);

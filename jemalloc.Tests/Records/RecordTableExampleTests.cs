@@ -10,10 +10,11 @@ public sealed class RecordTableExampleTests : LeakCheckedTest
     public void The_readme_record_table_example_works_as_printed()
     {
         const long count = 100_000;
-        using var names = new Utf8StringStore();
-        using var rows = new HugeArray<Customer>(count);
-        using var scores = new HugeArray<double>(count);
-        using var byId = new NativeHashIndex<long>(count, AllocationOptions.Default);
+        AllocationOptions options = AllocationOptions.WithHugePages;      // fewer TLB misses on random access
+        using var names = new Utf8StringStore(16 << 20, options);
+        using var rows = new HugeArray<Customer>(count, options);
+        using var scores = new HugeArray<double>(count, options);         // a column of its own, for SIMD scans
+        using var byId = new NativeHashIndex<long>(count, options);
         for (long row = 0; row < count; row++)
         {
             long id = 1000 + row;
@@ -26,19 +27,27 @@ public sealed class RecordTableExampleTests : LeakCheckedTest
         Assert.True(byId.TryGetValue(1042, out long r));
         Assert.Equal("Jo 42", rows[r].Name.ToString());
 
+        // Many lookups under one lease of the index: -1 marks an id it does not hold.
+        long[] ids = [1000, 1001, 7];
+        long[] found = new long[ids.Length];
+        Assert.Equal(2, byId.TryGetValues(ids, found));
+        Assert.Equal([0L, 1L, -1L], found);
+
         // Customers among rows [0, 1000) with a score from 50 to 60 whose name starts with "Jo".
         int[] hits = new int[1000];
-        int found = ColumnScan.FindInRange(scores, 0, 1000, 50, 60, hits);
+        int candidates = ColumnScan.FindInRange(scores, 0, 1000, 50, 60, hits);
         int jo = 0;
-        using (names.EnterRead())
+        using (MemoryLease<Customer> lease = rows.Lease())                // rows read as a span, no per-row check
+        using (names.EnterRead())                                         // no Reset/Dispose meanwhile
         {
-            for (int i = 0; i < found; i++)
+            ReadOnlySpan<Customer> window = lease.AsSpan(0, 1000);
+            for (int i = 0; i < candidates; i++)
             {
-                jo += rows[hits[i]].Name.StartsWith("Jo"u8) ? 1 : 0;
+                jo += window[hits[i]].Name.StartsWith("Jo"u8) ? 1 : 0;
             }
         }
 
-        Assert.Equal(110, found);
+        Assert.Equal(110, candidates);
         Assert.Equal(60, jo);
 
         // Rename one: the new name is appended, the old bytes wait for a reset.
@@ -46,6 +55,7 @@ public sealed class RecordTableExampleTests : LeakCheckedTest
         customer.Name = names.Replace(customer.Name, "Joanna");
         rows[r] = customer;
         Assert.Equal("Joanna", rows[r].Name.ToString());
+        Assert.Equal("Jo 42".Length, names.AbandonedBytes);
 
         // A reset frees every name at once; every value handed out before now throws.
         StoredUtf8String stale = rows[r].Name;

@@ -39,7 +39,9 @@ public sealed class Utf8StringStoreTests : LeakCheckedTest
         Assert.Equal(bytes, store.UsedBytes);
         Assert.Equal(values.Length, store.Count);
         Assert.Equal(store.BlockCount, AllocationLedger.LiveCount - before);
-        Assert.InRange(store.BlockCount, bytes / Utf8StringStore.MinBlockSize, (bytes / Utf8StringStore.MinBlockSize) + 2);
+        // Each string also takes its one header byte.
+        long packed = bytes + values.Length;
+        Assert.InRange(store.BlockCount, packed / Utf8StringStore.MinBlockSize, (packed / Utf8StringStore.MinBlockSize) + 2);
         Assert.Equal((long)store.BlockCount * Utf8StringStore.MinBlockSize, store.ReservedBytes);
         for (int i = 0; i < values.Length; i++)
         {
@@ -167,6 +169,45 @@ public sealed class Utf8StringStoreTests : LeakCheckedTest
         Assert.Equal("first name", old.ToString());
         Assert.Equal(Encoding.UTF8.GetByteCount("first name"), store.AbandonedBytes);
         Assert.Equal(2, store.Count);
+    }
+
+    [Fact]
+    public void Replacing_the_same_old_value_again_counts_its_bytes_once()
+    {
+        using var store = new Utf8StringStore();
+        StoredUtf8String old = store.Add("first name");
+        StoredUtf8String copy = old;
+        StoredUtf8String second = store.Replace(old, "second");
+        StoredUtf8String third = store.Replace(old, "third");
+        _ = store.Replace(copy, "fourth");
+        Assert.Equal(Encoding.UTF8.GetByteCount("first name"), store.AbandonedBytes);
+        Assert.Equal("first name", old.ToString());
+        Assert.Equal("second", second.ToString());
+        _ = store.Replace(second, "fifth");
+        _ = store.Replace(third, "sixth");
+        Assert.Equal(Encoding.UTF8.GetByteCount("first name") + "second".Length + "third".Length, store.AbandonedBytes);
+        Assert.Equal(6, store.Count);
+        store.Reset();
+        Assert.Equal(0, store.AbandonedBytes);
+    }
+
+    [Fact]
+    public void Replacing_empty_and_block_sized_values_counts_each_once()
+    {
+        using var store = new Utf8StringStore(Utf8StringStore.MinBlockSize, AllocationOptions.Default);
+        StoredUtf8String empty = store.Add("");
+        string big = new('x', Utf8StringStore.MinBlockSize);
+        StoredUtf8String large = store.Add(big);
+        StoredUtf8String full = store.Add(new string('y', Utf8StringStore.MinBlockSize - 1));
+        _ = store.Replace(empty, "a");
+        _ = store.Replace(empty, "b");
+        _ = store.Replace(large, "c");
+        _ = store.Replace(large, "d");
+        _ = store.Replace(full, "e");
+        _ = store.Replace(full, "f");
+        Assert.Equal((2L * Utf8StringStore.MinBlockSize) - 1, store.AbandonedBytes);
+        Assert.Equal(big, large.ToString());
+        Assert.Equal("", empty.ToString());
     }
 
     [Fact]

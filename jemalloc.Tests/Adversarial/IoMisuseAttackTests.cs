@@ -1,0 +1,353 @@
+using System.Buffers;
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+using jemalloc.Tests.Support;
+
+namespace jemalloc.Tests.Adversarial;
+
+/// <summary>
+/// The I/O adapters (<see cref="NativeMemoryStream"/>, <see cref="NativeBufferWriter{T}"/>,
+/// <see cref="JemMemoryPool"/>) attacked through their public API with absurd sizes, stale copies,
+/// re-entrant callbacks, hand-overs under open streams and dropped owners: each misuse throws the
+/// conventional exception and leaves the object as it was, or behaves as documented.
+/// </summary>
+[Collection(LeakChecked.Name)]
+public sealed class IoMisuseAttackTests : LeakCheckedTest
+{
+    [Fact]
+    public void Absurd_lengths_and_positions_on_a_growable_stream_throw_and_leave_it_unchanged()
+    {
+        using var stream = new NativeMemoryStream();
+        stream.Write([1, 2, 3]);
+        long capacity = stream.Capacity;
+
+        Assert.Throws<OutOfMemoryException>(() => stream.SetLength(long.MaxValue));
+        Assert.Throws<ArgumentOutOfRangeException>(() => stream.SetLength(-1));
+        Assert.Throws<ArgumentOutOfRangeException>(() => stream.SetLength(long.MinValue));
+        stream.Position = long.MaxValue - 1;
+        Assert.Throws<OutOfMemoryException>(() => stream.WriteByte(9));
+        stream.Position = long.MaxValue;
+        Assert.Throws<IOException>(() => stream.WriteByte(9));
+        Assert.Equal(0, stream.Read(new byte[10]));
+        Assert.Equal(-1, stream.ReadByte());
+        Assert.Throws<ArgumentOutOfRangeException>(() => stream.Seek(1, SeekOrigin.Current));
+        Assert.Throws<ArgumentOutOfRangeException>(() => stream.Position = long.MinValue);
+        Assert.Throws<IOException>(() => stream.Seek(long.MinValue, SeekOrigin.End));
+        Assert.Throws<ArgumentException>(() => stream.Seek(0, (SeekOrigin)42));
+
+        Assert.Equal(long.MaxValue, stream.Position);
+        Assert.Equal(3, stream.Length);
+        Assert.Equal(capacity, stream.Capacity);
+        Assert.Equal(new byte[] { 1, 2, 3 }, stream.ToArray());
+        stream.Position = 3;
+        stream.WriteByte(4);
+        Assert.Equal(new byte[] { 1, 2, 3, 4 }, stream.ToArray());
+    }
+
+    [Fact]
+    public void Absurd_lengths_on_an_array_stream_are_NotSupported_and_bad_read_arguments_are_argument_errors()
+    {
+        using var array = new SafeArray<byte>(16);
+        using var stream = new NativeMemoryStream(array, leaveOpen: true);
+        Assert.Throws<NotSupportedException>(() => stream.SetLength(long.MaxValue));
+        stream.Position = long.MaxValue - 1;
+        Assert.Throws<NotSupportedException>(() => stream.WriteByte(1));
+        stream.Position = 0;
+
+        byte[] buffer = new byte[8];
+        Assert.Throws<ArgumentNullException>(() => stream.Read(null!, 0, 1));
+        Assert.Throws<ArgumentOutOfRangeException>(() => stream.Read(buffer, -1, 1));
+        Assert.Throws<ArgumentOutOfRangeException>(() => stream.Read(buffer, 0, -1));
+        Assert.ThrowsAny<ArgumentException>(() => stream.Read(buffer, 4, 5));
+        Assert.ThrowsAny<ArgumentException>(() => stream.Read(buffer, int.MaxValue, int.MaxValue));
+        Assert.ThrowsAny<ArgumentException>(() => stream.Write(buffer, 8, 1));
+        Assert.ThrowsAny<ArgumentException>(() => { _ = stream.ReadAsync(buffer, 1, 8, CancellationToken.None); });
+        Assert.ThrowsAny<ArgumentException>(() => { _ = stream.WriteAsync(buffer, -1, 1, CancellationToken.None); });
+        Assert.Throws<ArgumentOutOfRangeException>(() => stream.CopyTo(Stream.Null, 0));
+        Assert.Throws<ArgumentOutOfRangeException>(() => { _ = stream.CopyToAsync(Stream.Null, -1); });
+        Assert.Equal(0, stream.Position);
+        Assert.Equal(16, stream.Length);
+    }
+
+    [Fact]
+    public void A_writer_asked_for_an_absurd_size_throws_and_stays_usable()
+    {
+        using var writer = new NativeBufferWriter<Block64>();
+        writer.GetSpan(3).Fill(new Block64 { First = 5 });
+        writer.Advance(3);
+        long capacity = writer.Capacity;
+
+        // int.MaxValue elements of 64 bytes: 128 GiB, more than the machine has.
+        Assert.Throws<OutOfMemoryException>(() => writer.GetSpan(int.MaxValue));
+        Assert.Throws<OutOfMemoryException>(() => writer.GetMemory(int.MaxValue));
+        Assert.Throws<ArgumentOutOfRangeException>(() => writer.GetSpan(int.MinValue));
+        Assert.Throws<ArgumentOutOfRangeException>(() => writer.Advance(int.MinValue));
+        Assert.Throws<InvalidOperationException>(() => writer.Advance(int.MaxValue));
+        Assert.Throws<OverflowException>(() => new NativeBufferWriter<Block64>(long.MaxValue));
+
+        Assert.Equal(capacity, writer.Capacity);
+        Assert.Equal(3, writer.WrittenCount);
+        writer.GetSpan(1)[0] = new Block64 { First = 6 };
+        writer.Advance(1);
+        Assert.Equal([5L, 5, 5, 6], writer.WrittenSpan.ToArray().Select(b => b.First));
+    }
+
+    [Fact]
+    public void A_writer_in_an_arena_whose_budget_refuses_the_first_block_stays_empty_and_usable()
+    {
+        using var arena = new JemArena(budgetBytes: 16 << 10);
+        using var writer = new NativeBufferWriter<byte>(arena);
+        Assert.Throws<ArenaBudgetExceededException>(() => writer.GetSpan(64 << 10));
+        Assert.Equal(0, writer.Capacity);
+        Assert.Equal(0, arena.UsedBytes);
+        Assert.Throws<ArenaBudgetExceededException>(() => new NativeBufferWriter<byte>(arena, 1 << 20));
+        Assert.Equal(0, arena.UsedBytes);
+
+        writer.GetSpan(100).Fill(1);
+        writer.Advance(100);
+        Assert.Equal(100, writer.WrittenCount);
+        Assert.True(arena.UsedBytes > 0);
+    }
+
+    [Fact]
+    public void A_stream_s_CopyTo_into_a_destination_that_grows_the_source_is_refused_and_reads_no_moved_memory()
+    {
+        using var source = new NativeMemoryStream(64);
+        byte[] data = Enumerable.Range(0, 64).Select(i => (byte)i).ToArray();
+        source.Write(data);
+        source.Position = 0;
+        var destination = new CallbackStream(chunk =>
+        {
+            // Grow the very block the chunk is a span of: the growth must be refused, not move it.
+            long position = source.Position;
+            source.Position = source.Length;
+            Assert.Throws<InvalidOperationException>(() => source.Write(new byte[1 << 20]));
+            source.Position = position;
+            return chunk.ToArray();
+        });
+
+        source.CopyTo(destination, 16);
+
+        Assert.Equal(data, destination.Received.SelectMany(b => b).ToArray());
+        Assert.Equal(64, source.Length);
+    }
+
+    [Fact]
+    public void A_stream_s_CopyTo_into_a_destination_that_disposes_the_source_writer_is_refused()
+    {
+        var writer = new NativeBufferWriter<byte>();
+        using var source = new NativeMemoryStream(writer);
+        source.Write(new byte[100]);
+        source.Position = 0;
+        var destination = new CallbackStream(chunk =>
+        {
+            Assert.Throws<InvalidOperationException>(writer.Dispose);
+            return chunk.ToArray();
+        });
+
+        source.CopyTo(destination, 10);
+        Assert.Equal(10, destination.Received.Count);
+        Assert.Equal(100, writer.WrittenCount);
+    }
+
+    [Theory]
+    [InlineData(256)]
+    [InlineData(100)]
+    public void A_stream_s_CopyTo_into_a_destination_that_detaches_the_source_writer_is_refused(int written)
+    {
+        // 256 fills the writer's first block exactly: a full block needs no shrink, and its hand-over
+        // must still see the stream's operation.
+        var writer = new NativeBufferWriter<byte>(initialCapacity: 256);
+        using var source = new NativeMemoryStream(writer);
+        byte[] data = Enumerable.Range(0, written).Select(i => (byte)i).ToArray();
+        source.Write(data);
+        Assert.Equal(256, writer.Capacity);
+        source.Position = 0;
+        var destination = new CallbackStream(chunk =>
+        {
+            Assert.Throws<InvalidOperationException>(() => writer.DetachToHugeArray());
+            return chunk.ToArray();
+        });
+
+        source.CopyTo(destination, 10);
+        Assert.Equal(data, destination.Received.SelectMany(b => b).ToArray());
+        Assert.Equal(written, writer.WrittenCount);
+        using HugeArray<byte> detached = writer.DetachToHugeArray();
+        Assert.Equal(data, detached.ToArray());
+    }
+
+    [Fact]
+    public async Task CopyToAsync_whose_destination_disposes_the_source_writer_between_chunks_faults_with_ObjectDisposedException()
+    {
+        var writer = new NativeBufferWriter<byte>();
+        using var source = new NativeMemoryStream(writer);
+        source.Write(Enumerable.Repeat((byte)7, 100).ToArray());
+        source.Position = 0;
+        var destination = new CallbackStream(chunk =>
+        {
+            // No lease is held while the destination's write is awaited: the dispose is allowed.
+            writer.Dispose();
+            return chunk.ToArray();
+        });
+
+        await Assert.ThrowsAsync<ObjectDisposedException>(() => source.CopyToAsync(destination, 10));
+        Assert.Single(destination.Received);
+        Assert.All(destination.Received[0], b => Assert.Equal(7, b));
+        Assert.Throws<ObjectDisposedException>(() => source.Length);
+    }
+
+    [Fact]
+    public void Detaching_a_writer_under_an_open_stream_empties_the_stream_and_the_stream_keeps_working_on_a_new_block()
+    {
+        using var writer = new NativeBufferWriter<byte>();
+        using var stream = new NativeMemoryStream(writer, leaveOpen: true);
+        stream.Write([1, 2, 3, 4]);
+        ReadOnlySequence<byte> stale = writer.WrittenSequence;
+
+        using HugeArray<byte> array = writer.DetachToHugeArray();
+
+        Assert.Equal(0, stream.Length);
+        Assert.Equal(4, stream.Position);
+        Assert.Equal(0, stream.Read(new byte[4]));
+        Assert.Throws<InvalidOperationException>(() => stale.First.Span.Length);
+        stream.WriteByte(9);
+        Assert.Equal(new byte[] { 0, 0, 0, 0, 9 }, stream.ToArray());
+        Assert.Equal([1, 2, 3, 4], array.ToArray());
+    }
+
+    [Fact]
+    public void Stale_memories_and_sequences_throw_after_a_hand_over_a_dispose_and_an_arena_reset()
+    {
+        using var arena = new JemArena();
+        var writer = new NativeBufferWriter<int>(arena);
+        writer.GetSpan(10).Fill(1);
+        writer.Advance(10);
+        Memory<int> free = writer.GetMemory(5);
+        ReadOnlySequence<int> written = writer.WrittenSequence;
+        using (SafeArray<int> array = writer.DetachToSafeArray())
+        {
+            Assert.Throws<InvalidOperationException>(() => free.Span.Length);
+            Assert.Throws<InvalidOperationException>(() => written.First.Pin());
+            Assert.Equal(10, array.Length);
+        }
+
+        writer.GetSpan(3).Fill(2);
+        writer.Advance(3);
+        written = writer.WrittenSequence;
+        arena.Reset();
+        Assert.Throws<ObjectDisposedException>(() => written.First.Span.Length);
+        Assert.Throws<ObjectDisposedException>(() => written.ToArray());
+        writer.Dispose();
+        Assert.Throws<ObjectDisposedException>(() => written.First.Span.Length);
+    }
+
+    [Fact]
+    public void A_writer_or_stream_dropped_without_dispose_after_a_hand_over_leaves_the_detached_array_alive()
+    {
+        LeavesLeaksToTheFinalizer();
+        SafeArray<byte> array = DetachFromDroppedWriter();
+        HugeArray<byte> huge = DetachFromDroppedStream();
+        for (int i = 0; i < 3; i++)
+        {
+            GC.Collect();
+            GC.WaitForPendingFinalizers();
+        }
+
+        Assert.True(array.IsValid);
+        Assert.Equal(Enumerable.Range(0, 300).Select(i => (byte)i), array.ToArray());
+        Assert.True(huge.IsValid);
+        Assert.Equal(3, huge.Length);
+        array.Dispose();
+        huge.Dispose();
+    }
+
+    [Fact]
+    public void A_pool_block_dropped_without_dispose_gives_its_bytes_back_to_the_budget_once_collected()
+    {
+        LeavesLeaksToTheFinalizer();
+        using var pool = new JemMemoryPool(budgetBytes: 10_000);
+        RentAndDrop(pool, 8_000);
+        for (int i = 0; i < 3; i++)
+        {
+            GC.Collect();
+            GC.WaitForPendingFinalizers();
+        }
+
+        Assert.Equal(0, pool.GetStatistics().OutstandingBytes);
+        using IMemoryOwner<byte> owner = pool.Rent(8_000);
+        Assert.Equal(8_000, owner.Memory.Length);
+    }
+
+    [Fact]
+    public void Unpinning_a_pool_block_through_its_manager_more_than_it_was_pinned_throws_and_the_memory_stays_until_the_owner_is_disposed()
+    {
+        using var pool = new JemMemoryPool();
+        long live = AllocationLedger.LiveCount;
+        IMemoryOwner<byte> owner = pool.Rent(64);
+        Memory<byte> memory = owner.Memory;
+        Assert.True(MemoryMarshal.TryGetMemoryManager<byte, MemoryManager<byte>>(memory, out MemoryManager<byte>? manager));
+        MemoryHandle pin = memory.Pin();
+
+        // The manager's own unpin ends the one pin; every further end is an over-release.
+        manager!.Unpin();
+        Assert.Throws<InvalidOperationException>(manager.Unpin);
+        Assert.Throws<InvalidOperationException>(pin.Dispose);
+        Assert.Equal(live + 1, AllocationLedger.LiveCount);
+        memory.Span.Fill(3);
+
+        owner.Dispose();
+        Assert.Equal(live, AllocationLedger.LiveCount);
+        Assert.Throws<ObjectDisposedException>(() => memory.Span.Length);
+    }
+
+    [Fact]
+    public void A_pool_rent_refused_by_its_budget_its_arena_s_budget_or_a_destroyed_arena_leaves_the_books_unchanged()
+    {
+        var arena = new JemArena(budgetBytes: 64 << 10);
+        using var pool = new JemMemoryPool(arena: arena, budgetBytes: 1 << 20);
+        using IMemoryOwner<byte> kept = pool.Rent(1000);
+        JemMemoryPoolStatistics before = pool.GetStatistics();
+
+        Assert.Throws<MemoryPoolBudgetExceededException>(() => pool.Rent(int.MaxValue));
+        Assert.Throws<ArenaBudgetExceededException>(() => pool.Rent(512 << 10));
+        Assert.Equal(before, pool.GetStatistics());
+
+        kept.Dispose();
+        arena.Dispose();
+        Assert.Throws<ObjectDisposedException>(() => pool.Rent(10));
+        Assert.Equal(0, pool.GetStatistics().OutstandingBytes);
+        Assert.Equal(1, pool.GetStatistics().ReturnCount);
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static SafeArray<byte> DetachFromDroppedWriter()
+    {
+        var writer = new NativeBufferWriter<byte>();
+        for (int i = 0; i < 300; i++)
+        {
+            writer.GetSpan(1)[0] = (byte)i;
+            writer.Advance(1);
+        }
+
+        _ = writer.GetMemory(10);
+        return writer.DetachToSafeArray();
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static HugeArray<byte> DetachFromDroppedStream()
+    {
+        var writer = new NativeBufferWriter<byte>();
+        var stream = new NativeMemoryStream(writer, leaveOpen: true);
+        stream.Write([1, 2, 3]);
+        return writer.DetachToHugeArray();
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void RentAndDrop(JemMemoryPool pool, int size) => pool.Rent(size).Memory.Span.Fill(1);
+
+    [StructLayout(LayoutKind.Sequential, Size = 64)]
+    private struct Block64
+    {
+        public long First;
+    }
+}

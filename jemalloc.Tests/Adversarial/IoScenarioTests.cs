@@ -1,0 +1,30 @@
+namespace jemalloc.Tests.Adversarial;
+
+/// <summary>The I/O adapters' races and checked-mode cases, each in a child process (see IoScenarios there).</summary>
+[Collection(AdversarialScenarios.Name)]
+public sealed class IoScenarioTests
+{
+    [Fact]
+    public void A_writer_disposed_while_a_stream_works_on_it_completes_or_throws_ObjectDisposedException_and_leaks_nothing() =>
+        AdversarialChild.AssertClean("io-writer-dispose-vs-stream");
+
+    [Fact]
+    public void An_arena_reset_while_a_stream_grows_a_writer_in_it_is_refused_or_the_stream_throws_ObjectDisposedException() =>
+        AdversarialChild.AssertClean("io-arena-reset-vs-stream");
+
+    [Fact]
+    public void Pool_pins_racing_their_owner_s_dispose_throw_or_hold_the_block_and_the_books_balance() =>
+        AdversarialChild.AssertClean("io-pool-pin-vs-dispose");
+
+    [Fact]
+    public void In_checked_mode_a_writer_span_used_after_dispose_reads_poison_and_its_write_is_reported() =>
+        AdversarialChild.AssertClean("checked-writer-span-after-dispose", checkedMode: true);
+
+    [Fact]
+    public void In_checked_mode_a_span_of_a_finalized_writer_reads_poison_and_its_write_is_reported() =>
+        AdversarialChild.AssertClean("checked-writer-span-after-finalizer", checkedMode: true);
+
+    [Fact]
+    public void In_checked_mode_a_pool_block_span_used_after_its_owner_s_dispose_reads_poison_and_its_write_is_reported() =>
+        AdversarialChild.AssertClean("checked-pool-span-after-dispose", checkedMode: true);
+}
