@@ -24,6 +24,7 @@ public abstract class LeakCheckedTest : IDisposable
     /// <summary>Records the starting point.</summary>
     protected LeakCheckedTest()
     {
+        FinalizerThreadWarmUp.EnsureDone();
         // What earlier tests left to finalizers (those that opted out, or failed) is not this test's.
         CollectGarbage();
         _liveCount = AllocationLedger.LiveCount;
