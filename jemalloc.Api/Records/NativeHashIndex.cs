@@ -105,36 +105,11 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
     /// <exception cref="ObjectDisposedException">The index was disposed, or the arena its table is in was reset.</exception>
     public bool TryGetValue(TKey key, out long value)
     {
-        ulong hash = Hash(key);
-        var spin = default(SpinWait);
-        while (true)
-        {
-            Table table = CurrentTable();
-            if (TryLease(table))
-            {
-                try
-                {
-                    long version = Volatile.Read(ref _version);
-                    if ((version & 1) == 0)
-                    {
-                        bool found = Find(table, key, hash, out long slot);
-                        value = found ? table.Entries[slot].ValuePlusOne - 1 : 0;
-                        // The reads above must complete before the version is read again.
-                        Interlocked.MemoryBarrier();
-                        if (Volatile.Read(ref _version) == version)
-                        {
-                            return found;
-                        }
-                    }
-                }
-                finally
-                {
-                    AllocationLedger.ExitLease(table.Array.Handle);
-                }
-            }
-
-            spin.SpinOnce();
-        }
+        // A batch of one: the lease, the version check and the retry live in TryGetValues alone.
+        Span<long> values = stackalloc long[1];
+        bool found = TryGetValues(new ReadOnlySpan<TKey>(in key), values) == 1;
+        value = found ? values[0] : 0;
+        return found;
     }
 
     /// <summary>
