@@ -4,26 +4,38 @@ using jemalloc.Internal;
 namespace jemalloc;
 
 /// <summary>
-/// A <see cref="MemoryPool{T}"/> of native blocks: every <see cref="Rent(int)"/> allocates a checked
-/// <see cref="SafeArray{T}"/> of bytes through the library's one allocation path (in a
-/// <see cref="JemArena"/> if one is given), and the owner's <see cref="IDisposable.Dispose"/> frees it.
-/// Blocks are not cached by the pool: jemalloc's thread caches and size classes already are the pool.
+/// A <see cref="MemoryPool{T}"/> of native blocks: a <see cref="Rent(int)"/> takes a block the pool
+/// kept from an earlier rent, or allocates one through the library's one allocation path (in a
+/// <see cref="JemArena"/> if one is given); the owner's <see cref="IDisposable.Dispose"/> gives it back.
 /// Thread-safe: any thread may rent, and any thread may return any block.
 /// </summary>
 /// <remarks>
 /// <para>
-/// The owner's <see cref="IMemoryOwner{T}.Memory"/> throws <see cref="ObjectDisposedException"/> once the
-/// owner is disposed; so does every <see cref="Memory{T}.Span"/> and <see cref="Memory{T}.Pin"/> of a
-/// <see cref="Memory{T}"/> taken from it before (the memory is a <see cref="MemoryManager{T}"/> that
-/// checks on every call). A <see cref="Span{T}"/> already taken cannot be checked: as with every
+/// Every rent gets its own owner, and the owner's <see cref="IMemoryOwner{T}.Memory"/> throws
+/// <see cref="ObjectDisposedException"/> once the owner is disposed; so does every
+/// <see cref="Memory{T}.Span"/> and <see cref="Memory{T}.Pin"/> of a <see cref="Memory{T}"/> taken from
+/// it before (the memory is a <see cref="MemoryManager{T}"/> that checks on every call), even after the
+/// block went to another rent. A <see cref="Span{T}"/> already taken cannot be checked: as with every
 /// <see cref="IMemoryOwner{T}"/>, disposing the owner is the promise that no span of it is still in use.
-/// A pin (<see cref="Memory{T}.Pin"/>, as <c>System.IO.Pipelines</c> and sockets take) holds the memory:
-/// an owner disposed while pinned is returned at once, but its memory is freed by the last unpin.
+/// A pin (<see cref="Memory{T}.Pin"/>, as sockets take) holds the block: an owner disposed while pinned
+/// is counted as returned at once, but its block goes back to the pool at the last unpin.
 /// </para>
 /// <para>
-/// Disposing the pool refuses later rents; blocks rented before stay usable until their owners are disposed.
-/// An owner dropped without being disposed goes back to the pool's budget and books when the garbage
-/// collector finalizes it.
+/// Blocks come in the powers of two from 64 bytes, as <see cref="MemoryPool{T}.Shared"/>'s arrays do,
+/// and <see cref="IMemoryOwner{T}.Memory"/> is the whole block: a pipe fills what is left of a block
+/// before it rents another. Returned blocks of up to 1 MiB are kept for the next rents of their size,
+/// each size up to an equal share of <see cref="MaxCachedBytes"/>;
+/// <see cref="Trim"/> and <see cref="MemoryPool{T}.Dispose()"/> free them. In checked mode
+/// (<see cref="AllocationLedger.CheckedMode"/>) no block is kept: each is freed, poisoned and
+/// quarantined, so a span used after its owner's dispose is caught.
+/// </para>
+/// <para>
+/// Disposing the pool frees the kept blocks and refuses later rents; blocks rented before stay usable
+/// until their owners are disposed, and are then freed. An owner dropped without being disposed goes
+/// back to the pool's budget and books when the garbage collector finalizes it, but its block is set
+/// aside, neither freed nor reused, because a <see cref="Span{T}"/> of it may still be in use (a span
+/// does not keep its owner alive); the pool's <see cref="MemoryPool{T}.Dispose()"/> frees those
+/// blocks. A pool dropped without being disposed frees its kept blocks when it is finalized.
 /// </para>
 /// <para>
 /// It cannot be Kestrel's pool (ASP.NET Core 10): Kestrel takes its pools from the
@@ -43,15 +55,19 @@ public sealed class JemMemoryPool : MemoryPool<byte>
     /// <summary>The size of the block <c>Rent()</c> (or <c>Rent(-1)</c>) gives, as <see cref="MemoryPool{T}.Shared"/> does.</summary>
     public const int DefaultBufferSize = 4096;
 
+    /// <summary>The bytes of returned blocks a pool keeps for its next rents unless told otherwise.</summary>
+    public const long DefaultMaxCachedBytes = 16L << 20;
+
     private readonly int _maxBufferSize;
     private readonly long _budgetBytes;
     private readonly AllocationOptions? _arenaOptions;
-    private long _rentCount;
-    private long _returnCount;
-    private long _rentedBytes;
-    private long _returnedBytes;
+    private readonly PooledBlockCache _cache;
     private long _outstandingBytes;
     private int _disposed;
+    private readonly Lock _setAsideGate = new();
+    private List<AllocationHandle>? _setAside;
+    private long _setAsideBytes;
+    private bool _setAsideFreed;
 
     /// <summary>Creates a pool of native blocks.</summary>
     /// <param name="maxBufferSize">The largest block <see cref="Rent(int)"/> gives, in bytes.</param>
@@ -62,9 +78,9 @@ public sealed class JemMemoryPool : MemoryPool<byte>
     /// <see cref="MemoryPool{T}.Shared"/> does: pipes and sockets write before they read, and clearing
     /// every block would cost a pass over all the bytes that flow through the pool.
     /// </param>
-    /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxBufferSize"/> or <paramref name="budgetBytes"/> is zero or negative.</exception>
-    /// <exception cref="ObjectDisposedException"><paramref name="arena"/> has been destroyed.</exception>
-    public JemMemoryPool(int maxBufferSize = int.MaxValue, JemArena? arena = null, long? budgetBytes = null, bool clearBlocks = false)
+    /// <param name="maxCachedBytes">The most bytes of returned blocks the pool keeps for its next rents; 0 keeps none.</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxBufferSize"/> or <paramref name="budgetBytes"/> is zero or negative, or <paramref name="maxCachedBytes"/> is negative.</exception>
+    public JemMemoryPool(int maxBufferSize = int.MaxValue, JemArena? arena = null, long? budgetBytes = null, bool clearBlocks = false, long maxCachedBytes = DefaultMaxCachedBytes)
     {
         if (maxBufferSize <= 0)
         {
@@ -76,12 +92,22 @@ public sealed class JemMemoryPool : MemoryPool<byte>
             ThrowHelper.ThrowArgumentOutOfRange(nameof(budgetBytes), budgetBytes, "A budget must be at least one byte; pass null for no limit.");
         }
 
+        if (maxCachedBytes < 0)
+        {
+            ThrowHelper.ThrowArgumentOutOfRange(nameof(maxCachedBytes), maxCachedBytes, "The cache limit must be 0 (keep no blocks) or more bytes.");
+        }
+
         _maxBufferSize = maxBufferSize;
         _budgetBytes = budgetBytes ?? long.MaxValue;
         _arenaOptions = arena?.Options;
+        _cache = new PooledBlockCache(maxCachedBytes);
         Arena = arena;
         ClearsBlocks = clearBlocks;
+        MaxCachedBytes = maxCachedBytes;
     }
+
+    /// <summary>Frees the kept blocks of a pool that was dropped without being disposed.</summary>
+    ~JemMemoryPool() => Dispose(disposing: false);
 
     /// <summary>The largest block <see cref="Rent(int)"/> gives, in bytes.</summary>
     public override int MaxBufferSize => _maxBufferSize;
@@ -95,13 +121,17 @@ public sealed class JemMemoryPool : MemoryPool<byte>
     /// <summary>Whether a rented block reads as zero (otherwise it holds whatever the memory held).</summary>
     public bool ClearsBlocks { get; }
 
+    /// <summary>The most bytes of returned blocks the pool keeps for its next rents.</summary>
+    public long MaxCachedBytes { get; }
+
     /// <summary>Whether the pool was disposed (it then refuses rents).</summary>
     public bool IsDisposed => Volatile.Read(ref _disposed) != 0;
 
     /// <summary>
-    /// Rents a native block (zero-filled if <see cref="ClearsBlocks"/>) of at least <paramref name="minBufferSize"/> bytes (exactly that
-    /// many, or <see cref="DefaultBufferSize"/> for -1; a request of 0 gives one byte). Dispose the owner
-    /// to return it.
+    /// Rents a native block (zero-filled if <see cref="ClearsBlocks"/>) of at least
+    /// <paramref name="minBufferSize"/> bytes (<see cref="DefaultBufferSize"/> for -1): the power of
+    /// two at or above the request (at least 64 bytes), or <see cref="MaxBufferSize"/> where that power
+    /// of two would pass it. Dispose the owner to return it.
     /// </summary>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="minBufferSize"/> is below -1 or above <see cref="MaxBufferSize"/>.</exception>
     /// <exception cref="ObjectDisposedException">The pool was disposed, or its arena destroyed.</exception>
@@ -116,43 +146,160 @@ public sealed class JemMemoryPool : MemoryPool<byte>
             ThrowHelper.ThrowArgumentOutOfRange(nameof(minBufferSize), minBufferSize, $"A block must be -1 (the default size) or 0 to {_maxBufferSize:N0} bytes.");
         }
 
-        int size = minBufferSize == -1 ? Math.Min(DefaultBufferSize, _maxBufferSize) : Math.Max(minBufferSize, 1);
-        Reserve(size);
-        SafeArray<byte> array;
+        int requested = minBufferSize == -1 ? Math.Min(DefaultBufferSize, _maxBufferSize) : Math.Max(minBufferSize, 1);
+        int size = PooledBlockCache.BlockSizeFor(requested, _maxBufferSize);
+        if (_budgetBytes != long.MaxValue)
+        {
+            Reserve(size);
+        }
+
+        AllocationHandle handle;
+        nint pointer;
         try
         {
-            array = new SafeArray<byte>(size, _arenaOptions ?? HugePagePolicy.DefaultFor<byte>(size), zero: ClearsBlocks);
+            pointer = TakeBlock(size, out handle);
         }
         catch
         {
-            Interlocked.Add(ref _outstandingBytes, -size);
+            ReleaseBudget(size);
             throw;
         }
 
-        Interlocked.Increment(ref _rentCount);
-        Interlocked.Add(ref _rentedBytes, size);
-        return new PooledBlock(this, array);
+        return new PooledBlock(this, handle, pointer, size);
     }
 
-    /// <summary>A snapshot of the pool's books: blocks and bytes rented, returned and outstanding.</summary>
+    /// <summary>Frees the returned blocks the pool keeps; rented blocks are not touched.</summary>
+    public void Trim() => _cache.Trim(close: false);
+
+    /// <summary>A snapshot of the pool's books: blocks and bytes rented, returned, outstanding and kept.</summary>
     public JemMemoryPoolStatistics GetStatistics()
     {
-        // Returns first: a rent and its return racing with this read never show as negative outstanding.
-        long returnCount = Volatile.Read(ref _returnCount);
-        long returnedBytes = Volatile.Read(ref _returnedBytes);
-        return new JemMemoryPoolStatistics(Volatile.Read(ref _rentCount), returnCount, Volatile.Read(ref _rentedBytes), returnedBytes);
+        (long rents, long returns, long rentedBytes, long returnedBytes, long keptCount, long keptBytes) = _cache.Totals();
+        long setAsideCount;
+        long setAsideBytes;
+        lock (_setAsideGate)
+        {
+            setAsideCount = _setAside?.Count ?? 0;
+            setAsideBytes = _setAsideBytes;
+        }
+
+        return new JemMemoryPoolStatistics(rents, returns, rentedBytes, returnedBytes, keptCount, keptBytes, setAsideCount, setAsideBytes);
     }
 
-    /// <summary>The owner of a block was disposed: its bytes leave the budget, even if a pin defers the free.</summary>
-    internal void OnReturned(int size)
+    /// <summary>The owner of a block was disposed (or finalized) while its block is still held: the books count the return now.</summary>
+    internal void OnOwnerGone(int size)
     {
-        Interlocked.Add(ref _outstandingBytes, -size);
-        Interlocked.Add(ref _returnedBytes, size);
-        Interlocked.Increment(ref _returnCount);
+        ReleaseBudget(size);
+        _cache.CountReturn(size);
     }
 
-    /// <summary>Refuses later rents; blocks already rented stay usable until returned.</summary>
-    protected override void Dispose(bool disposing) => Volatile.Write(ref _disposed, 1);
+    /// <summary>
+    /// The block of a rent that nothing holds any more, counted as returned now if
+    /// <paramref name="ownerGoneNow"/> (otherwise <see cref="OnOwnerGone"/> counted it): kept for the
+    /// next rent of its class, or freed (in checked mode, past the cache's limits, after the pool's
+    /// dispose, or if an arena reset freed it already).
+    /// </summary>
+    internal void ReturnBlock(AllocationHandle handle, nint pointer, int size, bool ownerGoneNow)
+    {
+        if (ownerGoneNow)
+        {
+            ReleaseBudget(size);
+        }
+
+        bool keep = !AllocationLedger.CheckedMode && handle.IsValid;
+        if (!_cache.Return(handle, pointer, size, ownerGoneNow, keep))
+        {
+            AllocationLedger.FreeOwned(handle);
+        }
+    }
+
+    /// <summary>
+    /// The block of an owner the garbage collector found dropped: a span of it may still be in use, so
+    /// it waits for the pool's dispose (or is freed at once if the pool was disposed already).
+    /// </summary>
+    internal void SetAside(AllocationHandle handle, int size)
+    {
+        lock (_setAsideGate)
+        {
+            if (!_setAsideFreed)
+            {
+                (_setAside ??= []).Add(handle);
+                _setAsideBytes += size;
+                return;
+            }
+        }
+
+        AllocationLedger.FreeOwned(handle);
+    }
+
+    /// <summary>
+    /// Frees the kept blocks and refuses later rents; blocks already rented stay usable until returned.
+    /// A dispose also frees the blocks of owners that were dropped without being disposed; a
+    /// finalization does not, since a span of such a block may still be in use.
+    /// </summary>
+    protected override void Dispose(bool disposing)
+    {
+        Volatile.Write(ref _disposed, 1);
+        _cache.Trim(close: true);
+        if (!disposing)
+        {
+            return;
+        }
+
+        List<AllocationHandle>? setAside;
+        lock (_setAsideGate)
+        {
+            _setAsideFreed = true;
+            setAside = _setAside;
+            _setAside = null;
+            _setAsideBytes = 0;
+        }
+
+        foreach (AllocationHandle handle in setAside ?? [])
+        {
+            AllocationLedger.FreeOwned(handle);
+        }
+    }
+
+    private unsafe nint TakeBlock(int size, out AllocationHandle handle)
+    {
+        if (_cache.Rent(size, out handle, out nint pointer))
+        {
+            if (ClearsBlocks)
+            {
+                new Span<byte>((void*)pointer, size).Clear();
+            }
+
+            return pointer;
+        }
+
+        AllocationOptions options = _arenaOptions ?? HugePagePolicy.DefaultFor<byte>(size);
+        try
+        {
+            try
+            {
+                return (nint)AllocationLedger.Allocate((nuint)size, options, AllocationKind.MemoryPoolBlock, ElementTypes.IdOf<byte>(), 0, null, out handle, zero: ClearsBlocks);
+            }
+            catch (ArenaBudgetExceededException) when (_cache.Trim(close: false) > 0)
+            {
+                // The blocks this pool kept counted against the arena's budget too: they were given up.
+                return (nint)AllocationLedger.Allocate((nuint)size, options, AllocationKind.MemoryPoolBlock, ElementTypes.IdOf<byte>(), 0, null, out handle, zero: ClearsBlocks);
+            }
+        }
+        catch
+        {
+            _cache.Uncount(size);
+            throw;
+        }
+    }
+
+    private void ReleaseBudget(int size)
+    {
+        if (_budgetBytes != long.MaxValue)
+        {
+            Interlocked.Add(ref _outstandingBytes, -size);
+        }
+    }
 
     private void Reserve(int size)
     {

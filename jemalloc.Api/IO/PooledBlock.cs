@@ -4,43 +4,64 @@ using jemalloc.Internal;
 namespace jemalloc;
 
 /// <summary>
-/// A block rented from a <see cref="JemMemoryPool"/>: its owner and its <see cref="MemoryManager{T}"/>
-/// over a <see cref="SafeArray{T}"/> of bytes, which holds the memory's one lifecycle.
+/// One rent of a <see cref="JemMemoryPool"/> block: its owner and its <see cref="MemoryManager{T}"/>.
+/// A new one per rent, so that a <see cref="Memory{T}"/> kept past <see cref="IDisposable.Dispose"/>
+/// names this rent, which stays disposed, and never the block's next renter.
 /// </summary>
 /// <remarks>
-/// <see cref="GetSpan"/> checks on every call, so a <see cref="Memory{T}"/> kept past the owner's
-/// <see cref="IDisposable.Dispose"/> throws instead of reaching freed memory. A pin acquires the array
-/// in the ledger (an arena reset is refused while it is pinned) and counts here; a dispose while pinned
-/// returns the block to the pool at once and leaves the free of the array to the last unpin.
+/// <para>
+/// <see cref="GetSpan"/> checks on every call: the rent must not be disposed, and the block's ledger
+/// allocation must be live (an arena reset invalidates it). A pin also acquires the block in the ledger
+/// (an arena reset is refused while it is pinned).
+/// </para>
+/// <para>
+/// The state is one word changed by compare-and-swap (no lock, which a caller could hold): whether the
+/// owner was disposed, the pins, and the unpins still releasing their ledger acquisition. Exactly one
+/// change takes it to "disposed, nothing pinned or releasing", and that one gives the block back to
+/// the pool: a dispose, or the last unpin of a disposed owner. A rent dropped without
+/// <see cref="IDisposable.Dispose"/>, or disposed with a pin that was never ended, is finalized: it
+/// gives back its books and leaves its block to the pool's <see cref="JemMemoryPool.SetAside"/>.
+/// </para>
 /// </remarks>
-internal sealed unsafe class PooledBlock : MemoryManager<byte>
+internal sealed unsafe class PooledBlock : MemoryManager<byte>, IDisposable
 {
-    private readonly JemMemoryPool _pool;
-    private readonly SafeArray<byte> _array;
-    private readonly int _length;
-    private readonly Lock _gate = new();
-    private int _pins;
-    private bool _disposed;
+    private const string OwnerName = "JemMemoryPool block";
+    private const int MaxPins = 0x7FFF;
+    private const int PinMask = 0x7FFF;
+    private const int OneReleasing = 1 << 15;
+    private const int ReleasingMask = 0x7FFF << 15;
+    private const int Disposed = 1 << 30;
 
-    internal PooledBlock(JemMemoryPool pool, SafeArray<byte> array)
+    private readonly JemMemoryPool _pool;
+    private readonly AllocationHandle _handle;
+    private readonly nint _pointer;
+    private readonly int _length;
+    private int _state;
+
+    internal PooledBlock(JemMemoryPool pool, AllocationHandle handle, nint pointer, int length)
     {
         _pool = pool;
-        _array = array;
-        _length = array.Length;
+        _handle = handle;
+        _pointer = pointer;
+        _length = length;
     }
 
     /// <summary>
-    /// An owner dropped without <see cref="IDisposable.Dispose"/> gives its bytes back to the pool's
-    /// budget and books, as a dispose would; otherwise a budgeted pool would refuse rents for good. The
-    /// array's own finalizer frees the memory.
+    /// Unreachable without having given its block back: a dropped owner, or a disposed one with a pin
+    /// whose <see cref="MemoryHandle"/> was dropped without being disposed (nobody can end that pin).
+    /// The owner's bytes go back to the budget, but the block is neither freed nor reused: a
+    /// <see cref="Span{T}"/> of it may still be in use on some stack, and a span keeps nothing alive.
+    /// The pool sets it aside until its own <see cref="MemoryPool{T}.Dispose()"/>.
     /// </summary>
-    [System.Diagnostics.CodeAnalysis.SuppressMessage("Reliability", "CA2015", Justification = "It frees no memory: it only returns the bytes to the pool's books; the array's own finalizer decides about the memory.")]
+    [System.Diagnostics.CodeAnalysis.SuppressMessage("Reliability", "CA2015", Justification = "It neither frees nor reuses the memory: the block is set aside until the pool is disposed, so a span still in use stays valid.")]
     ~PooledBlock()
     {
-        if (!_disposed)
+        if ((_state & Disposed) == 0)
         {
-            _pool.OnReturned(_length);
+            _pool.OnOwnerGone(_length);
         }
+
+        _pool.SetAside(_handle, _length);
     }
 
     /// <summary>The block's memory.</summary>
@@ -54,20 +75,18 @@ internal sealed unsafe class PooledBlock : MemoryManager<byte>
         }
     }
 
-    /// <summary>Whether the block's memory is still allocated (it may be, after dispose, until the last unpin).</summary>
-    internal bool IsMemoryAllocated => _array.IsValid;
-
     /// <summary>The block's span, checked now: valid until the owner is disposed.</summary>
     /// <exception cref="ObjectDisposedException">The owner was disposed, or an arena reset freed the block.</exception>
     public override Span<byte> GetSpan()
     {
         ThrowIfUnusable();
-        return new Span<byte>(_array.UnsafePointer, _length);
+        return new Span<byte>((void*)_pointer, _length);
     }
 
     /// <summary>Pins the block (it is native: it never moves) until <see cref="Unpin"/>; the memory stays allocated until then.</summary>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="elementIndex"/> is negative or past the block.</exception>
     /// <exception cref="ObjectDisposedException">The owner was disposed, or an arena reset freed the block.</exception>
+    /// <exception cref="InvalidOperationException">The block is pinned the most times it can count.</exception>
     public override MemoryHandle Pin(int elementIndex = 0)
     {
         if ((uint)elementIndex > (uint)_length)
@@ -75,68 +94,120 @@ internal sealed unsafe class PooledBlock : MemoryManager<byte>
             ThrowHelper.ThrowArgumentOutOfRange(nameof(elementIndex), elementIndex, $"The pin must be inside the {_length:N0}-byte block.");
         }
 
-        lock (_gate)
+        while (true)
         {
-            ThrowIfUnusable();
-            _array.Acquire();
-            _pins++;
+            int state = Volatile.Read(ref _state);
+            if ((state & Disposed) != 0)
+            {
+                ThrowHelper.ThrowObjectDisposed(OwnerName);
+            }
+
+            if ((state & PinMask) + ((state & ReleasingMask) >> 15) >= MaxPins)
+            {
+                ThrowHelper.ThrowInvalidOperation($"This {OwnerName} is already pinned {MaxPins} times, the most it counts.");
+            }
+
+            if (Interlocked.CompareExchange(ref _state, state + 1, state) == state)
+            {
+                break;
+            }
         }
 
-        return new MemoryHandle(_array.UnsafePointer + elementIndex, default, new PinToken(this));
+        try
+        {
+            AllocationLedger.Acquire(_handle, OwnerName);
+        }
+        catch
+        {
+            LetGo(-1);
+            throw;
+        }
+
+        return new MemoryHandle((byte*)_pointer + elementIndex, default, new PinToken(this));
     }
 
-    /// <summary>Ends one <see cref="Pin"/>; the last one frees the memory of a disposed owner.</summary>
+    /// <summary>Ends one <see cref="Pin"/>; the last one gives the block of a disposed owner back to the pool.</summary>
     /// <exception cref="InvalidOperationException">There is no pin to end.</exception>
     public override void Unpin()
     {
-        bool free;
-        lock (_gate)
+        while (true)
         {
-            if (_pins == 0)
+            int state = Volatile.Read(ref _state);
+            if ((state & PinMask) == 0)
             {
-                ThrowHelper.ThrowInvalidOperation("This JemMemoryPool block was unpinned more times than it was pinned.");
+                ThrowHelper.ThrowInvalidOperation($"This {OwnerName} was unpinned more times than it was pinned.");
             }
 
-            _pins--;
-            _array.Release();
-            free = _disposed && _pins == 0;
+            // The pin becomes a release in flight: a dispose meanwhile leaves the block to this unpin.
+            if (Interlocked.CompareExchange(ref _state, state - 1 + OneReleasing, state) == state)
+            {
+                break;
+            }
         }
 
-        if (free)
+        try
         {
-            _array.Dispose();
+            AllocationLedger.Release(_handle, OwnerName);
         }
+        catch
+        {
+            // Only an unpin racing the pin it ends, before the pin's acquisition: the pin stands.
+            LetGo(1 - OneReleasing);
+            throw;
+        }
+
+        LetGo(-OneReleasing);
     }
 
-    /// <summary>Returns the block to its pool; frees it now, or at the last unpin if pinned. Again: does nothing.</summary>
+    /// <summary>Returns the block to its pool, now, or at the last unpin if pinned. Again: does nothing.</summary>
+    [System.Diagnostics.CodeAnalysis.SuppressMessage("Usage", "CA1816", Justification = "GiveBack suppresses finalization once the block is back with the pool; an owner disposed while pinned stays finalizable, since its pin may be dropped.")]
+    void IDisposable.Dispose() => Dispose(disposing: true);
+
+    /// <summary>Returns the block to its pool, now, or at the last unpin if pinned. Again: does nothing.</summary>
     protected override void Dispose(bool disposing)
     {
-        bool free;
-        lock (_gate)
+        int state;
+        do
         {
-            if (_disposed)
+            state = Volatile.Read(ref _state);
+            if ((state & Disposed) != 0)
             {
                 return;
             }
-
-            _disposed = true;
-            free = _pins == 0;
         }
+        while (Interlocked.CompareExchange(ref _state, state | Disposed, state) != state);
 
-        _pool.OnReturned(_length);
-        if (free)
+        if (state == 0)
         {
-            _array.Dispose();
+            GiveBack(ownerGoneNow: true);
         }
+        else
+        {
+            _pool.OnOwnerGone(_length);
+        }
+    }
+
+    private void LetGo(int change)
+    {
+        if (Interlocked.Add(ref _state, change) == Disposed)
+        {
+            GiveBack(ownerGoneNow: false);
+        }
+    }
+
+    [System.Diagnostics.CodeAnalysis.SuppressMessage("Usage", "CA1816", Justification = "Called exactly when the block goes back to the pool, by a dispose or the last unpin; from then on the finalizer has nothing to do.")]
+    private void GiveBack(bool ownerGoneNow)
+    {
+        // Given back exactly once; the finalizer would give it again.
+        GC.SuppressFinalize(this);
+        _pool.ReturnBlock(_handle, _pointer, _length, ownerGoneNow);
     }
 
     private void ThrowIfUnusable()
     {
-        if (Volatile.Read(ref _disposed))
+        if ((Volatile.Read(ref _state) & Disposed) != 0 || !_handle.IsValid)
         {
-            ThrowHelper.ThrowObjectDisposed("JemMemoryPool block");
+            ThrowHelper.ThrowObjectDisposed(OwnerName);
         }
-
-        _array.ThrowIfInvalid();
     }
 }

@@ -23,4 +23,7 @@ public enum AllocationKind
 
     /// <summary>The growing buffer of a <c>NativeBufferWriter&lt;T&gt;</c>.</summary>
     BufferWriter,
+
+    /// <summary>A block of a <c>JemMemoryPool</c>, rented or kept for the next rent.</summary>
+    MemoryPoolBlock,
 }

@@ -261,9 +261,10 @@ public static unsafe partial class AllocationLedger
     }
 
     /// <summary>
-    /// The end of an allocation owned by a <see cref="SafeHandle"/>, from its <c>ReleaseHandle</c>:
-    /// frees the memory if the handle retired it, or if it is still live (the finalizer ran) and
-    /// no lease is open; does nothing if an arena reset already invalidated it. An <c>Acquire()</c>
+    /// The end of an allocation whose owner is done with it: a <see cref="SafeHandle"/>'s
+    /// <c>ReleaseHandle</c>, or a memory pool giving up a block. Frees the memory if the handle retired
+    /// it, or if it is still live (the finalizer ran, or the pool lets it go) and no lease is open;
+    /// does nothing if an arena reset already invalidated it. An <c>Acquire()</c>
     /// count does not keep an unreachable structure: nobody can use or release it any more. A lease
     /// that was never disposed does (its spans may outlive it): that memory is left live, a leak the
     /// ledger shows, rather than freed under a span.

@@ -262,26 +262,41 @@ public sealed class IoMisuseAttackTests : LeakCheckedTest
     }
 
     [Fact]
-    public void A_pool_block_dropped_without_dispose_gives_its_bytes_back_to_the_budget_once_collected()
+    public void A_pool_block_dropped_without_dispose_gives_its_bytes_back_to_the_budget_once_collected_and_its_block_is_set_aside_until_the_pool_s_dispose()
     {
         LeavesLeaksToTheFinalizer();
-        using var pool = new JemMemoryPool(budgetBytes: 10_000);
-        RentAndDrop(pool, 8_000);
+        long live = AllocationLedger.LiveBytes;
+        var pool = new JemMemoryPool(budgetBytes: 10_000);
+        Span<byte> stale = RentAndDrop(pool, 8_000);
         for (int i = 0; i < 3; i++)
         {
             GC.Collect();
             GC.WaitForPendingFinalizers();
         }
 
-        Assert.Equal(0, pool.GetStatistics().OutstandingBytes);
-        using IMemoryOwner<byte> owner = pool.Rent(8_000);
-        Assert.Equal(8_000, owner.Memory.Length);
+        JemMemoryPoolStatistics stats = pool.GetStatistics();
+        Assert.Equal(0, stats.OutstandingBytes);
+        Assert.Equal((1, 8192), (stats.SetAsideCount, stats.SetAsideBytes));
+        Assert.Equal(0, stats.CachedCount);
+
+        // A span of the dropped owner is still in use here: its block went to no other rent.
+        using (IMemoryOwner<byte> owner = pool.Rent(8_000))
+        {
+            Assert.Equal(8192, owner.Memory.Length);
+            owner.Memory.Span.Fill(2);
+        }
+
+        Assert.Equal(8192, stale.Length);
+        Assert.True(stale.IndexOfAnyExcept((byte)1) < 0, "the span of the dropped owner was reused");
+        pool.Dispose();
+        Assert.Equal((0, 0), (pool.GetStatistics().SetAsideCount, pool.GetStatistics().SetAsideBytes));
+        Assert.Equal(live, AllocationLedger.LiveBytes);
     }
 
     [Fact]
     public void Unpinning_a_pool_block_through_its_manager_more_than_it_was_pinned_throws_and_the_memory_stays_until_the_owner_is_disposed()
     {
-        using var pool = new JemMemoryPool();
+        using var pool = new JemMemoryPool(maxCachedBytes: 0);
         long live = AllocationLedger.LiveCount;
         IMemoryOwner<byte> owner = pool.Rent(64);
         Memory<byte> memory = owner.Memory;
@@ -343,7 +358,13 @@ public sealed class IoMisuseAttackTests : LeakCheckedTest
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private static void RentAndDrop(JemMemoryPool pool, int size) => pool.Rent(size).Memory.Span.Fill(1);
+    private static Span<byte> RentAndDrop(JemMemoryPool pool, int size)
+    {
+        // As a caller that keeps using a span of an owner it dropped: a span keeps nothing alive.
+        Span<byte> span = pool.Rent(size).Memory.Span;
+        span.Fill(1);
+        return span;
+    }
 
     [StructLayout(LayoutKind.Sequential, Size = 64)]
     private struct Block64

@@ -68,7 +68,7 @@ public sealed class IoPinAttackTests : LeakCheckedTest
     [Fact]
     public void A_pool_memory_handle_disposed_twice_through_a_copy_does_not_end_another_party_s_pin()
     {
-        using var pool = new JemMemoryPool();
+        using var pool = new JemMemoryPool(maxCachedBytes: 0);
         long live = AllocationLedger.LiveCount;
         IMemoryOwner<byte> owner = pool.Rent(256);
         Memory<byte> memory = owner.Memory;

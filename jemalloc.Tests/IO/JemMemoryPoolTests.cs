@@ -7,18 +7,25 @@ namespace jemalloc.Tests.IO;
 public sealed class JemMemoryPoolTests : LeakCheckedTest
 {
     [Fact]
-    public void Rent_from_a_clearing_pool_gives_a_zeroed_native_block_of_the_requested_size_recorded_in_the_ledger()
+    public void Rent_from_a_clearing_pool_gives_a_zeroed_native_block_of_the_request_s_power_of_two_recorded_in_the_ledger()
     {
-        using var pool = new JemMemoryPool(clearBlocks: true);
-        Assert.True(pool.ClearsBlocks);
         long before = AllocationLedger.LiveBytes;
-        using (IMemoryOwner<byte> owner = pool.Rent(1000))
+        using (var pool = new JemMemoryPool(clearBlocks: true))
         {
-            Assert.Equal(1000, owner.Memory.Length);
-            Assert.All(owner.Memory.ToArray(), b => Assert.Equal(0, b));
-            owner.Memory.Span.Fill(7);
-            Assert.All(owner.Memory.ToArray(), b => Assert.Equal(7, b));
-            Assert.Equal(before + 1000, AllocationLedger.LiveBytes);
+            Assert.True(pool.ClearsBlocks);
+            using (IMemoryOwner<byte> owner = pool.Rent(1000))
+            {
+                Assert.Equal(1024, owner.Memory.Length);
+                Assert.All(owner.Memory.ToArray(), b => Assert.Equal(0, b));
+                owner.Memory.Span.Fill(7);
+                Assert.All(owner.Memory.ToArray(), b => Assert.Equal(7, b));
+                Assert.Equal(before + 1024, AllocationLedger.LiveBytes);
+                Assert.Contains(AllocationLedger.Snapshot(), a => a.Kind == AllocationKind.MemoryPoolBlock && a.Size == 1024);
+            }
+
+            // Returned, the block is kept for the next rent of its size: still live.
+            Assert.Equal(before + 1024, AllocationLedger.LiveBytes);
+            Assert.Equal((1, 1024), (pool.GetStatistics().CachedCount, pool.GetStatistics().CachedBytes));
         }
 
         Assert.Equal(before, AllocationLedger.LiveBytes);
@@ -27,38 +34,154 @@ public sealed class JemMemoryPoolTests : LeakCheckedTest
     [Theory]
     [InlineData(false)]
     [InlineData(true)]
-    public unsafe void A_reused_block_keeps_its_old_bytes_unless_the_pool_clears_blocks(bool clearBlocks)
+    public unsafe void A_kept_block_goes_to_the_next_rent_of_its_size_with_its_old_bytes_unless_the_pool_clears_blocks(bool clearBlocks)
     {
         using var pool = new JemMemoryPool(clearBlocks: clearBlocks);
         Assert.Equal(clearBlocks, pool.ClearsBlocks);
-        nint previous = 0;
-        int reused = 0;
-        for (int attempt = 0; attempt < 16; attempt++)
+        nint first;
+        using (IMemoryOwner<byte> owner = pool.Rent(1000))
         {
-            using IMemoryOwner<byte> owner = pool.Rent(1000);
             using MemoryHandle pin = owner.Memory.Pin();
-            if ((nint)pin.Pointer == previous)
-            {
-                // jemalloc's thread cache gives this thread back the block it just freed.
-                reused++;
-                Assert.All(owner.Memory.ToArray(), b => Assert.Equal(clearBlocks ? 0 : 0xAB, b));
-            }
-
+            first = (nint)pin.Pointer;
             owner.Memory.Span.Fill(0xAB);
-            previous = (nint)pin.Pointer;
         }
 
-        Assert.True(reused > 0, "jemalloc never gave a freed block back to this thread.");
+        for (int rent = 0; rent < 4; rent++)
+        {
+            using IMemoryOwner<byte> owner = pool.Rent(513 + (rent * 100));
+            using MemoryHandle pin = owner.Memory.Pin();
+            Assert.Equal(first, (nint)pin.Pointer);
+            Assert.All(owner.Memory.ToArray(), b => Assert.Equal(clearBlocks ? 0 : 0xAB, b));
+            owner.Memory.Span.Fill(0xAB);
+        }
+
+        JemMemoryPoolStatistics stats = pool.GetStatistics();
+        Assert.Equal(5, stats.RentCount);
+        Assert.Equal(1, stats.CachedCount);
     }
 
     [Fact]
-    public void Rent_of_minus_one_gives_the_default_size_and_zero_gives_one_byte()
+    public void A_memory_kept_past_its_owner_s_dispose_throws_even_after_its_block_went_to_the_next_rent()
+    {
+        using var pool = new JemMemoryPool();
+        IMemoryOwner<byte> first = pool.Rent(4096);
+        Memory<byte> stale = first.Memory;
+        first.Dispose();
+
+        using IMemoryOwner<byte> second = pool.Rent(4096);
+        second.Memory.Span.Fill(0x11);
+        Assert.Equal(0, pool.GetStatistics().CachedCount);
+        Assert.Throws<ObjectDisposedException>(() => stale.Span.Fill(0x22));
+        Assert.Throws<ObjectDisposedException>(() => stale.Pin());
+        Assert.Throws<ObjectDisposedException>(() => first.Memory);
+        first.Dispose();
+        Assert.All(second.Memory.ToArray(), b => Assert.Equal(0x11, b));
+        Assert.Equal(1, pool.GetStatistics().OutstandingCount);
+    }
+
+    [Theory]
+    [InlineData(1, int.MaxValue, 64)]
+    [InlineData(64, int.MaxValue, 64)]
+    [InlineData(65, int.MaxValue, 128)]
+    [InlineData(4096, int.MaxValue, 4096)]
+    [InlineData(4097, int.MaxValue, 8192)]
+    [InlineData(40_000, int.MaxValue, 65_536)]
+    [InlineData(3 << 20, int.MaxValue, 4 << 20)]
+    [InlineData(600, 1000, 1000)]
+    [InlineData(1000, 1000, 1000)]
+    [InlineData(10, 40, 40)]
+    [InlineData(1 << 30, int.MaxValue, 1 << 30)]
+    [InlineData((1 << 30) + 1, (1 << 30) + 5, (1 << 30) + 5)]
+    public void A_block_is_the_request_s_power_of_two_from_64_bytes_or_the_pool_s_maximum_below_it(int request, int maxBufferSize, int expected)
+    {
+        Assert.Equal(expected, PooledBlockCache.BlockSizeFor(request, maxBufferSize));
+        if (expected <= 4 << 20)
+        {
+            using var pool = new JemMemoryPool(maxBufferSize: maxBufferSize);
+            using IMemoryOwner<byte> owner = pool.Rent(request);
+            Assert.Equal(expected, owner.Memory.Length);
+            Assert.Equal(expected, pool.GetStatistics().RentedBytes);
+        }
+    }
+
+    [Fact]
+    public void Each_size_keeps_at_most_its_share_of_the_cache_limit_and_Trim_and_Dispose_free_what_is_kept()
+    {
+        long before = AllocationLedger.LiveBytes;
+        // 15 sizes (64 B to 1 MiB) share 15 * 2 * 64 KiB: two 64 KiB blocks, four 32 KiB blocks.
+        var pool = new JemMemoryPool(maxCachedBytes: 15 * 2 * 65_536);
+        Assert.Equal(15 * 2 * 65_536, pool.MaxCachedBytes);
+        ReturnAll(pool, 5, 65_536);
+        ReturnAll(pool, 5, 32_768);
+        JemMemoryPoolStatistics stats = pool.GetStatistics();
+        Assert.Equal((6, (2 * 65_536) + (4 * 32_768)), (stats.CachedCount, stats.CachedBytes));
+        Assert.Equal(before + stats.CachedBytes, AllocationLedger.LiveBytes);
+
+        pool.Trim();
+        Assert.Equal((0, 0), (pool.GetStatistics().CachedCount, pool.GetStatistics().CachedBytes));
+        Assert.Equal(before, AllocationLedger.LiveBytes);
+
+        ReturnAll(pool, 1, 65_536);
+        Assert.Equal(1, pool.GetStatistics().CachedCount);
+        pool.Dispose();
+        Assert.Equal(0, pool.GetStatistics().CachedCount);
+        Assert.Equal(before, AllocationLedger.LiveBytes);
+
+        static void ReturnAll(JemMemoryPool pool, int count, int size)
+        {
+            var owners = Enumerable.Range(0, count).Select(_ => pool.Rent(size)).ToList();
+            owners.ForEach(owner => owner.Dispose());
+        }
+    }
+
+    [Fact]
+    public void A_pool_that_keeps_nothing_frees_every_returned_block_and_blocks_past_1_MiB_are_never_kept()
+    {
+        long before = AllocationLedger.LiveBytes;
+        using var keepsNothing = new JemMemoryPool(maxCachedBytes: 0);
+        keepsNothing.Rent(4096).Dispose();
+        Assert.Equal(0, keepsNothing.GetStatistics().CachedCount);
+        Assert.Equal(before, AllocationLedger.LiveBytes);
+
+        using var pool = new JemMemoryPool(maxCachedBytes: 1L << 40);
+        pool.Rent((1 << 20) + 1).Dispose();
+        Assert.Equal(0, pool.GetStatistics().CachedCount);
+        Assert.Equal(before, AllocationLedger.LiveBytes);
+        pool.Rent(1 << 20).Dispose();
+        Assert.Equal(1, pool.GetStatistics().CachedCount);
+    }
+
+    [Fact]
+    public void A_pool_dropped_without_dispose_frees_its_kept_blocks_when_finalized()
+    {
+        LeavesLeaksToTheFinalizer();
+        long before = AllocationLedger.LiveBytes;
+        RentReturnAndDropPool();
+        for (int i = 0; i < 3; i++)
+        {
+            GC.Collect();
+            GC.WaitForPendingFinalizers();
+        }
+
+        Assert.Equal(before, AllocationLedger.LiveBytes);
+
+        [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+        static void RentReturnAndDropPool()
+        {
+            var pool = new JemMemoryPool();
+            pool.Rent(8192).Dispose();
+            Assert.Equal(1, pool.GetStatistics().CachedCount);
+        }
+    }
+
+    [Fact]
+    public void Rent_of_minus_one_gives_the_default_size_and_zero_gives_the_smallest_block()
     {
         using var pool = new JemMemoryPool();
         using IMemoryOwner<byte> byDefault = pool.Rent();
         using IMemoryOwner<byte> zero = pool.Rent(0);
         Assert.Equal(JemMemoryPool.DefaultBufferSize, byDefault.Memory.Length);
-        Assert.Equal(1, zero.Memory.Length);
+        Assert.Equal(64, zero.Memory.Length);
     }
 
     [Theory]
@@ -80,6 +203,7 @@ public sealed class JemMemoryPoolTests : LeakCheckedTest
         Assert.Equal("maxBufferSize", Assert.Throws<ArgumentOutOfRangeException>(() => new JemMemoryPool(maxBufferSize: 0)).ParamName);
         Assert.Equal("budgetBytes", Assert.Throws<ArgumentOutOfRangeException>(() => new JemMemoryPool(budgetBytes: 0)).ParamName);
         Assert.Equal("budgetBytes", Assert.Throws<ArgumentOutOfRangeException>(() => new JemMemoryPool(budgetBytes: -5)).ParamName);
+        Assert.Equal("maxCachedBytes", Assert.Throws<ArgumentOutOfRangeException>(() => new JemMemoryPool(maxCachedBytes: -1)).ParamName);
     }
 
     [Fact]
@@ -101,9 +225,9 @@ public sealed class JemMemoryPoolTests : LeakCheckedTest
     }
 
     [Fact]
-    public void A_pinned_block_disposed_is_returned_at_once_and_freed_by_the_last_unpin()
+    public void A_pinned_block_disposed_is_counted_as_returned_at_once_and_goes_back_to_the_pool_at_the_last_unpin()
     {
-        using var pool = new JemMemoryPool();
+        using var pool = new JemMemoryPool(maxCachedBytes: 0);
         long before = AllocationLedger.LiveBytes;
         IMemoryOwner<byte> owner = pool.Rent(256);
         owner.Memory.Span.Fill(0x5A);
@@ -136,11 +260,12 @@ public sealed class JemMemoryPoolTests : LeakCheckedTest
     {
         using var pool = new JemMemoryPool();
         using IMemoryOwner<byte> owner = pool.Rent(16);
+        Assert.Equal(64, owner.Memory.Length);
         var manager = Assert.IsAssignableFrom<MemoryManager<byte>>(owner);
         Assert.Throws<InvalidOperationException>(manager.Unpin);
-        Assert.Throws<ArgumentOutOfRangeException>(() => manager.Pin(17));
+        Assert.Throws<ArgumentOutOfRangeException>(() => manager.Pin(65));
         Assert.Throws<ArgumentOutOfRangeException>(() => manager.Pin(-1));
-        manager.Pin(16).Dispose();
+        manager.Pin(64).Dispose();
     }
 
     [Fact]
@@ -162,22 +287,66 @@ public sealed class JemMemoryPoolTests : LeakCheckedTest
     }
 
     [Fact]
+    public void A_kept_block_invalidated_by_an_arena_reset_is_skipped_and_kept_blocks_give_way_to_the_arena_s_budget()
+    {
+        using var arena = new JemArena(budgetBytes: 96 << 10);
+        using var pool = new JemMemoryPool(arena: arena);
+        pool.Rent(4096).Dispose();
+        Assert.Equal(1, pool.GetStatistics().CachedCount);
+        arena.Reset();
+        using (IMemoryOwner<byte> owner = pool.Rent(4096))
+        {
+            owner.Memory.Span.Fill(3);
+            Assert.Equal(3, owner.Memory.Span[4095]);
+            Assert.Equal(0, pool.GetStatistics().CachedCount);
+        }
+
+        // A kept 64 KiB block holds two thirds of the arena's budget: a 32 KiB rent needs it back.
+        pool.Rent(65_536).Dispose();
+        Assert.Equal(2, pool.GetStatistics().CachedCount);
+        using IMemoryOwner<byte> big = pool.Rent(32_768);
+        Assert.Equal(32_768, big.Memory.Length);
+        Assert.Equal(0, pool.GetStatistics().CachedCount);
+    }
+
+    [Fact]
+    public void A_block_disposed_while_pinned_is_kept_for_the_next_rent_only_after_its_last_unpin()
+    {
+        using var pool = new JemMemoryPool();
+        IMemoryOwner<byte> owner = pool.Rent(4096);
+        MemoryHandle pin = owner.Memory.Pin();
+        owner.Dispose();
+        Assert.Equal((1, 0), (pool.GetStatistics().ReturnCount, pool.GetStatistics().CachedCount));
+        using (IMemoryOwner<byte> other = pool.Rent(4096))
+        {
+            unsafe
+            {
+                using MemoryHandle otherPin = other.Memory.Pin();
+                Assert.NotEqual((nint)pin.Pointer, (nint)otherPin.Pointer);
+            }
+        }
+
+        pin.Dispose();
+        Assert.Equal(2, pool.GetStatistics().CachedCount);
+    }
+
+    [Fact]
     public void A_rent_past_the_budget_throws_and_returning_makes_room()
     {
-        using var pool = new JemMemoryPool(budgetBytes: 10_000);
-        Assert.Equal(10_000, pool.BudgetBytes);
+        using var pool = new JemMemoryPool(budgetBytes: 12_300);
+        Assert.Equal(12_300, pool.BudgetBytes);
         IMemoryOwner<byte> a = pool.Rent(6000);
         using IMemoryOwner<byte> b = pool.Rent(4000);
         var error = Assert.Throws<MemoryPoolBudgetExceededException>(() => pool.Rent(1));
-        Assert.Equal(10_000, error.BudgetBytes);
-        Assert.Equal(10_000, error.OutstandingBytes);
-        Assert.Equal(1, error.RequestedBytes);
+        Assert.Equal(12_300, error.BudgetBytes);
+        Assert.Equal(8192 + 4096, error.OutstandingBytes);
+        Assert.Equal(64, error.RequestedBytes);
         Assert.IsAssignableFrom<OutOfMemoryException>(error);
         a.Dispose();
         using IMemoryOwner<byte> c = pool.Rent(6000);
         JemMemoryPoolStatistics stats = pool.GetStatistics();
-        Assert.Equal(new JemMemoryPoolStatistics(3, 1, 16_000, 6000), stats);
-        Assert.Equal(10_000, stats.OutstandingBytes);
+        Assert.Equal(new JemMemoryPoolStatistics(3, 1, 8192 + 4096 + 8192, 8192, 0, 0, 0, 0), stats);
+        Assert.Equal(8192 + 4096, stats.OutstandingBytes);
         Assert.Equal(2, stats.OutstandingCount);
     }
 
@@ -204,7 +373,7 @@ public sealed class JemMemoryPoolTests : LeakCheckedTest
         long expectedBytes = 0;
         for (int i = 0; i < perThread; i++)
         {
-            expectedBytes += Size(i);
+            expectedBytes += PooledBlockCache.BlockSizeFor(Size(i), int.MaxValue);
         }
 
         // Each thread rents a batch and hands every other block to the next thread to return, so
@@ -246,8 +415,10 @@ public sealed class JemMemoryPoolTests : LeakCheckedTest
         }
 
         JemMemoryPoolStatistics stats = pool.GetStatistics();
-        Assert.Equal(new JemMemoryPoolStatistics(threads * perThread, threads * perThread, threads * expectedBytes, threads * expectedBytes), stats);
+        Assert.Equal((threads * perThread, threads * perThread), (stats.RentCount, stats.ReturnCount));
+        Assert.Equal((threads * expectedBytes, threads * expectedBytes), (stats.RentedBytes, stats.ReturnedBytes));
         Assert.Equal(0, stats.OutstandingBytes);
+        Assert.InRange(stats.CachedCount, 1, 15 * PooledBlockCache.MaxBlocksPerClass);
 
         static int Size(int i) => 1 + (i * 37 % 5000);
     }

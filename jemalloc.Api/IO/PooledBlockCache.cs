@@ -1,0 +1,218 @@
+using System.Buffers;
+using System.Numerics;
+
+namespace jemalloc;
+
+/// <summary>
+/// A <see cref="JemMemoryPool"/>'s size classes: for each, the returned blocks kept for its next rents
+/// and the books of its rents and returns, under the class's own lock. Without the kept blocks every
+/// rent of a pipe's 4-64 KiB segments would go past jemalloc's thread caches (which hold no block
+/// above 32 KiB) to its arenas, and to the ledger; with the books here a rent and a return each take
+/// one lock, instead of atomic counters that the renting and the returning thread would both write.
+/// </summary>
+/// <remarks>
+/// <para>
+/// The classes are the powers of two from 64 bytes, as <see cref="MemoryPool{T}.Shared"/>'s arrays
+/// are: a pipe writes into what is left of a block before it rents another, so a block rounded up is
+/// not wasted there. Blocks of up to <see cref="MaxCachedBlockSize"/> bytes are kept, each class up to
+/// an equal share of the pool's byte limit and at most <see cref="MaxBlocksPerClass"/> blocks; larger
+/// blocks, and blocks cut to a pool's maximum size, share one class that keeps none.
+/// </para>
+/// <para>
+/// A kept block stays a live ledger allocation, so an arena reset invalidates it as any other: a rent
+/// skips such blocks.
+/// </para>
+/// </remarks>
+internal sealed class PooledBlockCache
+{
+    /// <summary>The largest block kept, in bytes.</summary>
+    internal const int MaxCachedBlockSize = 1 << LgLargestKeptClass;
+
+    /// <summary>The most blocks one size class keeps.</summary>
+    internal const int MaxBlocksPerClass = 64;
+
+    private const int LgSmallestClass = 6;
+    private const int LgLargestKeptClass = 20;
+    private const int KeptClassCount = LgLargestKeptClass - LgSmallestClass + 1;
+
+    // The kept classes, then the one for blocks that are never kept.
+    private readonly SizeClass[] _classes = new SizeClass[KeptClassCount + 1];
+    private volatile bool _closed;
+
+    /// <summary>Creates the classes, sharing <paramref name="maxBytes"/> equally among the kept ones.</summary>
+    internal PooledBlockCache(long maxBytes)
+    {
+        for (int index = 0; index < _classes.Length; index++)
+        {
+            long share = index < KeptClassCount ? maxBytes / KeptClassCount / SizeOfClass(index) : 0;
+            _classes[index] = new SizeClass((int)Math.Min(share, MaxBlocksPerClass));
+        }
+    }
+
+    /// <summary>
+    /// The size of the block a rent of <paramref name="size"/> bytes gets: the power of two at or above
+    /// it (at least 64), unless that is past <paramref name="maxSize"/>, in which case the request itself.
+    /// </summary>
+    internal static int BlockSizeFor(int size, int maxSize)
+    {
+        long classSize = Math.Max(1L << LgSmallestClass, (long)BitOperations.RoundUpToPowerOf2((uint)size));
+        return classSize > maxSize ? maxSize : (int)classSize;
+    }
+
+    /// <summary>
+    /// Counts a rent of a <paramref name="size"/>-byte block and takes a kept block of that size if
+    /// there is one still valid; otherwise the caller allocates one, or calls <see cref="Uncount"/> if it cannot.
+    /// </summary>
+    internal bool Rent(int size, out AllocationHandle handle, out nint pointer)
+    {
+        SizeClass sizeClass = ClassOf(size);
+        lock (sizeClass.Gate)
+        {
+            sizeClass.Rents++;
+            sizeClass.RentedBytes += size;
+            while (sizeClass.Kept > 0)
+            {
+                sizeClass.Kept--;
+                handle = sizeClass.Handles![sizeClass.Kept];
+                pointer = sizeClass.Pointers![sizeClass.Kept];
+                // An arena reset invalidated (and freed) the blocks of its arena it found here.
+                if (handle.IsValid)
+                {
+                    return true;
+                }
+            }
+        }
+
+        handle = default;
+        pointer = 0;
+        return false;
+    }
+
+    /// <summary>Takes back the count of a rent whose block could not be allocated.</summary>
+    internal void Uncount(int size)
+    {
+        SizeClass sizeClass = ClassOf(size);
+        lock (sizeClass.Gate)
+        {
+            sizeClass.Rents--;
+            sizeClass.RentedBytes -= size;
+        }
+    }
+
+    /// <summary>Counts the return of a <paramref name="size"/>-byte block whose block comes back later (it is pinned).</summary>
+    internal void CountReturn(int size)
+    {
+        SizeClass sizeClass = ClassOf(size);
+        lock (sizeClass.Gate)
+        {
+            sizeClass.Returns++;
+            sizeClass.ReturnedBytes += size;
+        }
+    }
+
+    /// <summary>
+    /// Keeps a block of <paramref name="size"/> bytes, counting its return if <paramref name="count"/>;
+    /// <see langword="false"/> (the caller frees it) if <paramref name="keep"/> is false, its class is
+    /// full, or the cache closed.
+    /// </summary>
+    internal bool Return(AllocationHandle handle, nint pointer, int size, bool count, bool keep)
+    {
+        SizeClass sizeClass = ClassOf(size);
+        lock (sizeClass.Gate)
+        {
+            if (count)
+            {
+                sizeClass.Returns++;
+                sizeClass.ReturnedBytes += size;
+            }
+
+            // Checked under the class's lock: Trim(close) drains every class under its lock after closing.
+            if (keep && !_closed && sizeClass.Kept < sizeClass.Capacity)
+            {
+                sizeClass.Handles ??= new AllocationHandle[sizeClass.Capacity];
+                sizeClass.Pointers ??= new nint[sizeClass.Capacity];
+                sizeClass.Handles[sizeClass.Kept] = handle;
+                sizeClass.Pointers[sizeClass.Kept] = pointer;
+                sizeClass.Kept++;
+                return true;
+            }
+        }
+
+        return false;
+    }
+
+    /// <summary>Frees every kept block; with <paramref name="close"/>, keeps none from now on.</summary>
+    /// <returns>How many blocks were freed.</returns>
+    internal int Trim(bool close)
+    {
+        if (close)
+        {
+            _closed = true;
+        }
+
+        var handles = new List<AllocationHandle>();
+        foreach (SizeClass sizeClass in _classes)
+        {
+            lock (sizeClass.Gate)
+            {
+                for (int i = 0; i < sizeClass.Kept; i++)
+                {
+                    handles.Add(sizeClass.Handles![i]);
+                }
+
+                sizeClass.Kept = 0;
+            }
+        }
+
+        // Outside the locks: a free may wait for an arena's gate.
+        foreach (AllocationHandle handle in handles)
+        {
+            AllocationLedger.FreeOwned(handle);
+        }
+
+        return handles.Count;
+    }
+
+    /// <summary>The books summed over the classes: rents, returns, their bytes, and the blocks and bytes kept.</summary>
+    internal (long Rents, long Returns, long RentedBytes, long ReturnedBytes, long KeptCount, long KeptBytes) Totals()
+    {
+        long rents = 0, returns = 0, rentedBytes = 0, returnedBytes = 0, keptCount = 0, keptBytes = 0;
+        for (int index = 0; index < _classes.Length; index++)
+        {
+            SizeClass sizeClass = _classes[index];
+            lock (sizeClass.Gate)
+            {
+                rents += sizeClass.Rents;
+                returns += sizeClass.Returns;
+                rentedBytes += sizeClass.RentedBytes;
+                returnedBytes += sizeClass.ReturnedBytes;
+                keptCount += sizeClass.Kept;
+                keptBytes += (long)sizeClass.Kept * SizeOfClass(index);
+            }
+        }
+
+        return (rents, returns, rentedBytes, returnedBytes, keptCount, keptBytes);
+    }
+
+    /// <summary>The class of a <paramref name="size"/>-byte block: its power of two's up to <see cref="MaxCachedBlockSize"/>, otherwise the one that keeps none.</summary>
+    private SizeClass ClassOf(int size)
+    {
+        int lg = BitOperations.Log2((uint)size);
+        return size <= MaxCachedBlockSize && size == 1 << lg && lg >= LgSmallestClass ? _classes[lg - LgSmallestClass] : _classes[KeptClassCount];
+    }
+
+    private static int SizeOfClass(int index) => index < KeptClassCount ? 1 << (index + LgSmallestClass) : 0;
+
+    private sealed class SizeClass(int capacity)
+    {
+        internal readonly Lock Gate = new();
+        internal readonly int Capacity = capacity;
+        internal AllocationHandle[]? Handles;
+        internal nint[]? Pointers;
+        internal int Kept;
+        internal long Rents;
+        internal long Returns;
+        internal long RentedBytes;
+        internal long ReturnedBytes;
+    }
+}
