@@ -263,13 +263,9 @@ public sealed class JemMemoryPool : MemoryPool<byte>
 
     private unsafe nint TakeBlock(int size, out AllocationHandle handle)
     {
-        if (_cache.Rent(size, out handle, out nint pointer))
+        // A kept block that an arena reset frees before it is cleared is left to the reset: a new one is allocated.
+        if (_cache.Rent(size, out handle, out nint pointer) && (!ClearsBlocks || TryClear(handle, pointer, size)))
         {
-            if (ClearsBlocks)
-            {
-                new Span<byte>((void*)pointer, size).Clear();
-            }
-
             return pointer;
         }
 
@@ -291,6 +287,34 @@ public sealed class JemMemoryPool : MemoryPool<byte>
             _cache.Uncount(size);
             throw;
         }
+    }
+
+    /// <summary>
+    /// Clears a kept block under a lease, so that an arena reset cannot free it in the middle of the
+    /// clear (the reset is refused meanwhile, as while any operation runs).
+    /// </summary>
+    /// <returns><see langword="false"/> if an arena reset freed the block since the cache handed it out.</returns>
+    private static unsafe bool TryClear(AllocationHandle handle, nint pointer, int size)
+    {
+        try
+        {
+            AllocationLedger.EnterLease(handle, PooledBlock.OwnerName);
+        }
+        catch (ObjectDisposedException)
+        {
+            return false;
+        }
+
+        try
+        {
+            new Span<byte>((void*)pointer, size).Clear();
+        }
+        finally
+        {
+            AllocationLedger.ExitLease(handle);
+        }
+
+        return true;
     }
 
     private void ReleaseBudget(int size)

@@ -25,7 +25,7 @@ namespace jemalloc;
 /// </remarks>
 internal sealed unsafe class PooledBlock : MemoryManager<byte>, IDisposable
 {
-    private const string OwnerName = "JemMemoryPool block";
+    internal const string OwnerName = "JemMemoryPool block";
     private const int MaxPins = 0x7FFF;
     private const int PinMask = 0x7FFF;
     private const int OneReleasing = 1 << 15;

@@ -20,6 +20,8 @@ internal static class IoScenarios
         all["io-writer-dispose-vs-stream"] = WriterDisposeVsStream;
         all["io-arena-reset-vs-stream"] = ArenaResetVsStream;
         all["io-pool-pin-vs-dispose"] = PoolPinVsDispose;
+        all["io-pool-clear-vs-arena-reset"] = PoolClearVsArenaReset;
+        all["io-pool-dispose-vs-returns"] = PoolDisposeVsReturns;
         all["checked-writer-span-after-dispose"] = WriterSpanAfterDispose;
         all["checked-writer-span-after-finalizer"] = WriterSpanAfterFinalizer;
         all["checked-pool-span-after-dispose"] = PoolSpanAfterDispose;
@@ -218,6 +220,134 @@ internal static class IoScenarios
         Check.Equal(live + stats.CachedCount, AllocationLedger.LiveCount, "every block, pinned or not, is kept by the pool or freed");
         pool.Trim();
         Check.Equal(live, AllocationLedger.LiveCount, "the pool's trim freed every kept block");
+    }
+
+    /// <summary>
+    /// A clearing pool hands out the 1 MiB blocks it kept in an arena while another thread resets the
+    /// arena and at once fills a new array in it with 0xFF: the rent's clear of a kept block must never
+    /// land in memory the reset freed (the array would read zeros), so the reset is refused while the
+    /// clear runs, or the rent takes a new block.
+    /// </summary>
+    private static void PoolClearVsArenaReset()
+    {
+        const int size = 1 << 20;
+        using var arena = new JemArena();
+        using var pool = new JemMemoryPool(arena: arena, clearBlocks: true);
+        long resets = 0, refused = 0, corrupted = 0, rents = 0;
+        Check.RaceUntil("pool clear vs arena reset", Budget, firstBodyAtLeast: 300, int.MaxValue,
+            i =>
+            {
+                while (true)
+                {
+                    try
+                    {
+                        arena.Reset();
+                        resets++;
+                        break;
+                    }
+                    catch (InvalidOperationException e) when (e is not ObjectDisposedException)
+                    {
+                        refused++;
+                        Thread.Yield();
+                    }
+                }
+
+                // The reset freed the pool's kept block: this array most likely gets its memory.
+                using SafeArray<byte> array = new(size, 0xFF, arena.Options);
+                Thread.SpinWait(2000);
+                using MemoryLease<byte> lease = array.Lease();
+                int zeroAt = lease.Span.IndexOfAnyExcept((byte)0xFF);
+                if (zeroAt >= 0)
+                {
+                    corrupted++;
+                    Check.Fail("pool clear vs arena reset", $"iteration {i}: byte {zeroAt:N0} of an array made after the reset was overwritten with {lease.Span[zeroAt]}");
+                }
+            },
+            i =>
+            {
+                try
+                {
+                    using IMemoryOwner<byte> owner = pool.Rent(size);
+                    rents++;
+                    // Pinned, the block cannot be reset under the read (a span alone would be the user's race).
+                    using MemoryHandle pin = owner.Memory.Pin();
+                    if (owner.Memory.Span.IndexOfAnyExcept((byte)0) >= 0)
+                    {
+                        Check.Fail("pool clear vs arena reset", $"iteration {i}: a rent of a clearing pool did not read as zero");
+                    }
+                }
+                catch (ObjectDisposedException)
+                {
+                    // The reset came between the rent and the pin: the owner says so.
+                }
+            });
+        Check.Info($"INFO resets={resets} refused-in-use={refused} rents={rents} corrupted={corrupted}");
+        Check.True(resets > 50 && rents > 50, "enough iterations ran", $"resets={resets} rents={rents}");
+    }
+
+    /// <summary>
+    /// Threads rent and return blocks of every kept size while the pool is disposed under them: rents
+    /// after the dispose throw <see cref="ObjectDisposedException"/>, every block returned before the
+    /// dispose is freed by it and every block returned after is freed by its return, so the ledger
+    /// balances (no kept block leaks) and no block is freed twice (the process lives).
+    /// </summary>
+    private static void PoolDisposeVsReturns()
+    {
+        long live = AllocationLedger.LiveCount;
+        long rounds = 0, refusedRents = 0, returnedAfterDispose = 0;
+        for (int round = 0; round < 200; round++)
+        {
+            var pool = new JemMemoryPool(maxCachedBytes: 4 << 20);
+            var owners = new System.Collections.Concurrent.ConcurrentQueue<IMemoryOwner<byte>>();
+            for (int i = 0; i < 64; i++)
+            {
+                owners.Enqueue(pool.Rent(64 << (i % 12)));
+            }
+
+            Check.Race("pool dispose vs returns", TimeSpan.FromSeconds(5), 1,
+                _ =>
+                {
+                    Thread.SpinWait(round * 37 % 5000);
+                    pool.Dispose();
+                },
+                _ => ReturnAndRent(pool, owners, ref refusedRents, ref returnedAfterDispose),
+                _ => ReturnAndRent(pool, owners, ref refusedRents, ref returnedAfterDispose));
+            while (owners.TryDequeue(out IMemoryOwner<byte>? left))
+            {
+                left.Dispose();
+            }
+
+            JemMemoryPoolStatistics stats = pool.GetStatistics();
+            Check.Equal(0L, stats.CachedCount, "a disposed pool keeps no block");
+            Check.Equal(stats.RentCount, stats.ReturnCount, "every rent was returned once");
+            Check.Equal(live, AllocationLedger.LiveCount, "every block was freed once the pool was disposed and its owners returned");
+            rounds++;
+        }
+
+        Check.Info($"INFO rounds={rounds} rents-refused={refusedRents} returns-after-dispose={returnedAfterDispose}");
+        Check.True(refusedRents > 0, "some rents met the disposed pool", "no rent ever met a disposed pool: the race did not happen");
+
+        static void ReturnAndRent(JemMemoryPool pool, System.Collections.Concurrent.ConcurrentQueue<IMemoryOwner<byte>> owners, ref long refused, ref long afterDispose)
+        {
+            for (int i = 0; i < 400 && owners.TryDequeue(out IMemoryOwner<byte>? owner); i++)
+            {
+                bool disposedBefore = pool.IsDisposed;
+                owner.Dispose();
+                if (disposedBefore)
+                {
+                    Interlocked.Increment(ref afterDispose);
+                }
+
+                try
+                {
+                    owners.Enqueue(pool.Rent(64 << (i % 12)));
+                }
+                catch (ObjectDisposedException)
+                {
+                    Interlocked.Increment(ref refused);
+                }
+            }
+        }
     }
 
     /// <summary>

@@ -17,6 +17,14 @@ public sealed class IoScenarioTests
         AdversarialChild.AssertClean("io-pool-pin-vs-dispose");
 
     [Fact]
+    public void A_clearing_pool_s_rent_of_a_kept_block_never_clears_memory_an_arena_reset_freed_under_it() =>
+        AdversarialChild.AssertClean("io-pool-clear-vs-arena-reset");
+
+    [Fact]
+    public void A_pool_disposed_while_threads_return_and_rent_frees_every_kept_block_once_and_refuses_later_rents() =>
+        AdversarialChild.AssertClean("io-pool-dispose-vs-returns");
+
+    [Fact]
     public void In_checked_mode_a_writer_span_used_after_dispose_reads_poison_and_its_write_is_reported() =>
         AdversarialChild.AssertClean("checked-writer-span-after-dispose", checkedMode: true);
 
