@@ -32,6 +32,10 @@ internal sealed unsafe class PooledBlock : MemoryManager<byte>, IDisposable
     private const int ReleasingMask = 0x7FFF << 15;
     private const int Disposed = 1 << 30;
 
+    // Set by the finalizer, with Disposed: a reference another finalizer resurrects can no longer
+    // give the set-aside block back (to the cache, where it would belong to two rents) nor end a pin.
+    private const int Finalized = 1 << 31;
+
     private readonly JemMemoryPool _pool;
     private readonly AllocationHandle _handle;
     private readonly nint _pointer;
@@ -51,14 +55,37 @@ internal sealed unsafe class PooledBlock : MemoryManager<byte>, IDisposable
     /// whose <see cref="MemoryHandle"/> was dropped without being disposed (nobody can end that pin).
     /// The owner's bytes go back to the budget, but the block is neither freed nor reused: a
     /// <see cref="Span{T}"/> of it may still be in use on some stack, and a span keeps nothing alive.
-    /// The pool sets it aside until its own <see cref="MemoryPool{T}.Dispose()"/>.
+    /// The pool sets it aside until its own <see cref="MemoryPool{T}.Dispose()"/>. Its pins end (so an
+    /// arena reset may free the block, as it frees every block of the arena), and the owner stays
+    /// disposed even if the finalizer of another object that held it disposes or unpins it afterwards.
     /// </summary>
     [System.Diagnostics.CodeAnalysis.SuppressMessage("Reliability", "CA2015", Justification = "It neither frees nor reuses the memory: the block is set aside until the pool is disposed, so a span still in use stays valid.")]
     ~PooledBlock()
     {
-        if ((_state & Disposed) == 0)
+        int state = Interlocked.Exchange(ref _state, Disposed | Finalized);
+        if (state == Disposed || (state & Finalized) != 0)
+        {
+            // Re-registered for finalization after its block went back to the pool, or finalized before.
+            return;
+        }
+
+        if ((state & Disposed) == 0)
         {
             _pool.OnOwnerGone(_length);
+        }
+
+        // Nobody can end these pins any more: their acquisitions would refuse the arena's reset for good.
+        for (int pins = state & PinMask; pins > 0; pins--)
+        {
+            try
+            {
+                AllocationLedger.Release(_handle, OwnerName);
+            }
+            catch (InvalidOperationException)
+            {
+                // The ledger holds fewer (an over-unpin raced a pin): nothing left to release, and a finalizer must not throw.
+                break;
+            }
         }
 
         _pool.SetAside(_handle, _length);
@@ -126,13 +153,22 @@ internal sealed unsafe class PooledBlock : MemoryManager<byte>, IDisposable
         return new MemoryHandle((byte*)_pointer + elementIndex, default, new PinToken(this));
     }
 
-    /// <summary>Ends one <see cref="Pin"/>; the last one gives the block of a disposed owner back to the pool.</summary>
+    /// <summary>
+    /// Ends one <see cref="Pin"/>; the last one gives the block of a disposed owner back to the pool.
+    /// Does nothing once the owner was finalized (its pins ended then).
+    /// </summary>
     /// <exception cref="InvalidOperationException">There is no pin to end.</exception>
     public override void Unpin()
     {
         while (true)
         {
             int state = Volatile.Read(ref _state);
+            if ((state & Finalized) != 0)
+            {
+                // The pin ended when the owner was finalized (this is a resurrected handle's unpin).
+                return;
+            }
+
             if ((state & PinMask) == 0)
             {
                 ThrowHelper.ThrowInvalidOperation($"This {OwnerName} was unpinned more times than it was pinned.");

@@ -1,0 +1,359 @@
+using System.Buffers;
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+using jemalloc.Tests.Support;
+
+namespace jemalloc.Tests.Adversarial;
+
+/// <summary>
+/// <see cref="JemMemoryPool"/>, which keeps returned blocks for the next rents, attacked as a hostile
+/// user would (public API only, plus the finalizer tricks any .NET program can play): stale memories
+/// and pins across re-rents, disposes and over-unpins racing each other, owners resurrected or
+/// re-registered for finalization, dropped pins in an arena, absurd sizes. A block must never belong to
+/// two rents, be freed under a rent, leak, or be counted twice in the books.
+/// </summary>
+[Collection(LeakChecked.Name)]
+public sealed class IoPoolAttackTests : LeakCheckedTest
+{
+    [Fact]
+    public unsafe void A_stale_memory_its_manager_and_its_pin_handle_of_an_earlier_rent_cannot_touch_the_block_s_next_rents()
+    {
+        using var pool = new JemMemoryPool();
+        IMemoryOwner<byte> first = pool.Rent(4096);
+        Memory<byte> stale = first.Memory;
+        MemoryHandle stalePin = stale.Pin();
+        nint address = (nint)stalePin.Pointer;
+        stalePin.Dispose();
+        Assert.True(MemoryMarshal.TryGetMemoryManager<byte, MemoryManager<byte>>(stale, out MemoryManager<byte>? staleManager));
+        first.Dispose();
+
+        for (int rent = 0; rent < 50; rent++)
+        {
+            using IMemoryOwner<byte> next = pool.Rent(3000 + rent);
+            using (MemoryHandle pin = next.Memory.Pin())
+            {
+                Assert.Equal(address, (nint)pin.Pointer);
+                next.Memory.Span.Fill((byte)rent);
+
+                // Every way into the old rent fails, and none of them ends this rent's pin or returns its block.
+                Assert.Throws<ObjectDisposedException>(() => stale.Span.Length);
+                Assert.Throws<ObjectDisposedException>(() => stale[10..].Pin());
+                Assert.Throws<ObjectDisposedException>(() => staleManager!.GetSpan());
+                Assert.Throws<InvalidOperationException>(staleManager!.Unpin);
+                ((IDisposable)staleManager).Dispose();
+                first.Dispose();
+                stalePin.Dispose();
+                Assert.Equal(1, pool.GetStatistics().OutstandingCount);
+            }
+
+            Assert.False(next.Memory.Span.ContainsAnyExcept((byte)rent));
+        }
+
+        JemMemoryPoolStatistics stats = pool.GetStatistics();
+        Assert.Equal((51, 51, 1), (stats.RentCount, stats.ReturnCount, stats.CachedCount));
+    }
+
+    [Fact]
+    public void Owners_disposed_by_several_threads_at_once_are_returned_exactly_once_each()
+    {
+        const int owners = 3000;
+        const int threads = 4;
+        using var pool = new JemMemoryPool(maxCachedBytes: 1 << 20);
+        var rented = new IMemoryOwner<byte>[owners];
+        for (int i = 0; i < owners; i++)
+        {
+            rented[i] = pool.Rent(64 << (i % 8));
+        }
+
+        long bytes = pool.GetStatistics().RentedBytes;
+        using var start = new Barrier(threads);
+        Workers.Run(threads, t =>
+        {
+            start.SignalAndWait();
+            // Every thread disposes every owner, in its own order, so each owner meets several disposes at once.
+            for (int i = 0; i < owners; i++)
+            {
+                rented[t % 2 == 0 ? i : owners - 1 - i].Dispose();
+            }
+        });
+
+        JemMemoryPoolStatistics stats = pool.GetStatistics();
+        Assert.Equal((owners, owners), (stats.RentCount, stats.ReturnCount));
+        Assert.Equal((bytes, bytes), (stats.RentedBytes, stats.ReturnedBytes));
+        // 8 sizes, each kept up to 64 blocks or its share of 1 MiB; the blocks kept must be distinct blocks.
+        long expectedKept = Enumerable.Range(0, 8).Sum(k => Math.Min(PooledBlockCache.MaxBlocksPerClass, (1 << 20) / 15 / (64 << k)));
+        Assert.Equal(expectedKept, stats.CachedCount);
+        var addresses = new HashSet<nint>();
+        var again = new List<IMemoryOwner<byte>>();
+        for (int i = 0; i < owners; i++)
+        {
+            IMemoryOwner<byte> owner = pool.Rent(64 << (i % 8));
+            again.Add(owner);
+            unsafe
+            {
+                using MemoryHandle pin = owner.Memory.Pin();
+                Assert.True(addresses.Add((nint)pin.Pointer), "one block went to two live rents");
+            }
+        }
+
+        again.ForEach(owner => owner.Dispose());
+    }
+
+    [Fact]
+    public void Over_unpins_through_the_manager_racing_real_pins_never_end_more_pins_than_were_taken_and_the_block_comes_back_once()
+    {
+        using var arena = new JemArena();
+        using var pool = new JemMemoryPool(arena: arena);
+        IMemoryOwner<byte> owner = pool.Rent(1024);
+        Memory<byte> memory = owner.Memory;
+        Assert.True(MemoryMarshal.TryGetMemoryManager<byte, MemoryManager<byte>>(memory, out MemoryManager<byte>? manager));
+        long pins = 0, ownUnpins = 0, stolen = 0, overUnpins = 0;
+        bool pinning = true;
+        var pinners = Workers.Start(2, _ =>
+        {
+            for (int i = 0; i < 20_000; i++)
+            {
+                MemoryHandle pin = memory[(i % 1000)..].Pin();
+                Interlocked.Increment(ref pins);
+                try
+                {
+                    pin.Dispose();
+                    Interlocked.Increment(ref ownUnpins);
+                }
+                catch (InvalidOperationException e) when (e is not ObjectDisposedException)
+                {
+                    // A hostile Unpin ended this pin already.
+                    Interlocked.Increment(ref stolen);
+                }
+            }
+        });
+        Workers.RunOne(() =>
+        {
+            while (Volatile.Read(ref pinning))
+            {
+                try
+                {
+                    manager!.Unpin();
+                }
+                catch (InvalidOperationException e) when (e is not ObjectDisposedException)
+                {
+                    Interlocked.Increment(ref overUnpins);
+                    if (Volatile.Read(ref pins) >= 40_000)
+                    {
+                        Volatile.Write(ref pinning, false);
+                    }
+                }
+            }
+        });
+        pinners.Join();
+
+        Assert.Equal(40_000, pins);
+        Assert.Equal(pins, ownUnpins + stolen);
+        Assert.True(overUnpins > 0);
+        // No pin is left: the ledger holds nothing (a reset is allowed), and a dispose returns the block at once.
+        Assert.Throws<InvalidOperationException>(manager!.Unpin);
+        owner.Dispose();
+        Assert.Equal((1, 1, 1), (pool.GetStatistics().RentCount, pool.GetStatistics().ReturnCount, pool.GetStatistics().CachedCount));
+        arena.Reset();
+        Assert.Throws<ObjectDisposedException>(() => memory.Span.Length);
+    }
+
+    [Fact]
+    public void An_owner_resurrected_after_its_finalizer_stays_disposed_so_its_set_aside_block_never_goes_to_another_rent()
+    {
+        LeavesLeaksToTheFinalizer();
+        long live = AllocationLedger.LiveCount;
+        var pool = new JemMemoryPool();
+        Resurrector.Drop(pool, pin: false);
+        CollectAndFinalize();
+        (IMemoryOwner<byte> owner, _) = Resurrector.TakeResurrected();
+
+        JemMemoryPoolStatistics stats = pool.GetStatistics();
+        Assert.Equal((1, 1, 0, 1), (stats.RentCount, stats.ReturnCount, stats.CachedCount, stats.SetAsideCount));
+        Assert.Throws<ObjectDisposedException>(() => owner.Memory);
+
+        // A dispose from the finalizer of another object (as here) comes too late: the block is set aside.
+        owner.Dispose();
+        Assert.Equal(stats, pool.GetStatistics());
+        using (IMemoryOwner<byte> next = pool.Rent(4096))
+        {
+            pool.Dispose();
+            // The pool's dispose freed the set-aside block, which must not be this rent's block.
+            next.Memory.Span.Fill(1);
+            Assert.False(next.Memory.Span.ContainsAnyExcept((byte)1));
+        }
+
+        Assert.Equal(live, AllocationLedger.LiveCount);
+    }
+
+    [Fact]
+    public void A_pin_resurrected_after_its_owner_s_finalizer_ends_nothing_and_does_not_bring_the_set_aside_block_back()
+    {
+        LeavesLeaksToTheFinalizer();
+        long live = AllocationLedger.LiveCount;
+        var pool = new JemMemoryPool();
+        Resurrector.Drop(pool, pin: true);
+        CollectAndFinalize();
+        (IMemoryOwner<byte> owner, MemoryHandle pin) = Resurrector.TakeResurrected();
+        JemMemoryPoolStatistics stats = pool.GetStatistics();
+        Assert.Equal((1, 1, 0, 1), (stats.RentCount, stats.ReturnCount, stats.CachedCount, stats.SetAsideCount));
+
+        pin.Dispose();
+        owner.Dispose();
+        Assert.Equal(stats, pool.GetStatistics());
+        using (IMemoryOwner<byte> next = pool.Rent(4096))
+        {
+            pool.Dispose();
+            next.Memory.Span.Fill(1);
+            Assert.False(next.Memory.Span.ContainsAnyExcept((byte)1));
+        }
+
+        Assert.Equal(live, AllocationLedger.LiveCount);
+    }
+
+    [Fact]
+    public void An_owner_re_registered_for_finalization_after_its_block_went_back_does_not_set_the_block_aside()
+    {
+        LeavesLeaksToTheFinalizer();
+        long live = AllocationLedger.LiveCount;
+        var pool = new JemMemoryPool();
+        ReturnAndReRegister(pool);
+        CollectAndFinalize();
+        JemMemoryPoolStatistics stats = pool.GetStatistics();
+        Assert.Equal((1, 1, 1, 0), (stats.RentCount, stats.ReturnCount, stats.CachedCount, stats.SetAsideCount));
+
+        using (IMemoryOwner<byte> next = pool.Rent(4096))
+        {
+            pool.Dispose();
+            next.Memory.Span.Fill(1);
+            Assert.False(next.Memory.Span.ContainsAnyExcept((byte)1));
+        }
+
+        Assert.Equal(live, AllocationLedger.LiveCount);
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static void ReturnAndReRegister(JemMemoryPool pool)
+        {
+            IMemoryOwner<byte> owner = pool.Rent(4096);
+            owner.Dispose();
+            GC.ReRegisterForFinalize(owner);
+        }
+    }
+
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public void A_pin_dropped_with_its_owner_does_not_hold_the_arena_s_reset_off_once_finalized(bool disposeOwner)
+    {
+        LeavesLeaksToTheFinalizer();
+        long live = AllocationLedger.LiveCount;
+        using var arena = new JemArena();
+        var pool = new JemMemoryPool(arena: arena);
+        RentPinAndDrop(pool, disposeOwner);
+        CollectAndFinalize();
+        JemMemoryPoolStatistics stats = pool.GetStatistics();
+        Assert.Equal((1, 0, 1, 0), (stats.ReturnCount, stats.OutstandingBytes, stats.SetAsideCount, stats.CachedCount));
+
+        // Nobody can end that pin any more: the reset frees the block, as it frees every block in the arena.
+        arena.Reset();
+        Assert.Equal(0, arena.UsedBytes);
+        pool.Dispose();
+        Assert.Equal(live, AllocationLedger.LiveCount);
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static void RentPinAndDrop(JemMemoryPool pool, bool disposeOwner)
+        {
+            IMemoryOwner<byte> owner = pool.Rent(8192);
+            _ = owner.Memory.Pin();
+            if (disposeOwner)
+            {
+                owner.Dispose();
+            }
+        }
+    }
+
+    [Theory]
+    [InlineData(1, 0, 1)]
+    [InlineData(3000, -1, 3000)]
+    [InlineData(100, 70, 100)]
+    [InlineData(32, 1, 32)]
+    public void Blocks_cut_to_a_maximum_that_is_not_a_power_of_two_are_never_kept(int maxBufferSize, int request, int expected)
+    {
+        long live = AllocationLedger.LiveCount;
+        using var pool = new JemMemoryPool(maxBufferSize: maxBufferSize, maxCachedBytes: long.MaxValue);
+        for (int i = 0; i < 3; i++)
+        {
+            using IMemoryOwner<byte> owner = pool.Rent(request);
+            Assert.Equal(expected, owner.Memory.Length);
+            owner.Memory.Span.Fill(0xEE);
+        }
+
+        Assert.Equal(0, pool.GetStatistics().CachedCount);
+        Assert.Equal(live, AllocationLedger.LiveCount);
+    }
+
+    [Fact]
+    public void A_pool_of_unlimited_cache_keeps_at_most_its_per_size_count_and_a_rent_of_int_MaxValue_is_one_uncached_block()
+    {
+        long live = AllocationLedger.LiveCount;
+        using var pool = new JemMemoryPool(maxCachedBytes: long.MaxValue);
+        var owners = Enumerable.Range(0, PooledBlockCache.MaxBlocksPerClass + 10).Select(_ => pool.Rent(64)).ToList();
+        owners.ForEach(owner => owner.Dispose());
+        Assert.Equal(PooledBlockCache.MaxBlocksPerClass, pool.GetStatistics().CachedCount);
+
+        using (IMemoryOwner<byte> huge = pool.Rent(int.MaxValue))
+        {
+            Assert.Equal(int.MaxValue, huge.Memory.Length);
+            huge.Memory.Span[^1] = 7;
+            Assert.Equal(7, huge.Memory.Span[int.MaxValue - 1]);
+        }
+
+        JemMemoryPoolStatistics stats = pool.GetStatistics();
+        Assert.Equal((PooledBlockCache.MaxBlocksPerClass, 0), (stats.CachedCount, stats.OutstandingBytes));
+        pool.Trim();
+        Assert.Equal(live, AllocationLedger.LiveCount);
+    }
+
+    private static void CollectAndFinalize()
+    {
+        for (int i = 0; i < 3; i++)
+        {
+            GC.Collect();
+            GC.WaitForPendingFinalizers();
+        }
+    }
+
+    /// <summary>
+    /// Holds an owner (and a pin of it) and hands them to a static from its finalizer: the owner's own
+    /// finalizer runs in the same round, so the test then holds an owner that was finalized, as the
+    /// finalizer of any object that disposes its owner does.
+    /// </summary>
+    private sealed class Resurrector(IMemoryOwner<byte> owner, MemoryHandle pin)
+    {
+        private static IMemoryOwner<byte>? s_owner;
+        private static MemoryHandle s_pin;
+
+        ~Resurrector()
+        {
+            s_pin = pin;
+            Volatile.Write(ref s_owner, owner);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        internal static void Drop(JemMemoryPool pool, bool pin)
+        {
+            IMemoryOwner<byte> owner = pool.Rent(4096);
+            owner.Memory.Span.Fill(0x42);
+            _ = new Resurrector(owner, pin ? owner.Memory.Pin() : default);
+        }
+
+        internal static (IMemoryOwner<byte> Owner, MemoryHandle Pin) TakeResurrected()
+        {
+            IMemoryOwner<byte>? owner = Interlocked.Exchange(ref s_owner, null);
+            Assert.NotNull(owner);
+            MemoryHandle pin = s_pin;
+            s_pin = default;
+            return (owner, pin);
+        }
+    }
+}
