@@ -65,8 +65,7 @@ public sealed class JemMemoryPool : MemoryPool<byte>
     private long _outstandingBytes;
     private int _disposed;
     private readonly Lock _setAsideGate = new();
-    private List<AllocationHandle>? _setAside;
-    private long _setAsideBytes;
+    private List<(AllocationHandle Handle, int Size)>? _setAside;
     private bool _setAsideFreed;
 
     /// <summary>Creates a pool of native blocks.</summary>
@@ -175,12 +174,19 @@ public sealed class JemMemoryPool : MemoryPool<byte>
     public JemMemoryPoolStatistics GetStatistics()
     {
         (long rents, long returns, long rentedBytes, long returnedBytes, long keptCount, long keptBytes) = _cache.Totals();
-        long setAsideCount;
-        long setAsideBytes;
+        long setAsideCount = 0;
+        long setAsideBytes = 0;
         lock (_setAsideGate)
         {
-            setAsideCount = _setAside?.Count ?? 0;
-            setAsideBytes = _setAsideBytes;
+            // Blocks an arena reset freed are no longer held, though they stay listed.
+            foreach ((AllocationHandle handle, int size) in _setAside ?? [])
+            {
+                if (handle.IsValid)
+                {
+                    setAsideCount++;
+                    setAsideBytes += size;
+                }
+            }
         }
 
         return new JemMemoryPoolStatistics(rents, returns, rentedBytes, returnedBytes, keptCount, keptBytes, setAsideCount, setAsideBytes);
@@ -223,8 +229,9 @@ public sealed class JemMemoryPool : MemoryPool<byte>
         {
             if (!_setAsideFreed)
             {
-                (_setAside ??= []).Add(handle);
-                _setAsideBytes += size;
+                // Forgets the blocks arena resets freed meanwhile, so resets do not grow the list.
+                _setAside?.RemoveAll(entry => !entry.Handle.IsValid);
+                (_setAside ??= []).Add((handle, size));
                 return;
             }
         }
@@ -246,16 +253,15 @@ public sealed class JemMemoryPool : MemoryPool<byte>
             return;
         }
 
-        List<AllocationHandle>? setAside;
+        List<(AllocationHandle Handle, int Size)>? setAside;
         lock (_setAsideGate)
         {
             _setAsideFreed = true;
             setAside = _setAside;
             _setAside = null;
-            _setAsideBytes = 0;
         }
 
-        foreach (AllocationHandle handle in setAside ?? [])
+        foreach ((AllocationHandle handle, _) in setAside ?? [])
         {
             AllocationLedger.FreeOwned(handle);
         }

@@ -173,7 +173,7 @@ internal sealed class PooledBlockCache
         return handles.Count;
     }
 
-    /// <summary>The books summed over the classes: rents, returns, their bytes, and the blocks and bytes kept.</summary>
+    /// <summary>The books summed over the classes: rents, returns, their bytes, and the blocks and bytes kept (and not freed by an arena reset since).</summary>
     internal (long Rents, long Returns, long RentedBytes, long ReturnedBytes, long KeptCount, long KeptBytes) Totals()
     {
         long rents = 0, returns = 0, rentedBytes = 0, returnedBytes = 0, keptCount = 0, keptBytes = 0;
@@ -186,8 +186,15 @@ internal sealed class PooledBlockCache
                 returns += sizeClass.Returns;
                 rentedBytes += sizeClass.RentedBytes;
                 returnedBytes += sizeClass.ReturnedBytes;
-                keptCount += sizeClass.Kept;
-                keptBytes += (long)sizeClass.Kept * SizeOfClass(index);
+                // Blocks an arena reset freed are skipped by the next rent; they are no longer held.
+                int held = 0;
+                for (int i = 0; i < sizeClass.Kept; i++)
+                {
+                    held += sizeClass.Handles![i].IsValid ? 1 : 0;
+                }
+
+                keptCount += held;
+                keptBytes += (long)held * SizeOfClass(index);
             }
         }
 

@@ -272,6 +272,116 @@ public sealed class IoPoolAttackTests : LeakCheckedTest
         }
     }
 
+    [Fact]
+    public void Kept_and_set_aside_blocks_an_arena_reset_freed_are_no_longer_counted_as_held_by_the_pool()
+    {
+        LeavesLeaksToTheFinalizer();
+        long live = AllocationLedger.LiveCount;
+        using var arena = new JemArena();
+        var pool = new JemMemoryPool(arena: arena);
+        pool.Rent(4096).Dispose();
+        RentAndDrop(pool);
+        CollectAndFinalize();
+        JemMemoryPoolStatistics before = pool.GetStatistics();
+        Assert.Equal((1, 4096, 1, 8192), (before.CachedCount, before.CachedBytes, before.SetAsideCount, before.SetAsideBytes));
+
+        arena.Reset();
+        JemMemoryPoolStatistics after = pool.GetStatistics();
+        Assert.Equal((0, 0, 0, 0), (after.CachedCount, after.CachedBytes, after.SetAsideCount, after.SetAsideBytes));
+        Assert.Equal((2, 2, 0), (after.RentCount, after.ReturnCount, after.OutstandingBytes));
+        pool.Dispose();
+        Assert.Equal(live, AllocationLedger.LiveCount);
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static void RentAndDrop(JemMemoryPool pool) => pool.Rent(8192).Memory.Span.Fill(1);
+    }
+
+    [Fact]
+    public void Destroying_the_arena_under_kept_rented_and_pinned_blocks_is_refused_while_pinned_then_every_owner_and_rent_says_disposed()
+    {
+        long live = AllocationLedger.LiveCount;
+        var arena = new JemArena();
+        using var pool = new JemMemoryPool(arena: arena);
+        pool.Rent(1024).Dispose();
+        IMemoryOwner<byte> rented = pool.Rent(2048);
+        IMemoryOwner<byte> pinned = pool.Rent(4096);
+        MemoryHandle pin = pinned.Memory.Pin();
+        pinned.Dispose();
+
+        Assert.Throws<InvalidOperationException>(arena.Dispose);
+        rented.Memory.Span.Fill(5);
+        pin.Dispose();
+        arena.Dispose();
+
+        Assert.Throws<ObjectDisposedException>(() => rented.Memory);
+        Assert.Throws<ObjectDisposedException>(() => pool.Rent(1024));
+        Assert.Throws<ObjectDisposedException>(() => pool.Rent(100_000));
+        rented.Dispose();
+        JemMemoryPoolStatistics stats = pool.GetStatistics();
+        Assert.Equal((3, 3, 0, 0), (stats.RentCount, stats.ReturnCount, stats.OutstandingBytes, stats.CachedCount));
+        pool.Trim();
+        Assert.Equal(live, AllocationLedger.LiveCount);
+    }
+
+    [Fact]
+    public void Rents_racing_to_a_budget_from_several_threads_never_pass_it_and_refusals_leave_no_trace_in_the_books()
+    {
+        const int budget = 64 << 10;
+        using var pool = new JemMemoryPool(budgetBytes: budget);
+        long granted = 0, refused = 0, peak = 0;
+        long outstanding = 0;
+        Workers.Run(4, t =>
+        {
+            var held = new Queue<IMemoryOwner<byte>>();
+            for (int i = 0; i < 5000; i++)
+            {
+                int size = 1024 << ((i + t) % 5);
+                try
+                {
+                    IMemoryOwner<byte> owner = pool.Rent(size);
+                    long now = Interlocked.Add(ref outstanding, owner.Memory.Length);
+                    Assert.InRange(now, 1, budget);
+                    InterlockedMax(ref peak, now);
+                    Interlocked.Increment(ref granted);
+                    held.Enqueue(owner);
+                }
+                catch (MemoryPoolBudgetExceededException e)
+                {
+                    Assert.Equal(budget, e.BudgetBytes);
+                    Assert.True(e.OutstandingBytes + e.RequestedBytes > budget);
+                    Interlocked.Increment(ref refused);
+                }
+
+                if (held.Count > 3 || (i % 7 == 0 && held.Count > 0))
+                {
+                    IMemoryOwner<byte> owner = held.Dequeue();
+                    Interlocked.Add(ref outstanding, -owner.Memory.Length);
+                    owner.Dispose();
+                }
+            }
+
+            while (held.TryDequeue(out IMemoryOwner<byte>? owner))
+            {
+                Interlocked.Add(ref outstanding, -owner.Memory.Length);
+                owner.Dispose();
+            }
+        });
+
+        JemMemoryPoolStatistics stats = pool.GetStatistics();
+        Assert.True(refused > 0 && granted > 0, $"granted={granted} refused={refused}: the budget was never reached");
+        Assert.Equal((granted, granted, 0), (stats.RentCount, stats.ReturnCount, stats.OutstandingBytes));
+        Assert.InRange(peak, budget / 2, budget);
+
+        static void InterlockedMax(ref long target, long value)
+        {
+            long seen = Volatile.Read(ref target);
+            while (value > seen && Interlocked.CompareExchange(ref target, value, seen) != seen)
+            {
+                seen = Volatile.Read(ref target);
+            }
+        }
+    }
+
     [Theory]
     [InlineData(1, 0, 1)]
     [InlineData(3000, -1, 3000)]
