@@ -22,6 +22,9 @@ internal static class IoScenarios
         all["io-pool-pin-vs-dispose"] = PoolPinVsDispose;
         all["io-pool-clear-vs-arena-reset"] = PoolClearVsArenaReset;
         all["io-pool-dispose-vs-returns"] = PoolDisposeVsReturns;
+        all["io-pool-pins-vs-over-unpins-dispose-and-reset"] = PoolPinsVsOverUnpinsDisposeAndReset;
+        all["io-pool-finalizers-vs-pool-dispose"] = PoolFinalizersVsPoolDispose;
+        all["checked-pool-dropped-owner-span"] = PoolDroppedOwnerSpan;
         all["checked-writer-span-after-dispose"] = WriterSpanAfterDispose;
         all["checked-writer-span-after-finalizer"] = WriterSpanAfterFinalizer;
         all["checked-pool-span-after-dispose"] = PoolSpanAfterDispose;
@@ -348,6 +351,186 @@ internal static class IoScenarios
                 }
             }
         }
+    }
+
+    /// <summary>
+    /// Owners of an arena pool are pinned by one thread, over-unpinned through their
+    /// <see cref="MemoryManager{T}"/> by another (a hostile user ending pins it does not own), and
+    /// disposed, with the arena reset now and then, by a third: every call completes or throws
+    /// <see cref="ObjectDisposedException"/> or <see cref="InvalidOperationException"/>; at the end no
+    /// pin is left in the ledger (the arena resets), the books balance and nothing leaks.
+    /// </summary>
+    private static void PoolPinsVsOverUnpinsDisposeAndReset()
+    {
+        long live = AllocationLedger.LiveCount;
+        using var arena = new JemArena();
+        var pool = new JemMemoryPool(arena: arena);
+        long pins = 0, stolen = 0, overUnpins = 0, resets = 0, refused = 0;
+        Check.RaceUntil("pool pins vs over-unpins, dispose and reset", Budget, firstBodyAtLeast: 500, int.MaxValue,
+            i =>
+            {
+                IMemoryOwner<byte> owner = pool.Rent(512 << (i % 6));
+                Volatile.Write(ref s_owner, owner);
+                Thread.SpinWait(i % 200);
+                owner.Dispose();
+                if (i % 16 == 0)
+                {
+                    try
+                    {
+                        arena.Reset();
+                        resets++;
+                    }
+                    catch (InvalidOperationException e) when (e is not ObjectDisposedException)
+                    {
+                        refused++;
+                    }
+                }
+            },
+            i =>
+            {
+                IMemoryOwner<byte>? owner = Volatile.Read(ref s_owner);
+                if (owner is null)
+                {
+                    return;
+                }
+
+                try
+                {
+                    MemoryHandle pin = owner.Memory.Pin();
+                    pins++;
+                    Thread.SpinWait(10);
+                    try
+                    {
+                        pin.Dispose();
+                    }
+                    catch (InvalidOperationException e) when (e is not ObjectDisposedException)
+                    {
+                        stolen++;
+                    }
+                }
+                catch (ObjectDisposedException)
+                {
+                }
+            },
+            i =>
+            {
+                IMemoryOwner<byte>? owner = Volatile.Read(ref s_owner);
+                if (owner is MemoryManager<byte> manager)
+                {
+                    try
+                    {
+                        manager.Unpin();
+                    }
+                    catch (InvalidOperationException)
+                    {
+                        overUnpins++;
+                    }
+                }
+            });
+        Volatile.Write(ref s_owner, null);
+        JemMemoryPoolStatistics stats = pool.GetStatistics();
+        Check.Info($"INFO rents={stats.RentCount} pins={pins} stolen={stolen} over-unpins-refused={overUnpins} resets={resets} resets-refused={refused}");
+        Check.True(pins > 0 && stolen > 0 && resets > 0, "the race happened", $"pins={pins} stolen={stolen} resets={resets}");
+        Check.Equal(stats.RentCount, stats.ReturnCount, "every rent was returned once");
+        Check.Equal(0L, stats.OutstandingBytes, "the books balance");
+        Check.NoThrow("no pin is left in the ledger: the arena resets", arena.Reset);
+        Check.Equal(0L, arena.UsedBytes, "the arena is empty after its reset");
+        pool.Dispose();
+        Check.Equal(live, AllocationLedger.LiveCount, "nothing leaked");
+    }
+
+    /// <summary>
+    /// Threads rent blocks and drop their owners (never disposed) while the garbage collector runs
+    /// their finalizers and the pool is disposed under them: every block set aside before the
+    /// dispose is freed by it, every one finalized after is freed at once, so nothing leaks and
+    /// nothing is freed twice.
+    /// </summary>
+    private static void PoolFinalizersVsPoolDispose()
+    {
+        long live = AllocationLedger.LiveCount;
+        long dropped = 0, refused = 0;
+        for (int round = 0; round < 20; round++)
+        {
+            var pool = new JemMemoryPool(maxCachedBytes: 1 << 20);
+            Check.Race("pool finalizers vs pool dispose", TimeSpan.FromSeconds(5), 1,
+                _ =>
+                {
+                    Thread.Sleep(round % 5);
+                    GC.Collect();
+                    pool.Dispose();
+                },
+                _ => Drop(pool, ref dropped, ref refused),
+                _ => Drop(pool, ref dropped, ref refused));
+            for (int i = 0; i < 3; i++)
+            {
+                GC.Collect();
+                GC.WaitForPendingFinalizers();
+            }
+
+            JemMemoryPoolStatistics stats = pool.GetStatistics();
+            Check.Equal(stats.RentCount, stats.ReturnCount, "every dropped owner was counted as returned once");
+            Check.Equal(0L, stats.SetAsideCount, "a disposed pool holds no set-aside block");
+            Check.Equal(live, AllocationLedger.LiveCount, "every dropped owner's block was freed once");
+        }
+
+        Check.Info($"INFO dropped={dropped} rents-refused={refused}");
+        Check.True(refused > 0, "some rents met the disposed pool", "the race did not happen");
+
+        static void Drop(JemMemoryPool pool, ref long dropped, ref long refused)
+        {
+            for (int i = 0; i < 3000; i++)
+            {
+                try
+                {
+                    pool.Rent(64 << (i % 10)).Memory.Span[0] = 1;
+                    Interlocked.Increment(ref dropped);
+                }
+                catch (ObjectDisposedException)
+                {
+                    Interlocked.Increment(ref refused);
+                    return;
+                }
+
+                if (i % 500 == 0)
+                {
+                    GC.Collect();
+                }
+            }
+        }
+    }
+
+    /// <summary>
+    /// In checked mode a span of an owner dropped without dispose stays intact after its finalizer
+    /// (the block is set aside, not poisoned: the span may be in use), and reads poison once the
+    /// pool's dispose freed it, where a write through it is reported.
+    /// </summary>
+    private static void PoolDroppedOwnerSpan()
+    {
+        Check.True(AllocationLedger.CheckedMode, "JEMALLOC_NET_CHECKED=1 turns checked mode on");
+        long before = AllocationLedger.UseAfterFreeWritesDetected;
+        var pool = new JemMemoryPool();
+        Span<byte> span = SpanOfDroppedOwner(pool, 2048);
+        for (int i = 0; i < 3; i++)
+        {
+            GC.Collect();
+            GC.WaitForPendingFinalizers();
+        }
+
+        Check.Equal(1L, pool.GetStatistics().SetAsideCount, "the finalized owner's block is set aside");
+        Check.Equal(0L, RaceScenarios.CountNot(span, (byte)0x5A), "a set-aside block is neither poisoned nor reused");
+        pool.Dispose();
+        Check.Equal(0L, RaceScenarios.CountNot(span, (byte)0xDB), "the pool's dispose freed and poisoned the set-aside block");
+        span[9] = 1;
+        AllocationLedger.FlushQuarantine();
+        Check.Equal(before + 1, AllocationLedger.UseAfterFreeWritesDetected, "a write through it after the pool's dispose is reported");
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static Span<byte> SpanOfDroppedOwner(JemMemoryPool pool, int size)
+    {
+        Span<byte> span = pool.Rent(size).Memory.Span;
+        span.Fill(0x5A);
+        return span;
     }
 
     /// <summary>

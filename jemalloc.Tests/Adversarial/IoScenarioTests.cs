@@ -25,6 +25,18 @@ public sealed class IoScenarioTests
         AdversarialChild.AssertClean("io-pool-dispose-vs-returns");
 
     [Fact]
+    public void Pool_pins_over_unpins_disposes_and_arena_resets_racing_leave_no_pin_in_the_ledger_and_balanced_books() =>
+        AdversarialChild.AssertClean("io-pool-pins-vs-over-unpins-dispose-and-reset");
+
+    [Fact]
+    public void Dropped_pool_owners_finalized_while_the_pool_is_disposed_are_each_freed_once() =>
+        AdversarialChild.AssertClean("io-pool-finalizers-vs-pool-dispose");
+
+    [Fact]
+    public void In_checked_mode_a_dropped_pool_owner_s_span_stays_intact_until_the_pool_s_dispose_then_reads_poison() =>
+        AdversarialChild.AssertClean("checked-pool-dropped-owner-span", checkedMode: true);
+
+    [Fact]
     public void In_checked_mode_a_writer_span_used_after_dispose_reads_poison_and_its_write_is_reported() =>
         AdversarialChild.AssertClean("checked-writer-span-after-dispose", checkedMode: true);
 
