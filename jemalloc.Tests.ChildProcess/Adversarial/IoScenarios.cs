@@ -289,7 +289,8 @@ internal static class IoScenarios
     }
 
     /// <summary>
-    /// Threads rent and return blocks of every kept size while the pool is disposed under them: rents
+    /// Threads rent and return blocks of every kept size while the pool is disposed under them (by two
+    /// threads at once): rents
     /// after the dispose throw <see cref="ObjectDisposedException"/>, every block returned before the
     /// dispose is freed by it and every block returned after is freed by its return, so the ledger
     /// balances (no kept block leaks) and no block is freed twice (the process lives).
@@ -311,6 +312,12 @@ internal static class IoScenarios
                 _ =>
                 {
                     Thread.SpinWait(round * 37 % 5000);
+                    pool.Dispose();
+                },
+                _ =>
+                {
+                    // A second dispose on another thread, at about the same time.
+                    Thread.SpinWait(round * 41 % 5000);
                     pool.Dispose();
                 },
                 _ => ReturnAndRent(pool, owners, ref refusedRents, ref returnedAfterDispose),

@@ -382,6 +382,56 @@ public sealed class IoPoolAttackTests : LeakCheckedTest
         }
     }
 
+    [Fact]
+    public void A_pool_whose_arena_was_destroyed_never_allocates_in_a_new_arena_that_took_the_same_index()
+    {
+        long live = AllocationLedger.LiveCount;
+        var first = new JemArena();
+        using var pool = new JemMemoryPool(arena: first);
+        pool.Rent(4096).Dispose();
+        first.Dispose();
+        using var second = new JemArena();
+        Assert.Throws<ObjectDisposedException>(() => pool.Rent(4096));
+        Assert.Throws<ObjectDisposedException>(() => pool.Rent(3 << 20));
+        Assert.Equal(0, second.UsedBytes);
+        JemMemoryPoolStatistics stats = pool.GetStatistics();
+        Assert.Equal((1, 1, 0), (stats.RentCount, stats.ReturnCount, stats.CachedCount));
+        Assert.Equal(live, AllocationLedger.LiveCount);
+    }
+
+    [Fact]
+    public void A_block_pinned_the_most_times_it_counts_refuses_the_next_pin_and_comes_back_after_its_last_unpin()
+    {
+        using var pool = new JemMemoryPool();
+        IMemoryOwner<byte> owner = pool.Rent(64);
+        var pins = new List<MemoryHandle>();
+        while (true)
+        {
+            try
+            {
+                pins.Add(owner.Memory.Pin());
+            }
+            catch (InvalidOperationException e) when (e is not ObjectDisposedException)
+            {
+                break;
+            }
+
+            Assert.True(pins.Count < 40_000, "the pin count has no limit: it would wrap");
+        }
+
+        Assert.Equal(0x7FFF, pins.Count);
+        owner.Dispose();
+        Assert.Throws<ObjectDisposedException>(() => owner.Memory);
+        for (int i = 0; i < pins.Count - 1; i++)
+        {
+            pins[i].Dispose();
+        }
+
+        Assert.Equal((1, 0), (pool.GetStatistics().ReturnCount, pool.GetStatistics().CachedCount));
+        pins[^1].Dispose();
+        Assert.Equal((1, 1), (pool.GetStatistics().ReturnCount, pool.GetStatistics().CachedCount));
+    }
+
     [Theory]
     [InlineData(1, 0, 1)]
     [InlineData(3000, -1, 3000)]
