@@ -106,7 +106,14 @@ public sealed class JemMemoryPool : MemoryPool<byte>
     }
 
     /// <summary>Frees the kept blocks of a pool that was dropped without being disposed.</summary>
-    ~JemMemoryPool() => Dispose(disposing: false);
+    ~JemMemoryPool()
+    {
+        // A constructor that refused its arguments is finalized too, with nothing to free.
+        if (_cache is not null)
+        {
+            Dispose(disposing: false);
+        }
+    }
 
     /// <summary>The largest block <see cref="Rent(int)"/> gives, in bytes.</summary>
     public override int MaxBufferSize => _maxBufferSize;

@@ -46,8 +46,10 @@ public static unsafe partial class AllocationLedger
 
             Quarantine.PoisonForReset((void*)hot.Pointer, hot.Size);
             uint dead = SlotState.Generation(state) + 1;
-            Volatile.Write(ref hot.State, SlotState.Make(dead));
+            // The key first: a thread that sees the state dead (its Acquire throws) must not then
+            // see the key still live (IsValid true). The resetting bit keeps both from being used meanwhile.
             Volatile.Write(ref hot.Key, SlotState.MakeKey(dead));
+            Volatile.Write(ref hot.State, SlotState.Make(dead));
             ref ColdSlot cold = ref SlotTable.ColdOf(slot);
             if (cold.Owner != 0 && GCHandle.FromIntPtr(cold.Owner).Target is IAllocationOwner owner)
             {

@@ -86,6 +86,13 @@ public sealed class JemMemoryPoolPipeTests
         Assert.True(stats.RentCount > 1, $"The pipe rented {stats.RentCount} blocks from the pool.");
         Assert.Equal(stats.RentCount, stats.ReturnCount);
         Assert.Equal(0, stats.OutstandingBytes);
+
+        // Every block came back: kept for the next rents, in the arena and the ledger, until the trim.
+        Assert.True(stats.CachedCount > 0, "The pool kept no returned block.");
+        Assert.Equal(stats.CachedBytes, arena.UsedBytes);
+        Assert.Equal(liveCount + stats.CachedCount, AllocationLedger.LiveCount);
+        Assert.Equal(liveBytes + stats.CachedBytes, AllocationLedger.LiveBytes);
+        pool.Trim();
         Assert.Equal(0, arena.UsedBytes);
         Assert.Equal(liveCount, AllocationLedger.LiveCount);
         Assert.Equal(liveBytes, AllocationLedger.LiveBytes);

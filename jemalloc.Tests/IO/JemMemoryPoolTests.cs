@@ -204,6 +204,10 @@ public sealed class JemMemoryPoolTests : LeakCheckedTest
         Assert.Equal("budgetBytes", Assert.Throws<ArgumentOutOfRangeException>(() => new JemMemoryPool(budgetBytes: 0)).ParamName);
         Assert.Equal("budgetBytes", Assert.Throws<ArgumentOutOfRangeException>(() => new JemMemoryPool(budgetBytes: -5)).ParamName);
         Assert.Equal("maxCachedBytes", Assert.Throws<ArgumentOutOfRangeException>(() => new JemMemoryPool(maxCachedBytes: -1)).ParamName);
+
+        // The refused pools are finalized too: with nothing to free, they must not throw on the finalizer thread.
+        GC.Collect();
+        GC.WaitForPendingFinalizers();
     }
 
     [Fact]
