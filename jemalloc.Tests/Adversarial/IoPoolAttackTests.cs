@@ -1,4 +1,5 @@
 using System.Buffers;
+using System.IO.Pipelines;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using jemalloc.Tests.Support;
@@ -430,6 +431,38 @@ public sealed class IoPoolAttackTests : LeakCheckedTest
         Assert.Equal((1, 0), (pool.GetStatistics().ReturnCount, pool.GetStatistics().CachedCount));
         pins[^1].Dispose();
         Assert.Equal((1, 1), (pool.GetStatistics().ReturnCount, pool.GetStatistics().CachedCount));
+    }
+
+    [Fact]
+    public async Task A_pool_disposed_under_a_pipe_refuses_the_pipe_s_next_block_while_the_data_already_written_reads_back_intact_and_is_freed()
+    {
+        long live = AllocationLedger.LiveCount;
+        var pool = new JemMemoryPool();
+        var pipe = new Pipe(new PipeOptions(pool: pool, readerScheduler: PipeScheduler.Inline, writerScheduler: PipeScheduler.Inline, pauseWriterThreshold: 0, minimumSegmentSize: 4096, useSynchronizationContext: false));
+        for (int segment = 0; segment < 3; segment++)
+        {
+            pipe.Writer.GetSpan(4096)[..4096].Fill((byte)(segment + 1));
+            pipe.Writer.Advance(4096);
+        }
+
+        Assert.False((await pipe.Writer.FlushAsync()).IsCanceled);
+        pool.Dispose();
+
+        Assert.Throws<ObjectDisposedException>(() => pipe.Writer.GetMemory(4096));
+        Assert.True(pipe.Reader.TryRead(out ReadResult result));
+        Assert.Equal(3 * 4096, result.Buffer.Length);
+        byte[] read = result.Buffer.ToArray();
+        for (int segment = 0; segment < 3; segment++)
+        {
+            Assert.False(read.AsSpan(segment * 4096, 4096).ContainsAnyExcept((byte)(segment + 1)));
+        }
+
+        pipe.Reader.AdvanceTo(result.Buffer.End);
+        pipe.Reader.Complete();
+        pipe.Writer.Complete();
+        JemMemoryPoolStatistics stats = pool.GetStatistics();
+        Assert.Equal((stats.RentCount, 0, 0), (stats.ReturnCount, stats.OutstandingBytes, stats.CachedCount));
+        Assert.Equal(live, AllocationLedger.LiveCount);
     }
 
     [Theory]
