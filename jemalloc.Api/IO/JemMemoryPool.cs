@@ -35,7 +35,9 @@ namespace jemalloc;
 /// back to the pool's budget and books when the garbage collector finalizes it, but its block is set
 /// aside, neither freed nor reused, because a <see cref="Span{T}"/> of it may still be in use (a span
 /// does not keep its owner alive); the pool's <see cref="MemoryPool{T}.Dispose()"/> frees those
-/// blocks. A pool dropped without being disposed frees its kept blocks when it is finalized.
+/// blocks (a reset of the pool's arena frees them too, as it frees every block of the arena, even one
+/// whose dropped pin was never ended). A pool dropped without being disposed frees its kept blocks
+/// when it is finalized.
 /// </para>
 /// <para>
 /// It cannot be Kestrel's pool (ASP.NET Core 10): Kestrel takes its pools from the
@@ -75,7 +77,9 @@ public sealed class JemMemoryPool : MemoryPool<byte>
     /// <param name="clearBlocks">
     /// Whether a rented block reads as zero. By default it holds whatever the memory held, as a block of
     /// <see cref="MemoryPool{T}.Shared"/> does: pipes and sockets write before they read, and clearing
-    /// every block would cost a pass over all the bytes that flow through the pool.
+    /// every block would cost a pass over all the bytes that flow through the pool. A kept block is
+    /// cleared under a lease, so a reset of the pool's arena during that clear is refused, as while
+    /// any operation runs.
     /// </param>
     /// <param name="maxCachedBytes">The most bytes of returned blocks the pool keeps for its next rents; 0 keeps none.</param>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxBufferSize"/> or <paramref name="budgetBytes"/> is zero or negative, or <paramref name="maxCachedBytes"/> is negative.</exception>
