@@ -160,6 +160,7 @@ internal sealed unsafe class PooledBlock : MemoryManager<byte>, IDisposable
     /// <exception cref="InvalidOperationException">There is no pin to end.</exception>
     public override void Unpin()
     {
+        var spin = default(SpinWait);
         while (true)
         {
             int state = Volatile.Read(ref _state);
@@ -171,6 +172,14 @@ internal sealed unsafe class PooledBlock : MemoryManager<byte>, IDisposable
 
             if ((state & PinMask) == 0)
             {
+                if ((state & ReleasingMask) != 0)
+                {
+                    // An unpin in flight may yet be undone (an over-unpin that met a pin before its
+                    // acquisition): wait for it, or this unpin would fail and leave that pin counted for good.
+                    spin.SpinOnce();
+                    continue;
+                }
+
                 ThrowHelper.ThrowInvalidOperation($"This {OwnerName} was unpinned more times than it was pinned.");
             }
 
