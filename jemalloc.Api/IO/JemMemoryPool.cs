@@ -26,8 +26,8 @@ namespace jemalloc;
 /// before it rents another. Returned blocks of up to 1 MiB are kept for the next rents of their size,
 /// each size up to an equal share of <see cref="MaxCachedBytes"/>;
 /// <see cref="Trim"/> and <see cref="MemoryPool{T}.Dispose()"/> free them. In checked mode
-/// (<see cref="AllocationLedger.CheckedMode"/>) no block is kept: each is freed, poisoned and
-/// quarantined, so a span used after its owner's dispose is caught.
+/// (<see cref="AllocationLedger.CheckedMode"/>) no block is kept or handed out from what was kept
+/// before: each is freed, poisoned and quarantined, so a span used after its owner's dispose is caught.
 /// </para>
 /// <para>
 /// Disposing the pool frees the kept blocks and refuses later rents; blocks rented before stay usable
@@ -281,7 +281,9 @@ public sealed class JemMemoryPool : MemoryPool<byte>
     private unsafe nint TakeBlock(int size, out AllocationHandle handle)
     {
         // A kept block that an arena reset frees before it is cleared is left to the reset: a new one is allocated.
-        if (_cache.Rent(size, out handle, out nint pointer) && (!ClearsBlocks || TryClear(handle, pointer, size)))
+        // Checked mode hands out no kept block, not even one kept before it was turned on: a span of
+        // the block's last owner must read poison, which only a free through the quarantine gives.
+        if (_cache.Rent(size, take: !AllocationLedger.CheckedMode, out handle, out nint pointer) && (!ClearsBlocks || TryClear(handle, pointer, size)))
         {
             return pointer;
         }

@@ -60,17 +60,17 @@ internal sealed class PooledBlockCache
     }
 
     /// <summary>
-    /// Counts a rent of a <paramref name="size"/>-byte block and takes a kept block of that size if
-    /// there is one still valid; otherwise the caller allocates one, or calls <see cref="Uncount"/> if it cannot.
+    /// Counts a rent of a <paramref name="size"/>-byte block and, if <paramref name="take"/>, takes a
+    /// kept block of that size if there is one still valid; otherwise the caller allocates one, or calls <see cref="Uncount"/> if it cannot.
     /// </summary>
-    internal bool Rent(int size, out AllocationHandle handle, out nint pointer)
+    internal bool Rent(int size, bool take, out AllocationHandle handle, out nint pointer)
     {
         SizeClass sizeClass = ClassOf(size);
         lock (sizeClass.Gate)
         {
             sizeClass.Rents++;
             sizeClass.RentedBytes += size;
-            while (sizeClass.Kept > 0)
+            while (take && sizeClass.Kept > 0)
             {
                 sizeClass.Kept--;
                 handle = sizeClass.Handles![sizeClass.Kept];

@@ -599,6 +599,20 @@ internal static class IoScenarios
         stale[0] = 1;
         AllocationLedger.FlushQuarantine();
         Check.Equal(before + 1, AllocationLedger.UseAfterFreeWritesDetected, "a write through it is reported");
+
+        // A block kept before checked mode was turned on is not handed out while it is on.
+        AllocationLedger.CheckedMode = false;
+        pool.Rent(4096).Dispose();
+        Check.Equal(1L, pool.GetStatistics().CachedCount, "without checked mode the returned block is kept");
+        AllocationLedger.CheckedMode = true;
+        IMemoryOwner<byte> next = pool.Rent(4096);
+        Check.Equal(1L, pool.GetStatistics().CachedCount, "checked mode rents a new block instead of the kept one");
+        Span<byte> nextSpan = next.Memory.Span;
+        nextSpan.Fill(0x33);
+        next.Dispose();
+        Check.Equal(0L, RaceScenarios.CountNot(nextSpan, (byte)0xDB), "the block rented in checked mode reads poison after its owner's dispose");
+        pool.Trim();
+        Check.Equal(0L, pool.GetStatistics().CachedCount, "the trim freed the block kept before");
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
