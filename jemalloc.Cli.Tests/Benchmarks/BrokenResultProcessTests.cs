@@ -83,6 +83,16 @@ public sealed class BrokenResultProcessTests : IDisposable
     }
 
     [Fact]
+    public void Micro_memory_pools_with_a_wrong_result_exit_2_naming_every_pool_and_with_right_results_exit_0()
+    {
+        ChildProcessRunner.Result broken = Run(broken: true, InProcessTimeout, "micro", "--filter", "*MemoryPoolBenchmarks*");
+        AssertFailedWith(broken, "wrong result: micro memory pool: JemMemoryPool: the bytes written and read back over 1024 rents");
+        Assert.Contains("wrong result: micro memory pool: MemoryPool<byte>.Shared", broken.Output, StringComparison.Ordinal);
+        Assert.Contains("wrong result: micro memory pool: ArrayPool<byte>.Shared", broken.Output, StringComparison.Ordinal);
+        AssertSucceeded(Run(broken: false, InProcessTimeout, "micro", "--filter", "*MemoryPoolBenchmarks*"));
+    }
+
+    [Fact]
     public void A_zeroed_create_that_is_not_zero_fails_the_malloc_suite()
     {
         ChildProcessRunner.Result result = Run(broken: true, InProcessTimeout, "malloc", "--create", "-l", "1001");
