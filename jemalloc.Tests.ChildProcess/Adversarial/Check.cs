@@ -136,6 +136,30 @@ internal static class Check
     }
 
     /// <summary>
+    /// Runs <paramref name="action"/> until the structure it acts on is no longer in use: a refusal is
+    /// an <see cref="InvalidOperationException"/> (not an <see cref="ObjectDisposedException"/>), after
+    /// which the thread yields and tries again. Any other exception goes to the caller.
+    /// </summary>
+    /// <returns>How many times it was refused.</returns>
+    internal static int UntilNotRefused(Action action)
+    {
+        int refused = 0;
+        while (true)
+        {
+            try
+            {
+                action();
+                return refused;
+            }
+            catch (InvalidOperationException e) when (e is not ObjectDisposedException)
+            {
+                refused++;
+                Thread.Yield();
+            }
+        }
+    }
+
+    /// <summary>
     /// Runs <paramref name="bodies"/> on dedicated threads, each in a loop until its iteration count
     /// or the time budget is used up; an exception escaping a body is a failure. Returns the
     /// iterations each ran.

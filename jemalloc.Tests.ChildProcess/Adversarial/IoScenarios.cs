@@ -54,20 +54,8 @@ internal static class IoScenarios
 
                 Volatile.Write(ref s_stream, new NativeMemoryStream(writer, leaveOpen: true));
                 Thread.SpinWait(i % 200);
-                while (true)
-                {
-                    try
-                    {
-                        writer.Dispose();
-                        disposes++;
-                        break;
-                    }
-                    catch (InvalidOperationException e) when (e is not ObjectDisposedException)
-                    {
-                        refused++;
-                        Thread.Yield();
-                    }
-                }
+                refused += Check.UntilNotRefused(() => writer.Dispose());
+                disposes++;
             },
             i =>
             {
@@ -124,20 +112,8 @@ internal static class IoScenarios
             {
                 Volatile.Write(ref s_stream, new NativeMemoryStream(new NativeBufferWriter<byte>(arena, 64)));
                 Thread.SpinWait(i % 300);
-                while (true)
-                {
-                    try
-                    {
-                        arena.Reset();
-                        resets++;
-                        break;
-                    }
-                    catch (InvalidOperationException e) when (e is not ObjectDisposedException)
-                    {
-                        refused++;
-                        Thread.Yield();
-                    }
-                }
+                refused += Check.UntilNotRefused(() => arena.Reset());
+                resets++;
             },
             i =>
             {
@@ -240,20 +216,8 @@ internal static class IoScenarios
         Check.RaceUntil("pool clear vs arena reset", Budget, firstBodyAtLeast: 300, int.MaxValue,
             i =>
             {
-                while (true)
-                {
-                    try
-                    {
-                        arena.Reset();
-                        resets++;
-                        break;
-                    }
-                    catch (InvalidOperationException e) when (e is not ObjectDisposedException)
-                    {
-                        refused++;
-                        Thread.Yield();
-                    }
-                }
+                refused += Check.UntilNotRefused(() => arena.Reset());
+                resets++;
 
                 // The reset freed the pool's kept block: this array most likely gets its memory.
                 using SafeArray<byte> array = new(size, 0xFF, arena.Options);

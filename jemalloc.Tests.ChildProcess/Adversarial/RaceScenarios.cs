@@ -49,20 +49,8 @@ internal static class RaceScenarios
                 buffer.Fill(Live);
                 s_fixed = buffer;
                 Thread.SpinWait(50);
-                while (true)
-                {
-                    try
-                    {
-                        buffer.Free();
-                        frees++;
-                        break;
-                    }
-                    catch (InvalidOperationException e) when (e is not ObjectDisposedException)
-                    {
-                        refused++;
-                        Thread.Yield();
-                    }
-                }
+                refused += Check.UntilNotRefused(() => buffer.Free());
+                frees++;
 
                 var victim = new FixedBuffer<int>(n);
                 victim.Fill(Victim);
@@ -149,20 +137,8 @@ internal static class RaceScenarios
                 array.Fill(Live);
                 s_array = array;
                 Thread.SpinWait(huge ? 2000 : 50);
-                while (true)
-                {
-                    try
-                    {
-                        array.Dispose();
-                        disposes++;
-                        break;
-                    }
-                    catch (InvalidOperationException e) when (e is not ObjectDisposedException)
-                    {
-                        refused++;
-                        Thread.Yield();
-                    }
-                }
+                refused += Check.UntilNotRefused(() => array.Dispose());
+                disposes++;
 
                 using NativeBuffer<int> victim = Make();
                 victim.Fill(Victim);
