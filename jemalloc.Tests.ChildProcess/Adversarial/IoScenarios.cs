@@ -67,12 +67,7 @@ internal static class IoScenarios
 
                 try
                 {
-                    stream.Position = 0;
-                    stream.Write(pattern);
-                    stream.Position = 0;
-                    byte[] back = new byte[pattern.Length];
-                    stream.ReadExactly(back);
-                    if (!back.AsSpan().SequenceEqual(pattern))
+                    if (!WritesAndReadsBack(stream, pattern))
                     {
                         Check.Fail("stream over a writer being disposed", $"iteration {i}: read back other bytes than written");
                     }
@@ -126,12 +121,7 @@ internal static class IoScenarios
                 try
                 {
                     // Grows the block several times inside the arena.
-                    stream.Position = 0;
-                    stream.Write(pattern);
-                    stream.Position = 0;
-                    byte[] back = new byte[pattern.Length];
-                    stream.ReadExactly(back);
-                    if (!back.AsSpan().SequenceEqual(pattern))
+                    if (!WritesAndReadsBack(stream, pattern))
                     {
                         Check.Fail("stream in an arena being reset", $"iteration {i}: read back other bytes than written");
                     }
@@ -577,6 +567,17 @@ internal static class IoScenarios
         Check.Equal(0L, RaceScenarios.CountNot(nextSpan, (byte)0xDB), "the block rented in checked mode reads poison after its owner's dispose");
         pool.Trim();
         Check.Equal(0L, pool.GetStatistics().CachedCount, "the trim freed the block kept before");
+    }
+
+    /// <summary>Writes <paramref name="pattern"/> at the start of the stream and reads it back: whether the bytes read are the bytes written.</summary>
+    private static bool WritesAndReadsBack(NativeMemoryStream stream, byte[] pattern)
+    {
+        stream.Position = 0;
+        stream.Write(pattern);
+        stream.Position = 0;
+        byte[] back = new byte[pattern.Length];
+        stream.ReadExactly(back);
+        return back.AsSpan().SequenceEqual(pattern);
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]

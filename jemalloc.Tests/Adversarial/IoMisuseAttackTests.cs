@@ -123,12 +123,11 @@ public sealed class IoMisuseAttackTests : LeakCheckedTest
             source.Position = source.Length;
             Assert.Throws<InvalidOperationException>(() => source.Write(new byte[1 << 20]));
             source.Position = position;
-            return chunk.ToArray();
         });
 
         source.CopyTo(destination, 16);
 
-        Assert.Equal(data, destination.Received.SelectMany(b => b).ToArray());
+        Assert.Equal(data, destination.Written);
         Assert.Equal(64, source.Length);
     }
 
@@ -142,7 +141,6 @@ public sealed class IoMisuseAttackTests : LeakCheckedTest
         var destination = new CallbackStream(chunk =>
         {
             Assert.Throws<InvalidOperationException>(writer.Dispose);
-            return chunk.ToArray();
         });
 
         source.CopyTo(destination, 10);
@@ -166,11 +164,10 @@ public sealed class IoMisuseAttackTests : LeakCheckedTest
         var destination = new CallbackStream(chunk =>
         {
             Assert.Throws<InvalidOperationException>(() => writer.DetachToHugeArray());
-            return chunk.ToArray();
         });
 
         source.CopyTo(destination, 10);
-        Assert.Equal(data, destination.Received.SelectMany(b => b).ToArray());
+        Assert.Equal(data, destination.Written);
         Assert.Equal(written, writer.WrittenCount);
         using HugeArray<byte> detached = writer.DetachToHugeArray();
         Assert.Equal(data, detached.ToArray());
@@ -187,7 +184,6 @@ public sealed class IoMisuseAttackTests : LeakCheckedTest
         {
             // No lease is held while the destination's write is awaited: the dispose is allowed.
             writer.Dispose();
-            return chunk.ToArray();
         });
 
         await Assert.ThrowsAsync<ObjectDisposedException>(() => source.CopyToAsync(destination, 10));

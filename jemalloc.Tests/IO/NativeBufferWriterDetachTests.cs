@@ -101,36 +101,4 @@ public sealed class NativeBufferWriterDetachTests : LeakCheckedTest
             writer.Advance(1);
         }
     }
-
-    /// <summary>A destination that calls back on each write.</summary>
-    private sealed class CallbackStream(Action onWrite) : Stream
-    {
-        public override bool CanRead => false;
-
-        public override bool CanSeek => false;
-
-        public override bool CanWrite => true;
-
-        public override long Length => throw new NotSupportedException();
-
-        public override long Position
-        {
-            get => throw new NotSupportedException();
-            set => throw new NotSupportedException();
-        }
-
-        public override void Write(ReadOnlySpan<byte> buffer) => onWrite();
-
-        public override void Write(byte[] buffer, int offset, int count) => onWrite();
-
-        public override void Flush()
-        {
-        }
-
-        public override int Read(byte[] buffer, int offset, int count) => throw new NotSupportedException();
-
-        public override long Seek(long offset, SeekOrigin origin) => throw new NotSupportedException();
-
-        public override void SetLength(long value) => throw new NotSupportedException();
-    }
 }
