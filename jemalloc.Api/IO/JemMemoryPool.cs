@@ -69,6 +69,7 @@ public sealed class JemMemoryPool : MemoryPool<byte>
     private readonly Lock _setAsideGate = new();
     private List<(AllocationHandle Handle, int Size)>? _setAside;
     private bool _setAsideFreed;
+    private int _setAsidePruneAt = 64;
 
     /// <summary>Creates a pool of native blocks.</summary>
     /// <param name="maxBufferSize">The largest block <see cref="Rent(int)"/> gives, in bytes.</param>
@@ -240,9 +241,16 @@ public sealed class JemMemoryPool : MemoryPool<byte>
         {
             if (!_setAsideFreed)
             {
-                // Forgets the blocks arena resets freed meanwhile, so resets do not grow the list.
-                _setAside?.RemoveAll(entry => !entry.Handle.IsValid);
-                (_setAside ??= []).Add((handle, size));
+                // Forgets the blocks arena resets freed meanwhile, so resets do not grow the list; only
+                // when it has doubled since, so a program that drops many owners costs no scan per drop.
+                _setAside ??= [];
+                if (_setAside.Count >= _setAsidePruneAt)
+                {
+                    _setAside.RemoveAll(entry => !entry.Handle.IsValid);
+                    _setAsidePruneAt = Math.Max(64, 2 * _setAside.Count);
+                }
+
+                _setAside.Add((handle, size));
                 return;
             }
         }
