@@ -4,16 +4,16 @@ using jemalloc.Internal;
 namespace jemalloc;
 
 /// <summary>
-/// One pin of a native memory manager, as the <see cref="MemoryHandle"/> it returns holds it: the
-/// handle is a struct, and disposing two copies of it unpins through this token twice, so the token
-/// ends its pin once and ignores the second. Without it, one party's copy disposed twice would end
-/// another party's pin and let the memory be freed or moved under that party's pointer.
+/// One pin of a native memory manager, as the <see cref="MemoryHandle"/> it returns holds it. The
+/// handle is a struct, and disposing two copies of it unpins through this token twice: the token ends
+/// its own pin once and ignores the second. It is the only way a pin ends (see <see cref="IPinOwner"/>),
+/// so no party can end another party's pin.
 /// </summary>
 internal sealed class PinToken : IPinnable
 {
-    private IPinnable? _pinned;
+    private IPinOwner? _owner;
 
-    internal PinToken(IPinnable pinned) => _pinned = pinned;
+    internal PinToken(IPinOwner owner) => _owner = owner;
 
     /// <summary>Not used: a token stands for a pin already taken.</summary>
     /// <exception cref="NotSupportedException">Always.</exception>
@@ -24,5 +24,5 @@ internal sealed class PinToken : IPinnable
     }
 
     /// <summary>Ends the pin this token stands for, the first time only.</summary>
-    public void Unpin() => Interlocked.Exchange(ref _pinned, null)?.Unpin();
+    public void Unpin() => Interlocked.Exchange(ref _owner, null)?.EndPin();
 }

@@ -23,7 +23,7 @@ namespace jemalloc;
 /// gives back its books and leaves its block to the pool's <see cref="JemMemoryPool.SetAside"/>.
 /// </para>
 /// </remarks>
-internal sealed unsafe class PooledBlock : MemoryManager<byte>, IDisposable
+internal sealed unsafe class PooledBlock : MemoryManager<byte>, IDisposable, IPinOwner
 {
     internal const string OwnerName = "JemMemoryPool block";
     private const int MaxPins = 0x7FFF;
@@ -83,7 +83,7 @@ internal sealed unsafe class PooledBlock : MemoryManager<byte>, IDisposable
             }
             catch (InvalidOperationException)
             {
-                // The ledger holds fewer (an over-unpin raced a pin): nothing left to release, and a finalizer must not throw.
+                // Its arena was destroyed (ObjectDisposedException): nothing left to release, and a finalizer must not throw.
                 break;
             }
         }
@@ -110,7 +110,7 @@ internal sealed unsafe class PooledBlock : MemoryManager<byte>, IDisposable
         return new Span<byte>((void*)_pointer, _length);
     }
 
-    /// <summary>Pins the block (it is native: it never moves) until <see cref="Unpin"/>; the memory stays allocated until then.</summary>
+    /// <summary>Pins the block (it is native: it never moves) until the returned handle is disposed; the memory stays allocated until then.</summary>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="elementIndex"/> is negative or past the block.</exception>
     /// <exception cref="ObjectDisposedException">The owner was disposed, or an arena reset freed the block.</exception>
     /// <exception cref="InvalidOperationException">The block is pinned the most times it can count.</exception>
@@ -153,14 +153,18 @@ internal sealed unsafe class PooledBlock : MemoryManager<byte>, IDisposable
         return new MemoryHandle((byte*)_pointer + elementIndex, default, new PinToken(this));
     }
 
+    /// <summary>Refuses: a pin ends when the <see cref="MemoryHandle"/> that <see cref="Pin"/> returned is disposed.</summary>
+    /// <exception cref="InvalidOperationException">Always: this method cannot tell whose pin it would end.</exception>
+    public override void Unpin() => ThrowHelper.ThrowInvalidOperation(
+        $"A pin of a {OwnerName} ends when the MemoryHandle that Pin returned is disposed; MemoryManager<byte>.Unpin() cannot tell whose pin it would end, so it ends none.");
+
     /// <summary>
-    /// Ends one <see cref="Pin"/>; the last one gives the block of a disposed owner back to the pool.
-    /// Does nothing once the owner was finalized (its pins ended then).
+    /// Ends one pin (its token calls this once); the last one gives the block of a disposed owner back
+    /// to the pool. Does nothing once the owner was finalized (its pins ended then).
     /// </summary>
-    /// <exception cref="InvalidOperationException">There is no pin to end.</exception>
-    public override void Unpin()
+    /// <exception cref="ObjectDisposedException">The block's arena was destroyed under the pin; the pin stands.</exception>
+    void IPinOwner.EndPin()
     {
-        var spin = default(SpinWait);
         while (true)
         {
             int state = Volatile.Read(ref _state);
@@ -168,19 +172,6 @@ internal sealed unsafe class PooledBlock : MemoryManager<byte>, IDisposable
             {
                 // The pin ended when the owner was finalized (this is a resurrected handle's unpin).
                 return;
-            }
-
-            if ((state & PinMask) == 0)
-            {
-                if ((state & ReleasingMask) != 0)
-                {
-                    // An unpin in flight may yet be undone (an over-unpin that met a pin before its
-                    // acquisition): wait for it, or this unpin would fail and leave that pin counted for good.
-                    spin.SpinOnce();
-                    continue;
-                }
-
-                ThrowHelper.ThrowInvalidOperation($"This {OwnerName} was unpinned more times than it was pinned.");
             }
 
             // The pin becomes a release in flight: a dispose meanwhile leaves the block to this unpin.
@@ -196,7 +187,7 @@ internal sealed unsafe class PooledBlock : MemoryManager<byte>, IDisposable
         }
         catch
         {
-            // Only an unpin racing the pin it ends, before the pin's acquisition: the pin stands.
+            // The block is gone with its destroyed arena: the pin stands, as the ledger's acquisition does.
             LetGo(1 - OneReleasing);
             throw;
         }

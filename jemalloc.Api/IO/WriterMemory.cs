@@ -9,14 +9,13 @@ namespace jemalloc;
 /// <see cref="GetSpan"/> and <see cref="Pin"/> checks that the writer is alive and its block has not
 /// moved since, and a pin keeps the writer from growing, being disposed or its arena reset until it is unpinned.
 /// </summary>
-internal sealed unsafe class WriterMemory<T> : MemoryManager<T>
+internal sealed unsafe class WriterMemory<T> : MemoryManager<T>, IPinOwner
     where T : unmanaged
 {
     private readonly NativeBufferWriter<T> _writer;
     private readonly long _version;
     private readonly long _offset;
     private readonly int _length;
-    private int _pins;
 
     internal WriterMemory(NativeBufferWriter<T> writer, long version, long offset, int length)
     {
@@ -41,21 +40,16 @@ internal sealed unsafe class WriterMemory<T> : MemoryManager<T>
         }
 
         T* pointer = _writer.Pin(_version, _offset);
-        Interlocked.Increment(ref _pins);
         return new MemoryHandle(pointer + elementIndex, default, new PinToken(this));
     }
 
-    /// <exception cref="InvalidOperationException">There is no pin to end.</exception>
-    public override void Unpin()
-    {
-        if (Interlocked.Decrement(ref _pins) < 0)
-        {
-            Interlocked.Increment(ref _pins);
-            ThrowHelper.ThrowInvalidOperation("This NativeBufferWriter memory was unpinned more times than it was pinned.");
-        }
+    /// <summary>Refuses: a pin ends when the <see cref="MemoryHandle"/> that <see cref="Pin"/> returned is disposed.</summary>
+    /// <exception cref="InvalidOperationException">Always: this method cannot tell whose pin it would end.</exception>
+    public override void Unpin() => ThrowHelper.ThrowInvalidOperation(
+        "A pin of a NativeBufferWriter's memory ends when the MemoryHandle that Pin returned is disposed; MemoryManager<T>.Unpin() cannot tell whose pin it would end, so it ends none.");
 
-        _writer.Unpin();
-    }
+    /// <summary>Ends one pin of the writer (its token calls this once).</summary>
+    void IPinOwner.EndPin() => _writer.Unpin();
 
     /// <summary>Nothing to free: the writer owns the block.</summary>
     protected override void Dispose(bool disposing)

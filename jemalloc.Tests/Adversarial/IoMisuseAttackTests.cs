@@ -290,25 +290,35 @@ public sealed class IoMisuseAttackTests : LeakCheckedTest
     }
 
     [Fact]
-    public void Unpinning_a_pool_block_through_its_manager_more_than_it_was_pinned_throws_and_the_memory_stays_until_the_owner_is_disposed()
+    public void A_direct_unpin_through_a_pool_block_s_manager_is_refused_and_the_pin_holds_the_block_until_its_handle_is_disposed()
     {
-        using var pool = new JemMemoryPool(maxCachedBytes: 0);
+        using var arena = new JemArena();
+        using var pool = new JemMemoryPool(arena: arena, maxCachedBytes: 0);
         long live = AllocationLedger.LiveCount;
         IMemoryOwner<byte> owner = pool.Rent(64);
         Memory<byte> memory = owner.Memory;
         Assert.True(MemoryMarshal.TryGetMemoryManager<byte, MemoryManager<byte>>(memory, out MemoryManager<byte>? manager));
         MemoryHandle pin = memory.Pin();
+        MemoryHandle copy = pin;
 
-        // The manager's own unpin ends the one pin; every further end is an over-release.
-        manager!.Unpin();
+        // As a hostile party would try to end a pin it does not own (a socket's, say): it ends none.
+        var refusal = Assert.Throws<InvalidOperationException>(manager!.Unpin);
+        Assert.Contains("MemoryHandle", refusal.Message);
         Assert.Throws<InvalidOperationException>(manager.Unpin);
-        Assert.Throws<InvalidOperationException>(pin.Dispose);
-        Assert.Equal(live + 1, AllocationLedger.LiveCount);
-        memory.Span.Fill(3);
-
+        Assert.Throws<InvalidOperationException>(arena.Reset);
         owner.Dispose();
+        Assert.Equal(live + 1, AllocationLedger.LiveCount);
+        unsafe
+        {
+            *(byte*)pin.Pointer = 3;
+            Assert.Equal(3, *(byte*)copy.Pointer);
+        }
+
+        pin.Dispose();
+        copy.Dispose();
         Assert.Equal(live, AllocationLedger.LiveCount);
         Assert.Throws<ObjectDisposedException>(() => memory.Span.Length);
+        arena.Reset();
     }
 
     [Fact]

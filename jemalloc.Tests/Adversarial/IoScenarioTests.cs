@@ -25,8 +25,8 @@ public sealed class IoScenarioTests
         AdversarialChild.AssertClean("io-pool-dispose-vs-returns");
 
     [Fact]
-    public void Pool_pins_over_unpins_disposes_and_arena_resets_racing_leave_no_pin_in_the_ledger_and_balanced_books() =>
-        AdversarialChild.AssertClean("io-pool-pins-vs-over-unpins-dispose-and-reset");
+    public void Pool_pins_direct_unpins_disposes_and_arena_resets_racing_end_no_pin_but_their_own_and_leave_balanced_books() =>
+        AdversarialChild.AssertClean("io-pool-pins-vs-direct-unpins-dispose-and-reset");
 
     [Fact]
     public void Dropped_pool_owners_finalized_while_the_pool_is_disposed_are_each_freed_once() =>

@@ -260,13 +260,18 @@ public sealed class JemMemoryPoolTests : LeakCheckedTest
     }
 
     [Fact]
-    public void An_unpin_without_a_pin_and_a_pin_outside_the_block_throw()
+    public void A_direct_unpin_and_a_pin_outside_the_block_throw()
     {
         using var pool = new JemMemoryPool();
         using IMemoryOwner<byte> owner = pool.Rent(16);
         Assert.Equal(64, owner.Memory.Length);
         var manager = Assert.IsAssignableFrom<MemoryManager<byte>>(owner);
         Assert.Throws<InvalidOperationException>(manager.Unpin);
+        using (manager.Pin())
+        {
+            Assert.Throws<InvalidOperationException>(manager.Unpin);
+        }
+
         Assert.Throws<ArgumentOutOfRangeException>(() => manager.Pin(65));
         Assert.Throws<ArgumentOutOfRangeException>(() => manager.Pin(-1));
         manager.Pin(64).Dispose();

@@ -1,4 +1,5 @@
 using System.Buffers;
+using System.Runtime.InteropServices;
 using System.Text.Json;
 using jemalloc.Tests.Support;
 
@@ -185,8 +186,12 @@ public sealed class NativeBufferWriterTests : LeakCheckedTest
 
         writer.Advance(1);
         Assert.Equal(5, writer.WrittenSpan[0]);
+
+        // Only the pin's own handle ends it: a direct unpin through the manager is refused and ends nothing.
+        Assert.True(MemoryMarshal.TryGetMemoryManager<byte, MemoryManager<byte>>(memory, out MemoryManager<byte>? manager));
+        Assert.Throws<InvalidOperationException>(manager!.Unpin);
+        Assert.Throws<InvalidOperationException>(writer.Dispose);
         pin.Dispose();
-        var manager = Assert.IsAssignableFrom<MemoryManager<byte>>(typeof(Memory<byte>).GetField("_object", System.Reflection.BindingFlags.NonPublic | System.Reflection.BindingFlags.Instance)!.GetValue(memory));
         Assert.Throws<InvalidOperationException>(manager.Unpin);
         Assert.True(writer.GetSpan(1 << 20).Length >= 1 << 20);
         writer.Dispose();
