@@ -67,7 +67,7 @@ public sealed class JemMemoryPool : MemoryPool<byte>
     private long _outstandingBytes;
     private int _disposed;
     private readonly Lock _setAsideGate = new();
-    private List<(AllocationHandle Handle, int Size)>? _setAside;
+    private List<PooledBlockAllocation>? _setAside;
     private bool _setAsideFreed;
     private int _setAsidePruneAt = 64;
 
@@ -164,11 +164,10 @@ public sealed class JemMemoryPool : MemoryPool<byte>
             Reserve(size);
         }
 
-        AllocationHandle handle;
-        nint pointer;
+        PooledBlockAllocation block;
         try
         {
-            pointer = TakeBlock(size, out handle);
+            block = TakeBlock(size);
         }
         catch
         {
@@ -176,7 +175,7 @@ public sealed class JemMemoryPool : MemoryPool<byte>
             throw;
         }
 
-        return new PooledBlock(this, handle, pointer, size);
+        return new PooledBlock(block);
     }
 
     /// <summary>Frees the returned blocks the pool keeps; rented blocks are not touched.</summary>
@@ -191,12 +190,12 @@ public sealed class JemMemoryPool : MemoryPool<byte>
         lock (_setAsideGate)
         {
             // Blocks an arena reset freed are no longer held, though they stay listed.
-            foreach ((AllocationHandle handle, int size) in _setAside ?? [])
+            foreach (PooledBlockAllocation block in _setAside ?? [])
             {
-                if (handle.IsValid)
+                if (block.Handle.IsValid)
                 {
                     setAsideCount++;
-                    setAsideBytes += size;
+                    setAsideBytes += block.Length;
                 }
             }
         }
@@ -217,17 +216,17 @@ public sealed class JemMemoryPool : MemoryPool<byte>
     /// next rent of its class, or freed (in checked mode, past the cache's limits, after the pool's
     /// dispose, or if an arena reset freed it already).
     /// </summary>
-    internal void ReturnBlock(AllocationHandle handle, nint pointer, int size, bool ownerGoneNow)
+    internal void ReturnBlock(PooledBlockAllocation block, bool ownerGoneNow)
     {
         if (ownerGoneNow)
         {
-            ReleaseBudget(size);
+            ReleaseBudget(block.Length);
         }
 
-        bool keep = !AllocationLedger.CheckedMode && handle.IsValid;
-        if (!_cache.Return(handle, pointer, size, ownerGoneNow, keep))
+        bool keep = !AllocationLedger.CheckedMode && block.Handle.IsValid;
+        if (!_cache.Return(block, ownerGoneNow, keep))
         {
-            AllocationLedger.FreeOwned(handle);
+            AllocationLedger.FreeOwned(block.Handle);
         }
     }
 
@@ -235,7 +234,7 @@ public sealed class JemMemoryPool : MemoryPool<byte>
     /// The block of an owner the garbage collector found dropped: a span of it may still be in use, so
     /// it waits for the pool's dispose (or is freed at once if the pool was disposed already).
     /// </summary>
-    internal void SetAside(AllocationHandle handle, int size)
+    internal void SetAside(PooledBlockAllocation block)
     {
         lock (_setAsideGate)
         {
@@ -250,12 +249,12 @@ public sealed class JemMemoryPool : MemoryPool<byte>
                     _setAsidePruneAt = Math.Max(64, 2 * _setAside.Count);
                 }
 
-                _setAside.Add((handle, size));
+                _setAside.Add(block);
                 return;
             }
         }
 
-        AllocationLedger.FreeOwned(handle);
+        AllocationLedger.FreeOwned(block.Handle);
     }
 
     /// <summary>
@@ -272,7 +271,7 @@ public sealed class JemMemoryPool : MemoryPool<byte>
             return;
         }
 
-        List<(AllocationHandle Handle, int Size)>? setAside;
+        List<PooledBlockAllocation>? setAside;
         lock (_setAsideGate)
         {
             _setAsideFreed = true;
@@ -280,33 +279,36 @@ public sealed class JemMemoryPool : MemoryPool<byte>
             _setAside = null;
         }
 
-        foreach ((AllocationHandle handle, _) in setAside ?? [])
+        foreach (PooledBlockAllocation block in setAside ?? [])
         {
-            AllocationLedger.FreeOwned(handle);
+            AllocationLedger.FreeOwned(block.Handle);
         }
     }
 
-    private unsafe nint TakeBlock(int size, out AllocationHandle handle)
+    private unsafe PooledBlockAllocation TakeBlock(int size)
     {
         // A kept block that an arena reset frees before it is cleared is left to the reset: a new one is allocated.
         // Checked mode hands out no kept block, not even one kept before it was turned on: a span of
         // the block's last owner must read poison, which only a free through the quarantine gives.
-        if (_cache.Rent(size, take: !AllocationLedger.CheckedMode, out handle, out nint pointer) && (!ClearsBlocks || TryClear(handle, pointer, size)))
+        PooledBlockAllocation? kept = _cache.Rent(size, take: !AllocationLedger.CheckedMode);
+        if (kept is not null && (!ClearsBlocks || TryClear(kept)))
         {
-            return pointer;
+            return kept;
         }
 
         AllocationOptions options = _arenaOptions ?? HugePagePolicy.DefaultFor<byte>(size);
+        AllocationHandle handle;
+        nint pointer;
         try
         {
             try
             {
-                return (nint)AllocationLedger.Allocate((nuint)size, options, AllocationKind.MemoryPoolBlock, ElementTypes.IdOf<byte>(), 0, null, out handle, zero: ClearsBlocks);
+                pointer = (nint)AllocationLedger.Allocate((nuint)size, options, AllocationKind.MemoryPoolBlock, ElementTypes.IdOf<byte>(), 0, null, out handle, zero: ClearsBlocks);
             }
             catch (ArenaBudgetExceededException) when (_cache.Trim(close: false) > 0)
             {
                 // The blocks this pool kept counted against the arena's budget too: they were given up.
-                return (nint)AllocationLedger.Allocate((nuint)size, options, AllocationKind.MemoryPoolBlock, ElementTypes.IdOf<byte>(), 0, null, out handle, zero: ClearsBlocks);
+                pointer = (nint)AllocationLedger.Allocate((nuint)size, options, AllocationKind.MemoryPoolBlock, ElementTypes.IdOf<byte>(), 0, null, out handle, zero: ClearsBlocks);
             }
         }
         catch
@@ -314,6 +316,8 @@ public sealed class JemMemoryPool : MemoryPool<byte>
             _cache.Uncount(size);
             throw;
         }
+
+        return new PooledBlockAllocation(this, handle, pointer, size);
     }
 
     /// <summary>
@@ -321,11 +325,11 @@ public sealed class JemMemoryPool : MemoryPool<byte>
     /// clear (the reset is refused meanwhile, as while any operation runs).
     /// </summary>
     /// <returns><see langword="false"/> if an arena reset freed the block since the cache handed it out.</returns>
-    private static unsafe bool TryClear(AllocationHandle handle, nint pointer, int size)
+    private static unsafe bool TryClear(PooledBlockAllocation block)
     {
         try
         {
-            AllocationLedger.EnterLease(handle, PooledBlock.OwnerName);
+            AllocationLedger.EnterLease(block.Handle, PooledBlock.OwnerName);
         }
         catch (ObjectDisposedException)
         {
@@ -334,11 +338,11 @@ public sealed class JemMemoryPool : MemoryPool<byte>
 
         try
         {
-            new Span<byte>((void*)pointer, size).Clear();
+            new Span<byte>((void*)block.Pointer, block.Length).Clear();
         }
         finally
         {
-            AllocationLedger.ExitLease(handle);
+            AllocationLedger.ExitLease(block.Handle);
         }
 
         return true;

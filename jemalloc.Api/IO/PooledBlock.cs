@@ -36,19 +36,12 @@ internal sealed unsafe class PooledBlock : MemoryManager<byte>, IDisposable, IPi
     // give the set-aside block back (to the cache, where it would belong to two rents) nor end a pin.
     private const int Finalized = 1 << 31;
 
-    private readonly JemMemoryPool _pool;
-    private readonly AllocationHandle _handle;
-    private readonly nint _pointer;
-    private readonly int _length;
+    // The block's fixed facts live in its allocation, shared by its rents: this object, one per rent,
+    // is a reference and a state word (32 bytes).
+    private readonly PooledBlockAllocation _block;
     private int _state;
 
-    internal PooledBlock(JemMemoryPool pool, AllocationHandle handle, nint pointer, int length)
-    {
-        _pool = pool;
-        _handle = handle;
-        _pointer = pointer;
-        _length = length;
-    }
+    internal PooledBlock(PooledBlockAllocation block) => _block = block;
 
     /// <summary>
     /// Unreachable without having given its block back: a dropped owner, or a disposed one with a pin
@@ -71,7 +64,7 @@ internal sealed unsafe class PooledBlock : MemoryManager<byte>, IDisposable, IPi
 
         if ((state & Disposed) == 0)
         {
-            _pool.OnOwnerGone(_length);
+            _block.Pool.OnOwnerGone(_block.Length);
         }
 
         // Nobody can end these pins any more: their acquisitions would refuse the arena's reset for good.
@@ -79,7 +72,7 @@ internal sealed unsafe class PooledBlock : MemoryManager<byte>, IDisposable, IPi
         {
             try
             {
-                AllocationLedger.Release(_handle, OwnerName);
+                AllocationLedger.Release(_block.Handle, OwnerName);
             }
             catch (InvalidOperationException)
             {
@@ -88,7 +81,7 @@ internal sealed unsafe class PooledBlock : MemoryManager<byte>, IDisposable, IPi
             }
         }
 
-        _pool.SetAside(_handle, _length);
+        _block.Pool.SetAside(_block);
     }
 
     /// <summary>The block's memory.</summary>
@@ -98,7 +91,7 @@ internal sealed unsafe class PooledBlock : MemoryManager<byte>, IDisposable, IPi
         get
         {
             ThrowIfUnusable();
-            return CreateMemory(_length);
+            return CreateMemory(_block.Length);
         }
     }
 
@@ -107,7 +100,7 @@ internal sealed unsafe class PooledBlock : MemoryManager<byte>, IDisposable, IPi
     public override Span<byte> GetSpan()
     {
         ThrowIfUnusable();
-        return new Span<byte>((void*)_pointer, _length);
+        return new Span<byte>((void*)_block.Pointer, _block.Length);
     }
 
     /// <summary>Pins the block (it is native: it never moves) until the returned handle is disposed; the memory stays allocated until then.</summary>
@@ -116,9 +109,9 @@ internal sealed unsafe class PooledBlock : MemoryManager<byte>, IDisposable, IPi
     /// <exception cref="InvalidOperationException">The block is pinned the most times it can count.</exception>
     public override MemoryHandle Pin(int elementIndex = 0)
     {
-        if ((uint)elementIndex > (uint)_length)
+        if ((uint)elementIndex > (uint)_block.Length)
         {
-            ThrowHelper.ThrowArgumentOutOfRange(nameof(elementIndex), elementIndex, $"The pin must be inside the {_length:N0}-byte block.");
+            ThrowHelper.ThrowArgumentOutOfRange(nameof(elementIndex), elementIndex, $"The pin must be inside the {_block.Length:N0}-byte block.");
         }
 
         while (true)
@@ -142,7 +135,7 @@ internal sealed unsafe class PooledBlock : MemoryManager<byte>, IDisposable, IPi
 
         try
         {
-            AllocationLedger.Acquire(_handle, OwnerName);
+            AllocationLedger.Acquire(_block.Handle, OwnerName);
         }
         catch
         {
@@ -150,7 +143,7 @@ internal sealed unsafe class PooledBlock : MemoryManager<byte>, IDisposable, IPi
             throw;
         }
 
-        return new MemoryHandle((byte*)_pointer + elementIndex, default, new PinToken(this));
+        return new MemoryHandle((byte*)_block.Pointer + elementIndex, default, new PinToken(this));
     }
 
     /// <summary>Refuses: a pin ends when the <see cref="MemoryHandle"/> that <see cref="Pin"/> returned is disposed.</summary>
@@ -183,7 +176,7 @@ internal sealed unsafe class PooledBlock : MemoryManager<byte>, IDisposable, IPi
 
         try
         {
-            AllocationLedger.Release(_handle, OwnerName);
+            AllocationLedger.Release(_block.Handle, OwnerName);
         }
         catch
         {
@@ -219,7 +212,7 @@ internal sealed unsafe class PooledBlock : MemoryManager<byte>, IDisposable, IPi
         }
         else
         {
-            _pool.OnOwnerGone(_length);
+            _block.Pool.OnOwnerGone(_block.Length);
         }
     }
 
@@ -236,12 +229,12 @@ internal sealed unsafe class PooledBlock : MemoryManager<byte>, IDisposable, IPi
     {
         // Given back exactly once; the finalizer would give it again.
         GC.SuppressFinalize(this);
-        _pool.ReturnBlock(_handle, _pointer, _length, ownerGoneNow);
+        _block.Pool.ReturnBlock(_block, ownerGoneNow);
     }
 
     private void ThrowIfUnusable()
     {
-        if ((Volatile.Read(ref _state) & Disposed) != 0 || !_handle.IsValid)
+        if ((Volatile.Read(ref _state) & Disposed) != 0 || !_block.Handle.IsValid)
         {
             ThrowHelper.ThrowObjectDisposed(OwnerName);
         }

@@ -61,9 +61,9 @@ internal sealed class PooledBlockCache
 
     /// <summary>
     /// Counts a rent of a <paramref name="size"/>-byte block and, if <paramref name="take"/>, takes a
-    /// kept block of that size if there is one still valid; otherwise the caller allocates one, or calls <see cref="Uncount"/> if it cannot.
+    /// kept block of that size if there is one still valid; otherwise (null) the caller allocates one, or calls <see cref="Uncount"/> if it cannot.
     /// </summary>
-    internal bool Rent(int size, bool take, out AllocationHandle handle, out nint pointer)
+    internal PooledBlockAllocation? Rent(int size, bool take)
     {
         SizeClass sizeClass = ClassOf(size);
         lock (sizeClass.Gate)
@@ -73,19 +73,17 @@ internal sealed class PooledBlockCache
             while (take && sizeClass.Kept > 0)
             {
                 sizeClass.Kept--;
-                handle = sizeClass.Handles![sizeClass.Kept];
-                pointer = sizeClass.Pointers![sizeClass.Kept];
+                PooledBlockAllocation block = sizeClass.Blocks![sizeClass.Kept]!;
+                sizeClass.Blocks[sizeClass.Kept] = null;
                 // An arena reset invalidated (and freed) the blocks of its arena it found here.
-                if (handle.IsValid)
+                if (block.Handle.IsValid)
                 {
-                    return true;
+                    return block;
                 }
             }
         }
 
-        handle = default;
-        pointer = 0;
-        return false;
+        return null;
     }
 
     /// <summary>Takes back the count of a rent whose block could not be allocated.</summary>
@@ -111,12 +109,13 @@ internal sealed class PooledBlockCache
     }
 
     /// <summary>
-    /// Keeps a block of <paramref name="size"/> bytes, counting its return if <paramref name="count"/>;
+    /// Keeps <paramref name="block"/> for the next rent of its size, counting its return if <paramref name="count"/>;
     /// <see langword="false"/> (the caller frees it) if <paramref name="keep"/> is false, its class is
     /// full, or the cache closed.
     /// </summary>
-    internal bool Return(AllocationHandle handle, nint pointer, int size, bool count, bool keep)
+    internal bool Return(PooledBlockAllocation block, bool count, bool keep)
     {
+        int size = block.Length;
         SizeClass sizeClass = ClassOf(size);
         lock (sizeClass.Gate)
         {
@@ -129,10 +128,8 @@ internal sealed class PooledBlockCache
             // Checked under the class's lock: Trim(close) drains every class under its lock after closing.
             if (keep && !_closed && sizeClass.Kept < sizeClass.Capacity)
             {
-                sizeClass.Handles ??= new AllocationHandle[sizeClass.Capacity];
-                sizeClass.Pointers ??= new nint[sizeClass.Capacity];
-                sizeClass.Handles[sizeClass.Kept] = handle;
-                sizeClass.Pointers[sizeClass.Kept] = pointer;
+                sizeClass.Blocks ??= new PooledBlockAllocation?[sizeClass.Capacity];
+                sizeClass.Blocks[sizeClass.Kept] = block;
                 sizeClass.Kept++;
                 return true;
             }
@@ -157,7 +154,8 @@ internal sealed class PooledBlockCache
             {
                 for (int i = 0; i < sizeClass.Kept; i++)
                 {
-                    handles.Add(sizeClass.Handles![i]);
+                    handles.Add(sizeClass.Blocks![i]!.Handle);
+                    sizeClass.Blocks[i] = null;
                 }
 
                 sizeClass.Kept = 0;
@@ -190,7 +188,7 @@ internal sealed class PooledBlockCache
                 int held = 0;
                 for (int i = 0; i < sizeClass.Kept; i++)
                 {
-                    held += sizeClass.Handles![i].IsValid ? 1 : 0;
+                    held += sizeClass.Blocks![i]!.Handle.IsValid ? 1 : 0;
                 }
 
                 keptCount += held;
@@ -214,8 +212,7 @@ internal sealed class PooledBlockCache
     {
         internal readonly Lock Gate = new();
         internal readonly int Capacity = capacity;
-        internal AllocationHandle[]? Handles;
-        internal nint[]? Pointers;
+        internal PooledBlockAllocation?[]? Blocks;
         internal int Kept;
         internal long Rents;
         internal long Returns;
