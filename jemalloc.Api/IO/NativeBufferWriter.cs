@@ -43,6 +43,9 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
     // A long, so no number of growths or hand-overs can wrap it back to a stale memory's version.
     private long _version;
     private int _pins;
+
+    // The pin count of a writer whose finalizer ended the pins nobody could end any more.
+    private const int PinsEndedByFinalizer = int.MinValue;
     private bool _disposed;
     private readonly AllocationOptions _options;
     private readonly Lock _gate = new();
@@ -95,20 +98,50 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         Resize(initialCapacity);
     }
 
-    /// <summary>Frees the block of a writer that was never disposed (unless a pin or lease still holds it).</summary>
+    /// <summary>
+    /// Frees the block of a writer that was never disposed, unless a lease still holds it or it is
+    /// pinned. The pins of a finalized writer were dropped with it, and nobody can end them any more:
+    /// their ledger acquisitions end here, so that the writer's arena can be reset, but the block stays
+    /// allocated, as a dropped pin of a managed array stays pinned, since its pointer may still be in
+    /// native hands (an arena reset frees it, as every block of the arena).
+    /// </summary>
     ~NativeBufferWriter()
     {
-        if (!_disposed && _handle != default && Volatile.Read(ref _pins) == 0)
+        if (_disposed || _handle == default)
         {
-            try
+            return;
+        }
+
+        // Another object's finalizer may resurrect the writer or a handle of its pins: the writer
+        // refuses every use from now on, and such a handle's dispose ends nothing (Unpin).
+        _disposed = true;
+        int pins = Interlocked.Exchange(ref _pins, PinsEndedByFinalizer);
+        if (pins > 0)
+        {
+            for (; pins > 0; pins--)
             {
-                AllocationLedger.Free(_handle, nameof(NativeBufferWriter<T>));
+                try
+                {
+                    AllocationLedger.Release(_handle, nameof(NativeBufferWriter<T>));
+                }
+                catch (InvalidOperationException)
+                {
+                    // Its arena was reset or destroyed (ObjectDisposedException): nothing left to release, and a finalizer must not throw.
+                    break;
+                }
             }
-            catch (Exception e) when (e is ObjectDisposedException or InvalidOperationException)
-            {
-                // An arena reset freed it already; or a lease never closed holds it: left live (a
-                // leak the ledger shows) rather than freed under a span.
-            }
+
+            return;
+        }
+
+        try
+        {
+            AllocationLedger.Free(_handle, nameof(NativeBufferWriter<T>));
+        }
+        catch (Exception e) when (e is ObjectDisposedException or InvalidOperationException)
+        {
+            // An arena reset freed it already; or a lease never closed holds it: left live (a
+            // leak the ledger shows) rather than freed under a span.
         }
     }
 
@@ -371,6 +404,12 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
     /// <summary>Ends a <see cref="Pin"/>: the block was neither moved nor freed while it was pinned.</summary>
     internal void Unpin()
     {
+        if (Volatile.Read(ref _pins) == PinsEndedByFinalizer)
+        {
+            // The finalizer ended this pin: its handle was resurrected by another object's finalizer.
+            return;
+        }
+
         // Released first: a dispose that sees no pin must find the block free to go.
         AllocationLedger.Release(_handle, nameof(NativeBufferWriter<T>));
         Interlocked.Decrement(ref _pins);

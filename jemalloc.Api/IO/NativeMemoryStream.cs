@@ -1,4 +1,6 @@
 using System.Buffers;
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
 using jemalloc.Internal;
 
 namespace jemalloc;
@@ -231,15 +233,21 @@ public sealed class NativeMemoryStream : Stream
             throw new IOException("The write would take the stream past the longest length a stream can have.");
         }
 
+        // A growth that moves the writer's block frees the old one: bytes of the block itself (its
+        // WrittenSpan, a memory of its WrittenSequence) are read from where the growth put them.
+        long offsetInBlock = _writer is not null && end > _writer.Capacity ? OffsetInBlock(buffer) : -1;
         Reserve(end);
         using MemoryLease<byte> lease = BeginOperation();
         long length = CurrentLength;
+        ReadOnlySpan<byte> source = offsetInBlock < 0 ? buffer : lease.AsSpan(offsetInBlock, buffer.Length);
+        source.CopyTo(lease.AsSpan(_position, buffer.Length));
         if (_position > length)
         {
+            // After the copy, which may read bytes of the block in this gap, as a grown MemoryStream
+            // reads them from its old array.
             Clear(lease, length, _position - length);
         }
 
-        buffer.CopyTo(lease.AsSpan(_position, buffer.Length));
         if (end > length)
         {
             SetCurrentLength(end);
@@ -413,19 +421,24 @@ public sealed class NativeMemoryStream : Stream
     public override void CopyTo(Stream destination, int bufferSize)
     {
         ValidateCopyToArguments(destination, bufferSize);
-        ThrowIfDisposed();
         while (true)
         {
+            // Each chunk: the destination's write may dispose this stream (a leaveOpen one disposes
+            // nothing under it, so only this check sees it).
+            ThrowIfDisposed();
             using MemoryLease<byte> lease = BeginOperation();
-            long remaining = CurrentLength - _position;
+            long start = _position;
+            long remaining = CurrentLength - start;
             if (remaining <= 0)
             {
                 return;
             }
 
             int count = (int)Math.Min(remaining, bufferSize);
-            destination.Write(lease.AsSpan(_position, count));
-            _position += count;
+            // Moved before the write, as MemoryStream does: a destination that sets the position
+            // meanwhile leaves it where it set it, not past it.
+            _position = start + count;
+            destination.Write(lease.AsSpan(start, count));
         }
     }
 
@@ -523,6 +536,35 @@ public sealed class NativeMemoryStream : Stream
             start += chunk;
             count -= chunk;
         }
+    }
+
+    /// <summary>Where <paramref name="buffer"/> lies in the writer's block: its offset if inside it, -1 if outside it.</summary>
+    /// <exception cref="ArgumentException">The buffer lies partly inside the block (only unsafe code makes such a span).</exception>
+    private unsafe long OffsetInBlock(ReadOnlySpan<byte> buffer)
+    {
+        using MemoryLease<byte> lease = BeginOperation();
+        if (lease.Length == 0)
+        {
+            // No block yet.
+            return -1;
+        }
+
+        // Addresses compared only: a managed buffer never lies in native memory, wherever the GC moves it.
+        nuint start = (nuint)Unsafe.AsPointer(ref MemoryMarshal.GetReference(buffer));
+        nuint end = start + (nuint)buffer.Length;
+        nuint block = (nuint)lease.Pointer;
+        nuint blockEnd = block + (nuint)lease.Length;
+        if (end <= block || start >= blockEnd)
+        {
+            return -1;
+        }
+
+        if (start < block || end > blockEnd)
+        {
+            throw new ArgumentException("The buffer lies partly inside this stream's own memory and partly outside it.", nameof(buffer));
+        }
+
+        return (long)(start - block);
     }
 
     /// <summary>Makes room for <paramref name="end"/> bytes: grows a writer, refuses past an array's capacity.</summary>

@@ -21,6 +21,7 @@ internal static class Scenarios
         TooBigScenarios.Register(All);
         RecordScenarios.Register(All);
         IoScenarios.Register(All);
+        IoReviewScenarios.Register(All);
     }
 
     internal static int Run(string name)
