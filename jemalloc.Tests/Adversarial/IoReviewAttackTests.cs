@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
 using jemalloc.Tests.Support;
 
 namespace jemalloc.Tests.Adversarial;
@@ -73,6 +74,27 @@ public sealed class IoReviewAttackTests : LeakCheckedTest
         arena.Reset();
         Assert.Equal(live, AllocationLedger.LiveCount);
         arena.Dispose();
+    }
+
+    [Fact]
+    public void A_stream_write_of_a_buffer_lying_partly_inside_its_own_block_is_refused_before_the_block_grows()
+    {
+        using var writer = new NativeBufferWriter<byte>(256);
+        using var stream = new NativeMemoryStream(writer, leaveOpen: true);
+        stream.Write(new byte[256]);
+        byte[] expected = writer.WrittenSpan.ToArray();
+
+        // Only unsafe code makes such a span: its last 16 bytes lie inside the block, the rest before it.
+        ArgumentException refused = Assert.Throws<ArgumentException>(() =>
+        {
+            ref byte first = ref MemoryMarshal.GetReference(writer.WrittenSpan);
+            stream.Write(MemoryMarshal.CreateReadOnlySpan(ref Unsafe.Subtract(ref first, 48), 64));
+        });
+
+        Assert.Equal("buffer", refused.ParamName);
+        Assert.Equal(256L, writer.Capacity);
+        Assert.Equal(expected, writer.WrittenSpan.ToArray());
+        Assert.Equal(256L, stream.Position);
     }
 
     [Fact]
