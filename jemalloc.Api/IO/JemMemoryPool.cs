@@ -37,7 +37,8 @@ namespace jemalloc;
 /// does not keep its owner alive); the pool's <see cref="MemoryPool{T}.Dispose()"/> frees those
 /// blocks (a reset of the pool's arena frees them too, as it frees every block of the arena, even one
 /// whose dropped pin was never ended). A pool dropped without being disposed frees its kept blocks
-/// when it is finalized.
+/// when it is finalized; the set-aside blocks of its dropped owners stay allocated (a span of them may
+/// still be in use) until a reset of its arena, or for good.
 /// </para>
 /// <para>
 /// It cannot be Kestrel's pool (ASP.NET Core 10): Kestrel takes its pools from the

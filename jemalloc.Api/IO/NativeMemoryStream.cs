@@ -211,13 +211,15 @@ public sealed class NativeMemoryStream : Stream
 
     /// <summary>
     /// Writes <paramref name="buffer"/> at the position, zero-filling any gap from the end to the
-    /// position and extending the length if it writes past it.
+    /// position and extending the length if it writes past it. Bytes of the stream's own block (its
+    /// writer's <c>WrittenSpan</c>) are read from where a growth of the block puts them.
     /// </summary>
     /// <exception cref="NotSupportedException">The stream is read-only, or the write would pass the capacity of the array under it.</exception>
     /// <exception cref="IOException">The write would take the position past <see cref="long.MaxValue"/>.</exception>
     /// <exception cref="ObjectDisposedException">The stream, or the memory under it, was disposed.</exception>
     /// <exception cref="InvalidOperationException">The writer under the stream must grow while a memory of it is pinned or used by another operation.</exception>
     /// <exception cref="OutOfMemoryException">The writer under the stream cannot grow.</exception>
+    /// <exception cref="ArgumentException"><paramref name="buffer"/> lies partly inside the writer's block and partly outside it (a span only unsafe code makes).</exception>
     public override void Write(ReadOnlySpan<byte> buffer)
     {
         ThrowIfDisposed();
