@@ -157,7 +157,7 @@ public sealed class IoPoolAttackTests : LeakCheckedTest
         long live = AllocationLedger.LiveCount;
         var pool = new JemMemoryPool();
         Resurrector.Drop(pool, pin: false);
-        CollectAndFinalize();
+        Finalization.CollectAndFinalize();
         (IMemoryOwner<byte> owner, _) = Resurrector.TakeResurrected();
 
         JemMemoryPoolStatistics stats = pool.GetStatistics();
@@ -177,7 +177,7 @@ public sealed class IoPoolAttackTests : LeakCheckedTest
         long live = AllocationLedger.LiveCount;
         var pool = new JemMemoryPool();
         Resurrector.Drop(pool, pin: true);
-        CollectAndFinalize();
+        Finalization.CollectAndFinalize();
         (IMemoryOwner<byte> owner, MemoryHandle pin) = Resurrector.TakeResurrected();
         JemMemoryPoolStatistics stats = pool.GetStatistics();
         Assert.Equal((1, 1, 0, 1), (stats.RentCount, stats.ReturnCount, stats.CachedCount, stats.SetAsideCount));
@@ -195,7 +195,7 @@ public sealed class IoPoolAttackTests : LeakCheckedTest
         long live = AllocationLedger.LiveCount;
         var pool = new JemMemoryPool();
         ReturnAndReRegister(pool);
-        CollectAndFinalize();
+        Finalization.CollectAndFinalize();
         JemMemoryPoolStatistics stats = pool.GetStatistics();
         Assert.Equal((1, 1, 1, 0), (stats.RentCount, stats.ReturnCount, stats.CachedCount, stats.SetAsideCount));
 
@@ -227,7 +227,7 @@ public sealed class IoPoolAttackTests : LeakCheckedTest
         using var arena = new JemArena();
         var pool = new JemMemoryPool(arena: arena);
         RentPinAndDrop(pool, disposeOwner);
-        CollectAndFinalize();
+        Finalization.CollectAndFinalize();
         JemMemoryPoolStatistics stats = pool.GetStatistics();
         Assert.Equal((1, 0, 1, 0), (stats.ReturnCount, stats.OutstandingBytes, stats.SetAsideCount, stats.CachedCount));
 
@@ -258,7 +258,7 @@ public sealed class IoPoolAttackTests : LeakCheckedTest
         var pool = new JemMemoryPool(arena: arena);
         pool.Rent(4096).Dispose();
         RentAndDrop(pool);
-        CollectAndFinalize();
+        Finalization.CollectAndFinalize();
         JemMemoryPoolStatistics before = pool.GetStatistics();
         Assert.Equal((1, 4096, 1, 8192), (before.CachedCount, before.CachedBytes, before.SetAsideCount, before.SetAsideBytes));
 
@@ -497,15 +497,6 @@ public sealed class IoPoolAttackTests : LeakCheckedTest
         }
 
         Assert.Equal(live, AllocationLedger.LiveCount);
-    }
-
-    private static void CollectAndFinalize()
-    {
-        for (int i = 0; i < 3; i++)
-        {
-            GC.Collect();
-            GC.WaitForPendingFinalizers();
-        }
     }
 
     /// <summary>

@@ -25,7 +25,7 @@ public sealed class IoReviewAttackTests : LeakCheckedTest
         long live = AllocationLedger.LiveCount;
         var arena = new JemArena();
         PinAndDropWriter(arena);
-        CollectAndFinalize();
+        Finalization.CollectAndFinalize();
         Assert.Equal(live + 1, AllocationLedger.LiveCount);
 
         Exception? reset = Record.Exception(arena.Reset);
@@ -42,7 +42,7 @@ public sealed class IoReviewAttackTests : LeakCheckedTest
         long live = AllocationLedger.LiveCount;
         using var arena = new JemArena();
         WriterResurrector.Drop(arena);
-        CollectAndFinalize();
+        Finalization.CollectAndFinalize();
         (NativeBufferWriter<byte> writer, MemoryHandle pin, Memory<byte> memory) = WriterResurrector.TakeResurrected();
 
         Assert.Throws<ObjectDisposedException>(() => writer.GetSpan(1));
@@ -68,7 +68,7 @@ public sealed class IoReviewAttackTests : LeakCheckedTest
         long live = AllocationLedger.LiveCount;
         var arena = new JemArena();
         DropPoolAndOwners(arena);
-        CollectAndFinalize();
+        Finalization.CollectAndFinalize();
         Assert.Equal(live + 4, AllocationLedger.LiveCount);
 
         arena.Reset();
@@ -266,14 +266,6 @@ public sealed class IoReviewAttackTests : LeakCheckedTest
         }
     }
 
-    private static void CollectAndFinalize()
-    {
-        for (int i = 0; i < 3; i++)
-        {
-            GC.Collect();
-            GC.WaitForPendingFinalizers();
-        }
-    }
 }
 
 /// <summary>The review's races and checked-mode cases, each in a child process (see IoReviewScenarios there).</summary>
