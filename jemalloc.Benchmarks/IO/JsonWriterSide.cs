@@ -11,4 +11,11 @@ public enum JsonWriterSide
 
     /// <summary>CommunityToolkit.HighPerformance's <c>ArrayPoolBufferWriter&lt;byte&gt;</c>: arrays rented from <c>ArrayPool&lt;byte&gt;.Shared</c>.</summary>
     ArrayPool,
+
+    /// <summary>
+    /// The machine's limit, not a rival writer: the same encoding into a <see cref="NativeBufferWriter{T}"/>
+    /// presized to the whole document and paged in before the timed region, so no writer's growth
+    /// or page fault is timed.
+    /// </summary>
+    Limit,
 }

@@ -17,7 +17,7 @@ public class IoVerbTests
     private static readonly TimeSpan ProcessTimeout = TimeSpan.FromMinutes(5);
 
     [Fact]
-    public void The_json_suite_runs_the_three_writers_and_checks_their_bytes_against_the_reference()
+    public void The_json_suite_runs_the_three_writers_and_the_machine_s_limit_and_checks_their_bytes_against_the_reference()
     {
         Jembench.Result result = Jembench.Run("io", "--json", "--json-size", "1MB", "--initial-capacity", "4KiB");
         Assert.True(result.ExitCode == Program.ExitSuccess, result.All);
@@ -26,8 +26,12 @@ public class IoVerbTests
         Assert.Contains("| native: NativeBufferWriter<byte> | 1,000,", result.Output, StringComparison.Ordinal);
         Assert.Contains("| array: ArrayBufferWriter<byte> | 1,000,", result.Output, StringComparison.Ordinal);
         Assert.Contains("| arraypool: ArrayPoolBufferWriter<byte> | 1,000,", result.Output, StringComparison.Ordinal);
+        Assert.Contains("| limit: the encoding alone (NativeBufferWriter<byte> presized, paged in first) | 1,000,", result.Output, StringComparison.Ordinal);
+        Assert.Contains("the limit writes into a block of the whole document, paged in before it is timed", result.Output, StringComparison.Ordinal);
         Assert.Contains("have the reference's length and SHA-256", result.Output, StringComparison.Ordinal);
-        Assert.Contains("io json: round 3 of 3: native ", result.Output, StringComparison.Ordinal);
+        Assert.Matches(@"io json: round 3 of 3: native [0-9.]+ s, array [0-9.]+ s, arraypool [0-9.]+ s, limit [0-9.]+ s\.", result.Output);
+        Assert.Matches(@"machine limit: the encoding alone takes [0-9.]+ s \(best round\); native takes [0-9.]+x that; so no writer can be more than [0-9.]+x faster than array here", result.Output);
+        Assert.DoesNotContain("time vs limit", result.Output, StringComparison.Ordinal);
         Assert.Contains("time vs array:", result.Output, StringComparison.Ordinal);
         Assert.Matches(@"time vs arraypool: [0-9.]+x faster, best against best \(no goal\) \(round by round: [0-9.]+x, [0-9.]+x, [0-9.]+x\)", result.Output);
     }
@@ -61,6 +65,7 @@ public class IoVerbTests
     [InlineData("native")]
     [InlineData("array")]
     [InlineData("arraypool")]
+    [InlineData("limit")]
     public void A_json_writer_with_a_wrong_byte_fails_with_exit_code_2(string writer)
     {
         Jembench.Result result = Jembench.Run("io", "--json", "--json-size", "300KB", "--corrupt", writer);

@@ -23,7 +23,7 @@ public sealed class IoOptions
     public string PipeSize { get; set; } = "4GB";
 
     /// <summary>The writers of the JSON suite.</summary>
-    [Option("writers", Separator = ',', HelpText = "The JSON suite's writers, comma-separated: native, array, arraypool (default: all three).")]
+    [Option("writers", Separator = ',', HelpText = "The JSON suite's sides, comma-separated: native, array, arraypool, and limit (the encoding alone, into a native block presized and paged in first: the machine's limit) (default: all four).")]
     public IEnumerable<string> Writers { get; set; } = [];
 
     /// <summary>The pools of the pipe suite.</summary>
