@@ -197,7 +197,11 @@ public static unsafe partial class Jem
             ThrowZeroSize(nameof(size));
         }
 
-        return JemNative.Xallocx(memory, size, extra, flags.Value);
+        nuint reported = JemNative.Xallocx(memory, size, extra, flags.Value);
+        // jemalloc 5.3.0 grows the block to `size` when `size + extra` does not fit in place, yet reports
+        // failure and the old size (src/large.c, large_ralloc_no_move: its second expand lacks a '!').
+        // Without an extra there is no second try, so the answer is right.
+        return extra == 0 ? reported : JemNative.Sallocx(memory, 0);
     }
 
     /// <summary>Resizes in place with raw flag bits (<c>je_xallocx</c>); see <see cref="Xallocx(void*, nuint, nuint, MallocxFlags)"/>.</summary>

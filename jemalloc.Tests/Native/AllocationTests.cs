@@ -1,3 +1,4 @@
+using System.Runtime.InteropServices;
 using jemalloc.Tests.Support;
 
 namespace jemalloc.Tests.Native;
@@ -229,6 +230,33 @@ public unsafe class AllocationTests
         Assert.Equal(grown, Jem.Sallocx(memory));
         Assert.Equal(grown, Jem.Xallocx(memory, grown, 0, 0));
         Jem.Dallocx(memory);
+    }
+
+    [Fact]
+    public void Xallocx_reports_the_real_size_when_only_the_size_without_the_extra_fits_in_place()
+    {
+        // jemalloc 5.3.0 grows the block to the size without the extra when the size with it does not
+        // fit, yet reports failure and the old size (src/large.c, large_ralloc_no_move). The layout that
+        // makes it so: 512 KiB, then 1.5 MiB free, then a live block.
+        using var arena = new JemArena();
+        MallocxFlags flags = MallocxFlags.Arena(arena.Index) | MallocxFlags.NoThreadCache;
+        byte* block = (byte*)Jem.Mallocx(4 << 20, flags);
+        Assert.Equal((nuint)(512 << 10), Jem.Xallocx(block, 512 << 10, 0, flags));
+        byte* gap = (byte*)Jem.Mallocx(1536 << 10, flags);
+        byte* wall = (byte*)Jem.Mallocx(1 << 20, flags);
+        Jem.Dallocx(gap, flags);
+
+        nuint reported = Jem.Xallocx(block, 2 << 20, 1 << 20, flags);
+
+        Assert.Equal(Jem.Sallocx(block, flags), reported);
+        if (OperatingSystem.IsLinux() && RuntimeInformation.ProcessArchitecture == Architecture.X64)
+        {
+            // Where the layout was checked: the block did grow, to the size without the extra.
+            Assert.Equal((nuint)(2 << 20), reported);
+        }
+
+        Jem.Sdallocx(block, reported, flags);
+        Jem.Dallocx(wall, flags);
     }
 
     [Theory]
