@@ -43,6 +43,15 @@ public sealed unsafe class JemArena : IDisposable
     private readonly ArenaThreadCaches _threadCaches = new();
     private readonly int _flags;
 
+    // Checked mode's record of the raw allocations (address -> size) that are live, so that a reset
+    // can free each through the quarantine instead of resetting the arena; guarded by itself.
+    private readonly Dictionary<nint, nuint> _rawBlocks = [];
+    private volatile int _rawBlockCount;
+
+    // Whether a raw allocation made outside checked mode (so not in _rawBlocks) may be live: then only
+    // the arena's own reset can free everything. Cleared by that reset.
+    private volatile bool _untrackedRaw;
+
     /// <summary>Creates a new arena.</summary>
     /// <param name="budgetBytes">
     /// The most bytes the arena may have in use at once, counted in jemalloc size classes (what each
@@ -182,6 +191,15 @@ public sealed unsafe class JemArena : IDisposable
         _account.Enter();
         try
         {
+            if (_rawBlockCount != 0)
+            {
+                lock (_rawBlocks)
+                {
+                    _rawBlocks.Remove((nint)memory);
+                    _rawBlockCount = _rawBlocks.Count;
+                }
+            }
+
             nuint size = JemNative.Sallocx(memory, _flags);
             NativeAllocator.Free(memory, size, _threadCaches.FlagsFor(_flags));
             _account.Refund((long)size);
@@ -224,24 +242,52 @@ public sealed unsafe class JemArena : IDisposable
     /// <see cref="ObjectDisposedException"/>. Raw pointers from <see cref="Allocate(nuint)"/> dangle.
     /// <see cref="UsedBytes"/> drops to zero; the arena stays usable.
     /// </summary>
-    /// <exception cref="InvalidOperationException">A structure in the arena is acquired (or in use by a native call); nothing was reset.</exception>
+    /// <remarks>
+    /// In checked mode (<see cref="AllocationLedger.CheckedMode"/>) the reset frees each structure and
+    /// raw allocation as a free would: poisoned and held in the quarantine, so that an access racing
+    /// the reset reads poison (or throws) rather than a later structure's data, and a write through it
+    /// is reported instead of landing in a live structure. Only raw allocations made while checked
+    /// mode was off cannot be found one by one: while one may be live, the reset poisons the
+    /// structures and resets the arena, whose next allocations may then reuse the memory.
+    /// </remarks>
+    /// <exception cref="InvalidOperationException">A structure in the arena is acquired or leased (or in use by a native call), or a <see cref="JemMemoryPool"/> block in it is rented or pinned; nothing was reset.</exception>
     /// <exception cref="ObjectDisposedException">The arena has been destroyed.</exception>
     public void Reset()
     {
         _account.CloseAndDrain();
         bool reset = false;
+        bool quarantined = false;
         try
         {
-            _ = AllocationLedger.InvalidateArena(Index);
-            // Frees of structures disposed just before the reset were let in past the closed gate.
-            _account.WaitUntilEmpty();
-            _threadCaches.FlushAll();
-            MallctlClient.RunNative($"arena.{Index}.reset");
+            if (AllocationLedger.CheckedMode && !_untrackedRaw)
+            {
+                quarantined = true;
+                _ = AllocationLedger.InvalidateArena(Index, freeEach: true);
+                _account.WaitUntilEmpty();
+                _threadCaches.FlushAll();
+                QuarantineRawBlocks();
+            }
+            else
+            {
+                _ = AllocationLedger.InvalidateArena(Index);
+                // Frees of structures disposed just before the reset were let in past the closed gate.
+                _account.WaitUntilEmpty();
+                ReleaseForArenaReset();
+                MallctlClient.RunNative($"arena.{Index}.reset");
+                ForgetRawBlocks();
+            }
+
             reset = true;
         }
         finally
         {
             _account.Reopen(cleared: reset);
+        }
+
+        if (quarantined)
+        {
+            // With the gate open: a UseAfterFreeDetected handler may allocate in this arena.
+            Quarantine.EvictOverLimit();
         }
     }
 
@@ -339,7 +385,7 @@ public sealed unsafe class JemArena : IDisposable
 
         try
         {
-            _threadCaches.FlushAll();
+            ReleaseForArenaReset();
             ArenaDirectory.Forget(Index);
             MallctlClient.RunNative($"arena.{Index}.destroy");
             ArenaDirectory.MarkDestroyed(Index);
@@ -349,11 +395,13 @@ public sealed unsafe class JemArena : IDisposable
             // jemalloc refuses to destroy an arena some thread is bound to; free its memory anyway.
             ArenaDirectory.MarkCreated(Index);
             MallctlClient.RunNative($"arena.{Index}.reset");
+            ForgetRawBlocks();
             _account.Reopen(cleared: true);
             throw new InvalidOperationException(
                 $"Arena {Index} cannot be destroyed while a thread has it as its thread.arena; its memory was freed (as by Reset) but the arena remains. Move those threads to another arena first.", e);
         }
 
+        ForgetRawBlocks();
         _threadCaches.Dispose();
         _account.MarkDestroyed();
     }
@@ -398,7 +446,22 @@ public sealed unsafe class JemArena : IDisposable
         long charged = _account.EnterAndCharge(size, flags);
         try
         {
-            return NativeAllocator.Allocate(size, _threadCaches.FlagsFor(flags), hugePages, zero);
+            void* memory = NativeAllocator.Allocate(size, _threadCaches.FlagsFor(flags), hugePages, zero);
+            // Recorded inside the gate, so a reset sees it or frees it with the arena.
+            if (AllocationLedger.CheckedMode)
+            {
+                lock (_rawBlocks)
+                {
+                    _rawBlocks[(nint)memory] = size;
+                    _rawBlockCount = _rawBlocks.Count;
+                }
+            }
+            else if (!_untrackedRaw)
+            {
+                _untrackedRaw = true;
+            }
+
+            return memory;
         }
         catch
         {
@@ -409,6 +472,46 @@ public sealed unsafe class JemArena : IDisposable
         {
             _account.Exit();
         }
+    }
+
+    // With the gate closed and the thread caches flushed: checked mode's reset frees each live raw
+    // allocation through the quarantine, as it frees the structures.
+    private void QuarantineRawBlocks()
+    {
+        lock (_rawBlocks)
+        {
+            foreach (nint memory in _rawBlocks.Keys)
+            {
+                nuint size = JemNative.Sallocx((void*)memory, _flags);
+                if (!Quarantine.TryAdmitWithoutSlot((void*)memory, size, _flags, AllocationKind.Raw, 0, evict: false))
+                {
+                    NativeAllocator.Free((void*)memory, size, _flags);
+                }
+            }
+
+            _rawBlocks.Clear();
+            _rawBlockCount = 0;
+        }
+    }
+
+    // Before the arena's own reset or destruction frees all its memory: no thread cache and no
+    // quarantine may still hold a block of it (either would free it a second time later).
+    private void ReleaseForArenaReset()
+    {
+        _threadCaches.FlushAll();
+        Quarantine.ReleaseArena(Index);
+    }
+
+    // After the arena's own reset or destruction: no raw allocation of it is live any more.
+    private void ForgetRawBlocks()
+    {
+        lock (_rawBlocks)
+        {
+            _rawBlocks.Clear();
+            _rawBlockCount = 0;
+        }
+
+        _untrackedRaw = false;
     }
 
     private long GetDecay(bool dirty)

@@ -30,6 +30,13 @@ namespace jemalloc;
 /// before: each is freed, poisoned and quarantined, so a span used after its owner's dispose is caught.
 /// </para>
 /// <para>
+/// In a <see cref="JemArena"/>, a rented block holds back the arena's <see cref="JemArena.Reset"/> and
+/// <see cref="JemArena.Dispose"/>: they throw <see cref="InvalidOperationException"/>, naming the rented
+/// blocks, until every owner is disposed (and every pin ended), because a span taken from an owner
+/// cannot be checked and would otherwise write into whatever the arena allocates next. The blocks the
+/// pool keeps for later rents are freed by the reset, and the next rents allocate new ones.
+/// </para>
+/// <para>
 /// Disposing the pool frees the kept blocks and refuses later rents; blocks rented before stay usable
 /// until their owners are disposed, and are then freed. An owner dropped without being disposed goes
 /// back to the pool's budget and books when the garbage collector finalizes it, but its block is set
@@ -74,14 +81,13 @@ public sealed class JemMemoryPool : MemoryPool<byte>
 
     /// <summary>Creates a pool of native blocks.</summary>
     /// <param name="maxBufferSize">The largest block <see cref="Rent(int)"/> gives, in bytes.</param>
-    /// <param name="arena">The arena to allocate in (counted against its budget, invalidated by its reset), or null for jemalloc's automatic arenas.</param>
+    /// <param name="arena">The arena to allocate in (counted against its budget; its reset is refused while a block is rented, and frees the kept blocks), or null for jemalloc's automatic arenas.</param>
     /// <param name="budgetBytes">The most bytes the pool's owners may hold at once (rented and not returned), or null for no limit.</param>
     /// <param name="clearBlocks">
     /// Whether a rented block reads as zero. By default it holds whatever the memory held, as a block of
     /// <see cref="MemoryPool{T}.Shared"/> does: pipes and sockets write before they read, and clearing
     /// every block would cost a pass over all the bytes that flow through the pool. A kept block is
-    /// cleared under a lease, so a reset of the pool's arena during that clear is refused, as while
-    /// any operation runs.
+    /// cleared once its rent holds it, so a reset of the pool's arena cannot free it under the clear.
     /// </param>
     /// <param name="maxCachedBytes">The most bytes of returned blocks the pool keeps for its next rents; 0 keeps none.</param>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxBufferSize"/> or <paramref name="budgetBytes"/> is zero or negative, or <paramref name="maxCachedBytes"/> is negative.</exception>
@@ -288,12 +294,18 @@ public sealed class JemMemoryPool : MemoryPool<byte>
 
     private unsafe PooledBlockAllocation TakeBlock(int size)
     {
-        // A kept block that an arena reset frees before it is cleared is left to the reset: a new one is allocated.
+        // A kept block that an arena reset freed before the rent could acquire it is left to the reset: a new one is allocated.
         // Checked mode hands out no kept block, not even one kept before it was turned on: a span of
         // the block's last owner must read poison, which only a free through the quarantine gives.
         PooledBlockAllocation? kept = _cache.Rent(size, take: !AllocationLedger.CheckedMode);
-        if (kept is not null && (!ClearsBlocks || TryClear(kept)))
+        if (kept is not null && (!kept.AcquiredByRent || TryAcquire(kept)))
         {
+            if (ClearsBlocks)
+            {
+                // Acquired (or outside any arena): no reset can free it under the clear.
+                new Span<byte>((void*)kept.Pointer, kept.Length).Clear();
+            }
+
             return kept;
         }
 
@@ -304,12 +316,12 @@ public sealed class JemMemoryPool : MemoryPool<byte>
         {
             try
             {
-                pointer = (nint)AllocationLedger.Allocate((nuint)size, options, AllocationKind.MemoryPoolBlock, ElementTypes.IdOf<byte>(), 0, null, out handle, zero: ClearsBlocks);
+                pointer = (nint)AllocationLedger.Allocate((nuint)size, options, AllocationKind.MemoryPoolBlock, ElementTypes.IdOf<byte>(), 0, null, out handle, zero: ClearsBlocks, acquired: _arenaOptions is not null);
             }
             catch (ArenaBudgetExceededException) when (_cache.Trim(close: false) > 0)
             {
                 // The blocks this pool kept counted against the arena's budget too: they were given up.
-                pointer = (nint)AllocationLedger.Allocate((nuint)size, options, AllocationKind.MemoryPoolBlock, ElementTypes.IdOf<byte>(), 0, null, out handle, zero: ClearsBlocks);
+                pointer = (nint)AllocationLedger.Allocate((nuint)size, options, AllocationKind.MemoryPoolBlock, ElementTypes.IdOf<byte>(), 0, null, out handle, zero: ClearsBlocks, acquired: _arenaOptions is not null);
             }
         }
         catch
@@ -322,31 +334,21 @@ public sealed class JemMemoryPool : MemoryPool<byte>
     }
 
     /// <summary>
-    /// Clears a kept block under a lease, so that an arena reset cannot free it in the middle of the
-    /// clear (the reset is refused meanwhile, as while any operation runs).
+    /// Takes the rent's acquisition of a kept block of an arena pool, which a reset of the arena then
+    /// refuses to free until the owner is disposed.
     /// </summary>
     /// <returns><see langword="false"/> if an arena reset freed the block since the cache handed it out.</returns>
-    private static unsafe bool TryClear(PooledBlockAllocation block)
+    private static bool TryAcquire(PooledBlockAllocation block)
     {
         try
         {
-            AllocationLedger.EnterLease(block.Handle, PooledBlock.OwnerName);
+            AllocationLedger.Acquire(block.Handle, PooledBlock.OwnerName);
+            return true;
         }
         catch (ObjectDisposedException)
         {
             return false;
         }
-
-        try
-        {
-            new Span<byte>((void*)block.Pointer, block.Length).Clear();
-        }
-        finally
-        {
-            AllocationLedger.ExitLease(block.Handle);
-        }
-
-        return true;
     }
 
     private void ReleaseBudget(int size)

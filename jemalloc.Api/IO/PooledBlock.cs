@@ -11,8 +11,10 @@ namespace jemalloc;
 /// <remarks>
 /// <para>
 /// <see cref="GetSpan"/> checks on every call: the rent must not be disposed, and the block's ledger
-/// allocation must be live (an arena reset invalidates it). A pin also acquires the block in the ledger
-/// (an arena reset is refused while it is pinned).
+/// allocation must be live. In an arena the rent itself acquires the block in the ledger until the
+/// owner is disposed, and so does each pin: a reset of the arena is refused while the block is rented
+/// or pinned, since a span taken from the owner cannot be checked and would reach memory the arena
+/// reuses.
 /// </para>
 /// <para>
 /// The state is one word changed by compare-and-swap (no lock, which a caller could hold): whether the
@@ -65,6 +67,7 @@ internal sealed unsafe class PooledBlock : MemoryManager<byte>, IDisposable, IPi
         if ((state & Disposed) == 0)
         {
             _block.Pool.OnOwnerGone(_block.Length);
+            EndRent();
         }
 
         // Nobody can end these pins any more: their acquisitions would refuse the arena's reset for good.
@@ -206,6 +209,7 @@ internal sealed unsafe class PooledBlock : MemoryManager<byte>, IDisposable, IPi
         }
         while (Interlocked.CompareExchange(ref _state, state | Disposed, state) != state);
 
+        EndRent();
         if (state == 0)
         {
             GiveBack(ownerGoneNow: true);
@@ -213,6 +217,26 @@ internal sealed unsafe class PooledBlock : MemoryManager<byte>, IDisposable, IPi
         else
         {
             _block.Pool.OnOwnerGone(_block.Length);
+        }
+    }
+
+    // Ends the rent's acquisition of a block in an arena (taken by the rent, ended by exactly one
+    // dispose or finalization): from now on a reset of the arena may free the block, unless pinned.
+    private void EndRent()
+    {
+        if (!_block.AcquiredByRent)
+        {
+            return;
+        }
+
+        try
+        {
+            AllocationLedger.Release(_block.Handle, OwnerName);
+        }
+        catch (InvalidOperationException)
+        {
+            // Its arena was destroyed with the acquisition standing (ObjectDisposedException): nothing left
+            // to release, and neither a dispose nor a finalizer may throw for it.
         }
     }
 

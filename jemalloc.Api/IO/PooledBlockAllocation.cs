@@ -13,7 +13,15 @@ internal sealed class PooledBlockAllocation
         Handle = handle;
         Pointer = pointer;
         Length = length;
+        AcquiredByRent = pool.Arena is not null;
     }
+
+    /// <summary>
+    /// Whether each rent holds an <c>Acquire()</c> of the block from the rent until its owner's dispose
+    /// (or finalization): a pool in a <see cref="JemArena"/>, whose reset must not free a block a span
+    /// of the owner can still reach, and is refused instead. Blocks outside an arena need none.
+    /// </summary>
+    internal bool AcquiredByRent { get; }
 
     /// <summary>The pool that allocated the block, and takes it back.</summary>
     internal JemMemoryPool Pool { get; }

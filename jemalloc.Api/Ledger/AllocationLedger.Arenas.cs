@@ -10,15 +10,22 @@ public static unsafe partial class AllocationLedger
     private static readonly TimeSpan PendingFreeTimeout = TimeSpan.FromSeconds(30);
 
     /// <summary>
-    /// Invalidates every live allocation in <paramref name="arena"/> without freeing its memory (the
-    /// arena's reset or destruction frees it all at once) and tells the owning arrays. Waits for
-    /// structures disposed just before to finish freeing; fails, invalidating nothing, if any
-    /// allocation in the arena is acquired or leased. The caller holds the arena's gate closed, so no
-    /// allocation or ordinary free in the arena runs meanwhile.
+    /// Invalidates every live allocation in <paramref name="arena"/> and tells the owning arrays. Waits
+    /// for structures disposed just before to finish freeing; fails, invalidating nothing, if any
+    /// allocation in the arena is acquired or leased (a rented <see cref="JemMemoryPool"/> block is
+    /// acquired by its rent). The caller holds the arena's gate closed, so no allocation or ordinary
+    /// free in the arena runs meanwhile.
     /// </summary>
+    /// <param name="arena">The arena's index.</param>
+    /// <param name="freeEach">
+    /// Checked mode's reset: free each allocation now, through the quarantine (poisoned and held, so
+    /// that the arena's next allocations cannot get the memory while a racing access may still reach
+    /// it), and leave the arena itself alone. Otherwise the memory is left to the arena's reset or
+    /// destruction, which frees it all at once (poisoned first in checked mode).
+    /// </param>
     /// <returns>The number of allocations invalidated.</returns>
     /// <exception cref="InvalidOperationException">An allocation in the arena is acquired or leased, or a native call held a disposed one for longer than the timeout.</exception>
-    internal static int InvalidateArena(uint arena)
+    internal static int InvalidateArena(uint arena, bool freeEach = false)
     {
         int slots = SlotTable.HandedOut;
 
@@ -44,7 +51,13 @@ public static unsafe partial class AllocationLedger
                 continue;
             }
 
-            Quarantine.PoisonForReset((void*)hot.Pointer, hot.Size);
+            void* memory = (void*)hot.Pointer;
+            nuint size = hot.Size;
+            if (!freeEach)
+            {
+                Quarantine.PoisonForReset(memory, size);
+            }
+
             uint dead = SlotState.Generation(state) + 1;
             // The key first: a thread that sees the state dead (its Acquire throws) must not then
             // see the key still live (IsValid true). The resetting bit keeps both from being used meanwhile.
@@ -58,7 +71,17 @@ public static unsafe partial class AllocationLedger
 
             ForgetOwner(ref cold);
             ForgetStackTrace(slot);
-            SlotTable.Return(slot);
+            if (!freeEach)
+            {
+                SlotTable.Return(slot);
+            }
+            else if (!Quarantine.TryAdmit(slot, memory, size, cold.Flags, evict: false))
+            {
+                // Too big for the quarantine (or checked mode was turned off meanwhile): freed now, as a free would.
+                NativeAllocator.Free(memory, size, cold.Flags);
+                SlotTable.Return(slot);
+            }
+
             invalidated++;
         }
 
@@ -102,7 +125,9 @@ public static unsafe partial class AllocationLedger
 
             if ((state & SlotState.CountMask) != 0)
             {
-                failure = $"A {cold.Kind} of {hot.Size:N0} bytes in arena {arena} is {ThrowHelper.DescribeUse(state)}; release it before resetting or destroying the arena. Nothing was reset.";
+                failure = cold.Kind == AllocationKind.MemoryPoolBlock
+                    ? DescribeRentedPoolBlocks(arena)
+                    : $"A {cold.Kind} of {hot.Size:N0} bytes in arena {arena} is {ThrowHelper.DescribeUse(state)}; release it before resetting or destroying the arena. Nothing was reset.";
                 return false;
             }
 
@@ -128,6 +153,29 @@ public static unsafe partial class AllocationLedger
         }
     }
 
-    // MALLOCX_ARENA(a) is (a + 1) << 20; no arena bits -> uint.MaxValue, which names no arena.
-    private static uint ArenaOf(int flags) => ((uint)flags >> MallocxFlags.ArenaShift) - 1;
+    // A reset that would free rented pool blocks is refused: a span of one, taken while its owner was
+    // live, would write into whatever the arena allocates next. Counts every such block for the message.
+    private static string DescribeRentedPoolBlocks(uint arena)
+    {
+        int slots = SlotTable.HandedOut;
+        long blocks = 0;
+        long bytes = 0;
+        for (int slot = 0; slot < slots; slot++)
+        {
+            ref HotSlot hot = ref SlotTable.HotOf(slot);
+            long state = Volatile.Read(ref hot.State);
+            ref ColdSlot cold = ref SlotTable.ColdOf(slot);
+            if (SlotState.IsLive(state) && (state & SlotState.CountMask) != 0 && cold.Kind == AllocationKind.MemoryPoolBlock && ArenaOf(cold.Flags) == arena)
+            {
+                blocks++;
+                bytes += (long)hot.Size;
+            }
+        }
+
+        return $"{blocks:N0} JemMemoryPool block(s) of {bytes:N0} bytes in all in arena {arena} are rented (an owner not yet disposed) or pinned; " +
+            "dispose those owners and end their pins before resetting or destroying the arena (a span of a rented block would otherwise reach memory the arena reuses). Nothing was reset.";
+    }
+
+    /// <summary>The arena index <paramref name="flags"/> name: MALLOCX_ARENA(a) is (a + 1) &lt;&lt; 20; no arena bits give <see cref="uint.MaxValue"/>, which names no arena.</summary>
+    internal static uint ArenaOf(int flags) => ((uint)flags >> MallocxFlags.ArenaShift) - 1;
 }

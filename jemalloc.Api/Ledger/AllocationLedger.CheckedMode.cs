@@ -13,8 +13,17 @@ public static partial class AllocationLedger
     /// another when it leaves; turning it off checks and frees the quarantine.
     /// </summary>
     /// <remarks>
-    /// Memory in an explicit arena is poisoned but not quarantined (the arena's reset frees it), and a
-    /// block larger than <see cref="QuarantineBytes"/> is freed at once without poisoning.
+    /// <para>
+    /// Memory in a <see cref="JemArena"/> is quarantined too, and so is everything its
+    /// <see cref="JemArena.Reset"/> frees: in checked mode a reset frees each structure and raw
+    /// allocation of the arena through the quarantine instead of resetting the arena, so an access
+    /// racing the reset reads 0xDB or throws, and the arena's next allocations cannot get the memory
+    /// while it is held. Only while a raw allocation made with checked mode off may be live does a
+    /// reset poison the structures and reset the arena (whose next allocations may then reuse them).
+    /// <see cref="JemArena.Dispose"/> poisons the arena's structures, frees the arena's quarantined
+    /// blocks and destroys it.
+    /// </para>
+    /// <para>A block larger than <see cref="QuarantineBytes"/> is freed at once without poisoning.</para>
     /// </remarks>
     public static bool CheckedMode
     {

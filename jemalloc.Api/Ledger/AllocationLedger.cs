@@ -44,12 +44,13 @@ public static unsafe partial class AllocationLedger
     /// <param name="owner">The object to tell if an arena reset invalidates the memory, or null.</param>
     /// <param name="handle">The new allocation's handle.</param>
     /// <param name="zero">Whether the memory must read as zero; false only for a caller that overwrites all of it before it is published.</param>
+    /// <param name="acquired">Whether the allocation starts acquired once (see <see cref="Acquire"/>), inside the arena's gate, so no arena reset can come between the allocation and the acquisition.</param>
     /// <returns>The native memory.</returns>
     /// <exception cref="ArgumentException">The options name a thread cache, arena or alignment that cannot be used.</exception>
     /// <exception cref="OutOfMemoryException">The memory cannot be had.</exception>
     /// <exception cref="ArenaBudgetExceededException">The allocation would exceed its arena's budget.</exception>
     /// <exception cref="ObjectDisposedException">The options name a destroyed <see cref="JemArena"/>.</exception>
-    internal static void* Allocate(nuint size, AllocationOptions options, AllocationKind kind, int elementType, uint keyLength, IAllocationOwner? owner, out AllocationHandle handle, bool zero = true)
+    internal static void* Allocate(nuint size, AllocationOptions options, AllocationKind kind, int elementType, uint keyLength, IAllocationOwner? owner, out AllocationHandle handle, bool zero = true, bool acquired = false)
     {
         Debug.Assert(size > 0);
         int flags = NativeAllocator.FlagsFor(size, options, out bool hugePages);
@@ -62,7 +63,7 @@ public static unsafe partial class AllocationLedger
         try
         {
             memory = NativeAllocator.Allocate(size, flags, hugePages, zero, kind, elementType);
-            handle = Register(memory, size, flags, kind, elementType, keyLength, owner);
+            handle = Register(memory, size, flags, kind, elementType, keyLength, owner, acquired ? 1 : 0);
             recorded = true;
             return memory;
         }
@@ -182,7 +183,7 @@ public static unsafe partial class AllocationLedger
     {
         void* moved = NativeAllocator.Allocate(newSize, flags, hugePages: false, zero: false, kind, elementType);
         Buffer.MemoryCopy(old, moved, newSize, Math.Min(oldSize, newSize));
-        if (!Quarantine.TryAdmitMoved(old, oldSize, flags, kind, elementType))
+        if (!Quarantine.TryAdmitWithoutSlot(old, oldSize, flags, kind, elementType))
         {
             NativeAllocator.Free(old, oldSize, flags);
         }
@@ -469,7 +470,7 @@ public static unsafe partial class AllocationLedger
         }
     }
 
-    private static AllocationHandle Register(void* memory, nuint size, int flags, AllocationKind kind, int elementType, uint keyLength, IAllocationOwner? owner)
+    private static AllocationHandle Register(void* memory, nuint size, int flags, AllocationKind kind, int elementType, uint keyLength, IAllocationOwner? owner, long acquisitions = 0)
     {
         int slot = SlotTable.Take();
         ref HotSlot hot = ref SlotTable.HotOf(slot);
@@ -486,7 +487,7 @@ public static unsafe partial class AllocationLedger
             RecordStackTrace(slot);
         }
 
-        Volatile.Write(ref hot.State, SlotState.Make(generation));
+        Volatile.Write(ref hot.State, SlotState.Make(generation, acquisitions));
         Volatile.Write(ref hot.Key, SlotState.MakeKey(generation, keyLength));
         return new AllocationHandle(slot, generation);
     }

@@ -9,8 +9,11 @@ namespace jemalloc;
 /// structure's data, and a write that landed is found when the block leaves.
 /// </summary>
 /// <remarks>
-/// Memory in an explicit arena is poisoned but not held: an arena reset may free it at any time.
-/// Blocks larger than the limit are freed at once. Slow by design: one pass to poison and one to check.
+/// Memory in an explicit arena is held too, so the arena's next allocations cannot get it. An arena
+/// reset in checked mode therefore frees its structures one by one into the quarantine instead of
+/// resetting the arena; a reset or destruction that does run (<see cref="ReleaseArena"/>) first takes
+/// the arena's blocks out. Blocks larger than the limit are freed at once. Slow by design: one pass to
+/// poison and one to check.
 /// </remarks>
 internal static unsafe class Quarantine
 {
@@ -25,6 +28,11 @@ internal static unsafe class Quarantine
     private const int NoSlot = -1;
 
     private static readonly Lock Gate = new();
+
+    // Held from taking blocks out of the queue until they are freed, so that ReleaseArena returns only
+    // once no block of the arena is left in the quarantine or on its way out (an eviction running on
+    // another thread would otherwise free it after the arena's reset). Taken before Gate, never after.
+    private static readonly Lock Releasing = new();
     private static readonly Queue<Block> Blocks = new();
     private static long s_bytes;
     private static long s_limit = ReadLimit();
@@ -66,53 +74,46 @@ internal static unsafe class Quarantine
     /// In checked mode, poisons a block whose slot was just invalidated and holds it and its slot back.
     /// </summary>
     /// <returns><see langword="true"/> if the quarantine took the block (and will free it and return the slot); <see langword="false"/> if the caller must.</returns>
-    internal static bool TryAdmit(int slot, void* memory, nuint size, int flags)
-    {
-        if (!s_enabled)
-        {
-            return false;
-        }
-
-        if ((flags >>> MallocxFlags.ArenaShift) != 0)
-        {
-            NativeMemory.Fill(memory, size, Poison);
-            return false;
-        }
-
-        if (size > (ulong)Limit)
-        {
-            return false;
-        }
-
-        ref ColdSlot cold = ref SlotTable.ColdOf(slot);
-        Admit(new Block(slot, (nint)memory, size, flags, cold.Kind, cold.ElementType));
-        return true;
-    }
-
-    /// <summary>
-    /// In checked mode, poisons and holds back the old block of a resize that moved: it has no slot of
-    /// its own (the allocation's slot went with the new block).
-    /// </summary>
-    /// <returns><see langword="true"/> if the quarantine took the block; <see langword="false"/> if the caller must free it.</returns>
-    internal static bool TryAdmitMoved(void* memory, nuint size, int flags, AllocationKind kind, int elementType)
+    /// <param name="slot">The block's slot, which the quarantine returns when it frees the block.</param>
+    /// <param name="memory">The block.</param>
+    /// <param name="size">Its size in bytes.</param>
+    /// <param name="flags">The flags to free it with.</param>
+    /// <param name="evict">
+    /// Whether to free the oldest blocks now if the quarantine is over its limit; false for an arena
+    /// reset, which holds the arena's gate closed and calls <see cref="EvictOverLimit"/> once it is open
+    /// again (a <see cref="WriteDetected"/> handler may then allocate in the arena).
+    /// </param>
+    /// <returns><see langword="true"/> if the quarantine took the block (and will free it and return the slot); <see langword="false"/> if the caller must.</returns>
+    internal static bool TryAdmit(int slot, void* memory, nuint size, int flags, bool evict = true)
     {
         if (!s_enabled || size > (ulong)Limit)
         {
             return false;
         }
 
-        if ((flags >>> MallocxFlags.ArenaShift) != 0)
-        {
-            // As a free in an arena: poisoned, not held (a reset of the arena may free it any time).
-            NativeMemory.Fill(memory, size, Poison);
-            return false;
-        }
-
-        Admit(new Block(NoSlot, (nint)memory, size, flags, kind, elementType));
+        ref ColdSlot cold = ref SlotTable.ColdOf(slot);
+        Admit(new Block(slot, (nint)memory, size, flags, cold.Kind, cold.ElementType), evict);
         return true;
     }
 
-    private static void Admit(Block block)
+    /// <summary>
+    /// In checked mode, poisons and holds back a block that has no slot of its own: the old block of a
+    /// resize that moved (the allocation's slot went with the new block), or a raw allocation of an
+    /// arena that a reset frees.
+    /// </summary>
+    /// <returns><see langword="true"/> if the quarantine took the block; <see langword="false"/> if the caller must free it.</returns>
+    internal static bool TryAdmitWithoutSlot(void* memory, nuint size, int flags, AllocationKind kind, int elementType, bool evict = true)
+    {
+        if (!s_enabled || size > (ulong)Limit)
+        {
+            return false;
+        }
+
+        Admit(new Block(NoSlot, (nint)memory, size, flags, kind, elementType), evict);
+        return true;
+    }
+
+    private static void Admit(Block block, bool evict)
     {
         NativeMemory.Fill((void*)block.Address, block.Size, Poison);
         lock (Gate)
@@ -121,10 +122,65 @@ internal static unsafe class Quarantine
             s_bytes += (long)block.Size;
         }
 
-        EvictOver(Limit);
+        if (evict)
+        {
+            EvictOver(Limit);
+        }
     }
 
-    /// <summary>In checked mode, poisons a live block an arena reset is about to free.</summary>
+    /// <summary>Checks and frees the oldest blocks while the quarantine is over its limit.</summary>
+    internal static void EvictOverLimit() => EvictOver(Limit);
+
+    /// <summary>
+    /// Checks and frees every held block of <paramref name="arena"/> now, before a reset or destruction
+    /// of the arena frees all of its memory (a held block would otherwise be freed twice). Returns once
+    /// no block of the arena is held or being freed. The caller holds the arena's gate closed, so no
+    /// new block of the arena comes in meanwhile.
+    /// </summary>
+    internal static void ReleaseArena(uint arena)
+    {
+        List<UseAfterFreeEventArgs>? reports = null;
+        lock (Releasing)
+        {
+            List<Block>? taken = null;
+            lock (Gate)
+            {
+                int count = Blocks.Count;
+                for (int i = 0; i < count; i++)
+                {
+                    Block block = Blocks.Dequeue();
+                    if (AllocationLedger.ArenaOf(block.Flags) == arena)
+                    {
+                        (taken ??= []).Add(block);
+                        s_bytes -= (long)block.Size;
+                    }
+                    else
+                    {
+                        Blocks.Enqueue(block);
+                    }
+                }
+            }
+
+            foreach (Block block in taken ?? [])
+            {
+                if (Release(block) is { } report)
+                {
+                    (reports ??= []).Add(report);
+                }
+            }
+        }
+
+        foreach (UseAfterFreeEventArgs report in reports ?? [])
+        {
+            WriteDetected?.Invoke(null, report);
+        }
+    }
+
+    /// <summary>
+    /// In checked mode, poisons a live block an arena reset is about to free with the rest of the arena
+    /// (the reset that runs because the arena has raw allocations made outside checked mode, which only
+    /// the arena's reset can free; see <c>JemArena.Reset</c>).
+    /// </summary>
     internal static void PoisonForReset(void* memory, nuint size)
     {
         if (s_enabled && memory != null)
@@ -140,23 +196,34 @@ internal static unsafe class Quarantine
     {
         while (true)
         {
-            Block block;
-            lock (Gate)
+            UseAfterFreeEventArgs? report;
+            lock (Releasing)
             {
-                if (s_bytes <= limit || Blocks.Count == 0)
+                Block block;
+                lock (Gate)
                 {
-                    return;
+                    if (s_bytes <= limit || Blocks.Count == 0)
+                    {
+                        return;
+                    }
+
+                    block = Blocks.Dequeue();
+                    s_bytes -= (long)block.Size;
                 }
 
-                block = Blocks.Dequeue();
-                s_bytes -= (long)block.Size;
+                report = Release(block);
             }
 
-            Release(block);
+            // Outside the locks: a handler may free (and so admit and evict) on this thread.
+            if (report is not null)
+            {
+                WriteDetected?.Invoke(null, report);
+            }
         }
     }
 
-    private static void Release(Block block)
+    // Checks and frees one block taken out of the queue; returns the report of a write found in it.
+    private static UseAfterFreeEventArgs? Release(Block block)
     {
         long offset = FindWrite((byte*)block.Address, block.Size);
         UseAfterFreeEventArgs? report = null;
@@ -172,10 +239,7 @@ internal static unsafe class Quarantine
             SlotTable.Return(block.Slot);
         }
 
-        if (report is not null)
-        {
-            WriteDetected?.Invoke(null, report);
-        }
+        return report;
     }
 
     private static long FindWrite(byte* memory, nuint size)
