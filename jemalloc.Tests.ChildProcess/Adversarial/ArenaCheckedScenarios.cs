@@ -1,0 +1,482 @@
+using System.Buffers;
+
+namespace jemalloc.Tests.ChildProcess.Adversarial;
+
+/// <summary>
+/// Checked mode in a <see cref="JemArena"/> (run with <c>JEMALLOC_NET_CHECKED=1</c>): memory freed in
+/// an arena, one structure at a time or by <see cref="JemArena.Reset"/>, is poisoned (0xDB) and held
+/// back, so a span kept from before and an indexer racing the reset read poison or throw, never the
+/// data of a structure allocated afterwards, and a write through them is reported instead of landing
+/// in a live structure. A rented <see cref="JemMemoryPool"/> block refuses the reset, in either mode.
+/// </summary>
+internal static class ArenaCheckedScenarios
+{
+    private const int Live = 0x11111111;
+    private const int Victim = 0x22222222;
+    private const int Poison = unchecked((int)0xDBDBDBDB);
+    private const byte Old = 0x5A;
+    private const byte VictimByte = 0x77;
+    private const int Size = 256;
+
+    private static readonly TimeSpan Budget = TimeSpan.FromSeconds(2);
+
+    internal static void Register(Dictionary<string, Action> all)
+    {
+        all["checked-arena-free"] = ArenaFree;
+        all["checked-arena-reset"] = ArenaReset;
+        all["checked-arena-reset-untracked-raw"] = ResetWithUntrackedRaw;
+        all["checked-arena-dispose-quarantined"] = DisposeWithQuarantinedBlocks;
+        all["checked-arena-reset-racing-indexer"] = RacingIndexerVsReset;
+        all["arena-pool-span-vs-reset"] = PoolSpanVsReset;
+    }
+
+    /// <summary>
+    /// A structure freed in an arena is poisoned and held: a span kept past its lease reads 0xDB even
+    /// after new structures of its size were made in the arena, and a write through it is reported
+    /// when the quarantine lets the block go; the new structures keep their data.
+    /// </summary>
+    private static void ArenaFree()
+    {
+        Check.True(AllocationLedger.CheckedMode, "JEMALLOC_NET_CHECKED=1 turns checked mode on");
+        using var arena = new JemArena();
+        List<UseAfterFreeEventArgs> reports = Watch();
+        foreach (string kind in new[] { "FixedBuffer", "SafeArray", "HugeArray" })
+        {
+            Stale stale = MakeStale(kind, arena);
+            stale.Free();
+            List<Action> victims = MakeVictims(arena, out Func<bool> victimsIntact);
+            ExpectPoisonAndReport(kind + " freed in an arena", stale, victimsIntact, reports);
+            victims.ForEach(free => free());
+        }
+    }
+
+    /// <summary>
+    /// As <see cref="ArenaFree"/> with <see cref="JemArena.Reset"/> freeing the structures and a raw
+    /// allocation: everything the reset freed reads 0xDB, the arena's next allocations do not get it,
+    /// and the reset leaves the arena empty in its books.
+    /// </summary>
+    private static unsafe void ArenaReset()
+    {
+        Check.True(AllocationLedger.CheckedMode, "JEMALLOC_NET_CHECKED=1 turns checked mode on");
+        using var arena = new JemArena();
+        List<UseAfterFreeEventArgs> reports = Watch();
+        foreach (string kind in new[] { "FixedBuffer", "SafeArray", "HugeArray" })
+        {
+            Stale stale = MakeStale(kind, arena);
+            byte* raw = (byte*)arena.Allocate(Size);
+            new Span<byte>(raw, Size).Fill(Old);
+            long quarantined = AllocationLedger.QuarantinedBytes;
+
+            arena.Reset();
+            Check.Equal(0L, arena.UsedBytes, $"{kind}: the reset empties the arena's books");
+            Check.True(AllocationLedger.QuarantinedBytes >= quarantined + 2 * Size, $"{kind}: the reset put the structure and the raw block in the quarantine", $"{AllocationLedger.QuarantinedBytes - quarantined} bytes came in");
+            Check.Throws<ObjectDisposedException>($"{kind}: the reset invalidated the structure", stale.Touch);
+
+            List<Action> victims = MakeVictims(arena, out Func<bool> victimsIntact);
+            // The raw pointer dangles (its use is the user's bug), but checked mode still holds its block.
+            Check.Equal(0L, RaceScenarios.CountNot(new ReadOnlySpan<byte>(raw, Size), (byte)0xDB), $"{kind}: a raw allocation the reset freed reads poison, not a new structure's data");
+            ExpectPoisonAndReport(kind + " reset with its arena", stale, victimsIntact, reports);
+            victims.ForEach(free => free());
+        }
+    }
+
+    /// <summary>
+    /// A raw allocation made while checked mode was off cannot be freed one by one, so the reset
+    /// resets the arena: its structures are poisoned first, and the blocks the quarantine held in the
+    /// arena are freed before the reset (never a second time after it). The next reset, with no such
+    /// raw allocation left, holds the memory again.
+    /// </summary>
+    private static unsafe void ResetWithUntrackedRaw()
+    {
+        Check.True(AllocationLedger.CheckedMode, "JEMALLOC_NET_CHECKED=1 turns checked mode on");
+        using var arena = new JemArena();
+        AllocationLedger.CheckedMode = false;
+        _ = arena.Allocate(64);
+        AllocationLedger.CheckedMode = true;
+        long quarantined = AllocationLedger.QuarantinedBytes;
+
+        // A block of the arena in the quarantine, which the arena's reset would free a second time.
+        new SafeArray<byte>(Size, Old, arena.Options).Dispose();
+        Check.Equal(quarantined + Size, AllocationLedger.QuarantinedBytes, "a free in the arena is quarantined");
+        Stale stale = MakeStale("SafeArray", arena);
+
+        arena.Reset();
+        Check.Equal(0L, RaceScenarios.CountNot(stale.Span, (byte)0xDB), "the reset of the arena poisoned the structure before freeing it");
+        Check.Equal(quarantined, AllocationLedger.QuarantinedBytes, "the reset took the arena's blocks out of the quarantine first");
+        Check.Equal(0L, arena.UsedBytes, "the reset emptied the arena's books");
+
+        // The freed memory goes round the arena and the quarantine: a double free would show here.
+        for (int round = 0; round < 4; round++)
+        {
+            var arrays = new List<SafeArray<byte>>();
+            for (int i = 0; i < 64; i++)
+            {
+                arrays.Add(new SafeArray<byte>(Size, VictimByte, arena.Options));
+            }
+
+            Check.True(arrays.All(a => RaceScenarios.CountNot(a.ToArray(), VictimByte) == 0), $"round {round}: every new array holds its own data");
+            arrays.ForEach(a => a.Dispose());
+            AllocationLedger.FlushQuarantine();
+        }
+
+        Stale held = MakeStale("SafeArray", arena);
+        arena.Reset();
+        List<Action> victims = MakeVictims(arena, out Func<bool> victimsIntact);
+        ExpectPoisonAndReport("after the untracked raw allocation went with the reset", held, victimsIntact, Watch());
+        victims.ForEach(free => free());
+    }
+
+    /// <summary>
+    /// Disposing an arena whose blocks the quarantine holds frees them before the arena is destroyed:
+    /// nothing is freed twice, and a new arena (which may get the same index) works.
+    /// </summary>
+    private static void DisposeWithQuarantinedBlocks()
+    {
+        Check.True(AllocationLedger.CheckedMode, "JEMALLOC_NET_CHECKED=1 turns checked mode on");
+        long quarantined = AllocationLedger.QuarantinedBytes;
+        for (int round = 0; round < 8; round++)
+        {
+            var arena = new JemArena();
+            for (int i = 0; i < 32; i++)
+            {
+                new SafeArray<byte>(Size, Old, arena.Options).Dispose();
+            }
+
+            var live = new SafeArray<byte>(Size, Old, arena.Options);
+            Check.True(AllocationLedger.QuarantinedBytes >= quarantined + 32 * Size, $"round {round}: the frees in the arena are quarantined");
+            arena.Dispose();
+            Check.Equal(quarantined, AllocationLedger.QuarantinedBytes, $"round {round}: the arena's destruction took its blocks out of the quarantine first");
+            Check.Throws<ObjectDisposedException>($"round {round}: the destruction invalidated the live array", () => _ = live[0]);
+            live.Dispose();
+            AllocationLedger.FlushQuarantine();
+        }
+    }
+
+    private static volatile FixedBufferBox? s_buffer;
+    private static volatile SafeArray<int>? s_array;
+    private static volatile HugeArray<int>? s_huge;
+
+    /// <summary>
+    /// Indexers of an arena's structures, without a lease (the race the contract leaves to the user),
+    /// race the arena's reset; right after each reset new structures in the arena are filled with a
+    /// sentinel. A racing read returns the structure's value or poison, or throws, and never the
+    /// sentinel; a racing write never changes a new structure.
+    /// </summary>
+    private static void RacingIndexerVsReset()
+    {
+        Check.True(AllocationLedger.CheckedMode, "JEMALLOC_NET_CHECKED=1 turns checked mode on");
+        const int n = 64;
+        using var arena = new JemArena();
+        long resets = 0, refused = 0, poisonReads = 0, disposedSeen = 0, reads = 0, writes = 0;
+        long before = AllocationLedger.UseAfterFreeWritesDetected;
+        long[] counts = Check.RaceUntil("racing indexers vs arena reset (checked)", Budget, firstBodyAtLeast: 300, int.MaxValue,
+            i =>
+            {
+                var buffer = new FixedBuffer<int>(n, Live, arena.Options);
+                var array = new SafeArray<int>(n, Live, arena.Options);
+                var huge = new HugeArray<int>(n, Live, arena.Options);
+                s_buffer = new FixedBufferBox(buffer);
+                s_array = array;
+                s_huge = huge;
+                Thread.SpinWait(50 + i % 100);
+                refused += Check.UntilNotRefused(arena.Reset);
+                resets++;
+
+                // New structures at once: without checked mode's hold they would get the reset memory.
+                var victim = new FixedBuffer<int>(n, Victim, arena.Options);
+                var victimArray = new SafeArray<int>(n, Victim, arena.Options);
+                var victimHuge = new HugeArray<int>(n, Victim, arena.Options);
+                // Long enough for the racing threads to go through them.
+                Thread.SpinWait(1000);
+                if (RaceScenarios.CountNot(victim.ToArray(), Victim) != 0 || RaceScenarios.CountNot(victimArray.ToArray(), Victim) != 0 || CountNot(victimHuge, Victim) != 0)
+                {
+                    Check.Fail("checked arena reset", $"iteration {i}: a racing write through a reset structure landed in a live one");
+                }
+
+                victim.Free();
+                victimArray.Dispose();
+                victimHuge.Dispose();
+                // The reset structures: disposing them frees nothing (the FixedBuffer, a struct, was invalidated with them).
+                array.Dispose();
+                huge.Dispose();
+            },
+            i =>
+            {
+                FixedBufferBox? box = s_buffer;
+                SafeArray<int>? a = s_array;
+                HugeArray<int>? h = s_huge;
+                if (box is null || a is null || h is null)
+                {
+                    return;
+                }
+
+                for (int j = 0; j < n; j++)
+                {
+                    Read(() => box.Buffer[j]);
+                    Read(() => a[j]);
+                    Read(() => h[j]);
+                }
+            },
+            i =>
+            {
+                FixedBufferBox? box = s_buffer;
+                SafeArray<int>? a = s_array;
+                HugeArray<int>? h = s_huge;
+                if (box is null || a is null || h is null)
+                {
+                    return;
+                }
+
+                FixedBuffer<int> b = box.Buffer;
+                for (int j = 0; j < n; j++)
+                {
+                    Write(() => b[j] = Live);
+                    Write(() => a[j] = Live);
+                    Write(() => h[j] = Live);
+                }
+            });
+        s_buffer = null;
+        s_array = null;
+        s_huge = null;
+        AllocationLedger.FlushQuarantine();
+        Check.Info($"INFO resets={resets} refused={refused} reads={reads} writes={writes} poison-reads={poisonReads} invalidated-seen={disposedSeen} writes-detected={AllocationLedger.UseAfterFreeWritesDetected - before}");
+        Check.True(counts[1] > 0 && counts[2] > 0 && reads + writes > 0, "the readers and writers ran", $"reader loops={counts[1]} writer loops={counts[2]}");
+        Check.True(resets > 100, "enough resets ran", $"only {resets}");
+        Check.True(disposedSeen + poisonReads > 0, "the indexers met the resets", "no access ever saw a reset structure: the race did not happen");
+
+        void Read(Func<int> read)
+        {
+            try
+            {
+                int value = read();
+                Interlocked.Increment(ref reads);
+                if (value == Poison)
+                {
+                    Interlocked.Increment(ref poisonReads);
+                }
+                else if (value != Live)
+                {
+                    Check.Fail("checked arena reset", $"a read racing the reset returned 0x{value:X8}: {(value == Victim ? "a structure allocated after the reset" : "neither the structure's value nor poison")}");
+                }
+            }
+            catch (ObjectDisposedException)
+            {
+                Interlocked.Increment(ref disposedSeen);
+            }
+        }
+
+        void Write(Action write)
+        {
+            try
+            {
+                write();
+                Interlocked.Increment(ref writes);
+            }
+            catch (ObjectDisposedException)
+            {
+                Interlocked.Increment(ref disposedSeen);
+            }
+        }
+    }
+
+    /// <summary>
+    /// A <see cref="JemMemoryPool"/> in an arena: a reset while a block is rented is refused with an
+    /// <see cref="InvalidOperationException"/> that names the rent, and the owner's span stays its own.
+    /// Then one thread rents and writes through spans (as a pipe does), while another resets the arena
+    /// and at once fills new arrays in it with a sentinel: no span write ever lands in an array.
+    /// </summary>
+    private static void PoolSpanVsReset()
+    {
+        using var arena = new JemArena();
+        using var pool = new JemMemoryPool(arena: arena);
+        IMemoryOwner<byte> owner = pool.Rent(4096);
+        Span<byte> span = owner.Memory.Span;
+        span.Fill(Old);
+        InvalidOperationException? refusal = null;
+        try
+        {
+            arena.Reset();
+        }
+        catch (InvalidOperationException e)
+        {
+            refusal = e;
+        }
+
+        Check.Caught<InvalidOperationException>("a reset while a pool block is rented", refusal);
+        Check.True(refusal?.Message.Contains("1 JemMemoryPool block(s)", StringComparison.Ordinal) == true && refusal.Message.Contains("rented", StringComparison.Ordinal), "the refusal names the rented block", refusal?.Message ?? "none");
+        using (var array = new SafeArray<byte>(4096, VictimByte, arena.Options))
+        {
+            span.Fill(0x33);
+            Check.Equal(0L, RaceScenarios.CountNot(array.ToArray(), VictimByte), "a span of the rented block did not reach an array made after the refused reset");
+        }
+
+        Check.Equal(0L, RaceScenarios.CountNot(owner.Memory.Span, (byte)0x33), "the owner still reads its own writes");
+        owner.Dispose();
+        Check.NoThrow("the reset runs once the owner is disposed", arena.Reset);
+
+        long rents = 0, resets = 0, refused = 0, spanWrites = 0;
+        long[] counts = Check.RaceUntil("pool spans vs arena reset", Budget, firstBodyAtLeast: 300, int.MaxValue,
+            i =>
+            {
+                try
+                {
+                    arena.Reset();
+                    resets++;
+                }
+                catch (InvalidOperationException e) when (e is not ObjectDisposedException)
+                {
+                    refused++;
+                }
+
+                using var array = new SafeArray<byte>(4096, VictimByte, arena.Options);
+                Thread.SpinWait(200);
+                long bad = RaceScenarios.CountNot(array.ToArray(), VictimByte);
+                if (bad != 0)
+                {
+                    Check.Fail("pool spans vs arena reset", $"iteration {i}: {bad} bytes of an array made after a reset were overwritten through a pool block's span");
+                }
+            },
+            i =>
+            {
+                IMemoryOwner<byte> rented = pool.Rent(4096);
+                rents++;
+                Span<byte> held = rented.Memory.Span;
+                for (int k = 0; k < 20; k++)
+                {
+                    held.Fill((byte)(k + 1));
+                    spanWrites++;
+                    Thread.SpinWait(20);
+                }
+
+                rented.Dispose();
+            });
+        Check.Info($"INFO rents={rents} span-writes={spanWrites} resets={resets} refused={refused}");
+        Check.True(counts[0] > 0 && counts[1] > 0 && rents > 0 && spanWrites > 0, "both sides ran", $"reset loops={counts[0]} rents={rents}");
+        Check.True(refused > 0, "resets met rented blocks and were refused", "no reset was ever refused: the race did not happen");
+        Check.True(resets > 0, "resets between the rents ran", "no reset ever ran");
+    }
+
+    private static long CountNot<T>(HugeArray<T> array, T value)
+        where T : unmanaged, IEquatable<T>
+    {
+        long bad = 0;
+        for (long i = 0; i < array.Length; i++)
+        {
+            bad += array[i].Equals(value) ? 0 : 1;
+        }
+
+        return bad;
+    }
+
+    private static List<UseAfterFreeEventArgs> Watch()
+    {
+        var reports = new List<UseAfterFreeEventArgs>();
+        AllocationLedger.UseAfterFreeDetected += (_, e) => { lock (reports) { reports.Add(e); } };
+        return reports;
+    }
+
+    // A structure of the kind named, filled with Old, with a span kept past its lease's Dispose.
+    private static Stale MakeStale(string kind, JemArena arena)
+    {
+        switch (kind)
+        {
+            case "FixedBuffer":
+            {
+                var buffer = new FixedBuffer<byte>(Size, Old, arena.Options);
+                MemoryLease<byte> lease = buffer.Lease();
+                Stale stale = new(lease.Span, () => buffer.Free(), () => _ = buffer[0]);
+                lease.Dispose();
+                return stale;
+            }
+
+            case "SafeArray":
+            {
+                var array = new SafeArray<byte>(Size, Old, arena.Options);
+                MemoryLease<byte> lease = array.Lease();
+                Stale stale = new(lease.Span, array.Dispose, () => _ = array[0]);
+                lease.Dispose();
+                return stale;
+            }
+
+            default:
+            {
+                var huge = new HugeArray<byte>(Size, Old, arena.Options);
+                MemoryLease<byte> lease = huge.Lease();
+                Stale stale = new(lease.Span, huge.Dispose, () => _ = huge[0]);
+                lease.Dispose();
+                return stale;
+            }
+        }
+    }
+
+    // Victims of the stale structure's size in the same arena, filled with VictimByte, made at once
+    // after the free: jemalloc would hand them the freed block first.
+    private static List<Action> MakeVictims(JemArena arena, out Func<bool> intact)
+    {
+        var buffers = new List<FixedBuffer<byte>>();
+        var arrays = new List<SafeArray<byte>>();
+        var huges = new List<HugeArray<byte>>();
+        for (int v = 0; v < 16; v++)
+        {
+            buffers.Add(new FixedBuffer<byte>(Size, VictimByte, arena.Options));
+            arrays.Add(new SafeArray<byte>(Size, VictimByte, arena.Options));
+            huges.Add(new HugeArray<byte>(Size, VictimByte, arena.Options));
+        }
+
+        intact = () =>
+            buffers.All(b => RaceScenarios.CountNot(b.ToArray(), VictimByte) == 0) &&
+            arrays.All(a => RaceScenarios.CountNot(a.ToArray(), VictimByte) == 0) &&
+            huges.All(h => CountNot(h, VictimByte) == 0);
+        return
+        [
+            () => buffers.ForEach(b => b.Free()),
+            () => arrays.ForEach(a => a.Dispose()),
+            () => huges.ForEach(h => h.Dispose()),
+        ];
+    }
+
+    // The stale span reads poison with the victims made; a write through it reaches no victim and is
+    // reported when the quarantine lets the block go.
+    private static void ExpectPoisonAndReport(string what, Stale stale, Func<bool> victimsIntact, List<UseAfterFreeEventArgs> reports)
+    {
+        Check.Equal(0L, RaceScenarios.CountNot(stale.Span, (byte)0xDB), $"{what}: a span kept from before reads poison, not the old data or a new structure's");
+        int reported;
+        lock (reports)
+        {
+            reported = reports.Count;
+        }
+
+        long detected = AllocationLedger.UseAfterFreeWritesDetected;
+        stale.Span[10] = 1;
+        Check.True(victimsIntact(), $"{what}: the write through the stale span reached no structure made after the free");
+        AllocationLedger.FlushQuarantine();
+        Check.Equal(detected + 1, AllocationLedger.UseAfterFreeWritesDetected, $"{what}: the write through the stale span is counted");
+        lock (reports)
+        {
+            Check.Equal(reported + 1, reports.Count, $"{what}: the write raised UseAfterFreeDetected");
+            if (reports.Count > reported)
+            {
+                Check.Equal(10L, reports[^1].Offset, $"{what}: reported offset");
+                Check.Equal((nuint)Size, reports[^1].Size, $"{what}: reported size");
+            }
+        }
+    }
+
+    // A lease's span kept past the lease's Dispose (the misuse under test): its address and length.
+    private sealed unsafe class Stale(Span<byte> span, Action free, Action touch)
+    {
+        private readonly nint _address = (nint)System.Runtime.CompilerServices.Unsafe.AsPointer(ref span[0]);
+
+        internal Span<byte> Span => new((void*)_address, Size);
+
+        internal void Free() => free();
+
+        internal void Touch() => touch();
+    }
+
+    // A FixedBuffer is a struct: boxed so that a racing thread reads one published value whole.
+    private sealed class FixedBufferBox(FixedBuffer<int> buffer)
+    {
+        internal FixedBuffer<int> Buffer { get; } = buffer;
+    }
+}

@@ -1,0 +1,134 @@
+using System.Buffers;
+using System.Runtime.CompilerServices;
+using jemalloc.Tests.Support;
+
+namespace jemalloc.Tests.IO;
+
+/// <summary>
+/// A rented <see cref="JemMemoryPool"/> block in an arena holds back the arena's reset and destruction:
+/// a span taken from its owner cannot be checked, so freeing the block under it would let the span
+/// write into whatever the arena allocates next. The refusal names the rented blocks.
+/// </summary>
+[Collection(LeakChecked.Name)]
+public sealed class JemMemoryPoolArenaResetTests : LeakCheckedTest
+{
+    [Fact]
+    public void A_reset_while_blocks_are_rented_throws_naming_them_and_leaves_their_memory_to_the_owners()
+    {
+        using var arena = new JemArena();
+        using var pool = new JemMemoryPool(arena: arena);
+        IMemoryOwner<byte> first = pool.Rent(4096);
+        IMemoryOwner<byte> second = pool.Rent(1024);
+        first.Memory.Span.Fill(0x5A);
+
+        var refusal = Assert.Throws<InvalidOperationException>(arena.Reset);
+        Assert.IsNotType<ObjectDisposedException>(refusal);
+        Assert.Contains("2 JemMemoryPool block(s)", refusal.Message, StringComparison.Ordinal);
+        Assert.Contains($"{4096 + 1024:N0} bytes", refusal.Message, StringComparison.Ordinal);
+        Assert.Contains("rented", refusal.Message, StringComparison.Ordinal);
+        Assert.Contains($"arena {arena.Index}", refusal.Message, StringComparison.Ordinal);
+
+        // Nothing was reset: the owners' memory is theirs, and a new array in the arena does not get it.
+        using (var array = new SafeArray<byte>(4096, 0x77, arena.Options))
+        {
+            first.Memory.Span.Fill(0x33);
+            Assert.All(array.ToArray(), b => Assert.Equal(0x77, b));
+        }
+
+        Assert.All(first.Memory.ToArray(), b => Assert.Equal(0x33, b));
+
+        first.Dispose();
+        refusal = Assert.Throws<InvalidOperationException>(arena.Reset);
+        Assert.Contains("1 JemMemoryPool block(s)", refusal.Message, StringComparison.Ordinal);
+        second.Dispose();
+        arena.Reset();
+        Assert.Equal(0L, arena.UsedBytes);
+        Assert.Equal(0, pool.GetStatistics().CachedCount);
+    }
+
+    [Fact]
+    public void A_rented_block_refuses_the_arena_s_dispose_too()
+    {
+        var arena = new JemArena();
+        var pool = new JemMemoryPool(arena: arena);
+        IMemoryOwner<byte> owner = pool.Rent(512);
+        Assert.Throws<InvalidOperationException>(arena.Dispose);
+        Assert.False(arena.IsDisposed);
+        owner.Memory.Span.Fill(1);
+        owner.Dispose();
+        pool.Dispose();
+        arena.Dispose();
+        Assert.True(arena.IsDisposed);
+    }
+
+    [Fact]
+    public void A_kept_block_handed_to_a_new_rent_refuses_the_reset_again_and_a_reset_between_rents_frees_the_kept_blocks()
+    {
+        using var arena = new JemArena();
+        using var pool = new JemMemoryPool(arena: arena, clearBlocks: true);
+        pool.Rent(2048).Dispose();
+        Assert.Equal(1, pool.GetStatistics().CachedCount);
+
+        // Handed to a new rent, the kept block is held by it.
+        using (IMemoryOwner<byte> owner = pool.Rent(2048))
+        {
+            Assert.Equal(0, pool.GetStatistics().CachedCount);
+            Assert.Throws<InvalidOperationException>(arena.Reset);
+            Assert.All(owner.Memory.ToArray(), b => Assert.Equal(0, b));
+        }
+
+        Assert.Equal(1, pool.GetStatistics().CachedCount);
+        arena.Reset();
+        Assert.Equal(0, pool.GetStatistics().CachedCount);
+        using IMemoryOwner<byte> fresh = pool.Rent(2048);
+        fresh.Memory.Span.Fill(9);
+        Assert.Throws<InvalidOperationException>(arena.Reset);
+    }
+
+    [Fact]
+    public void An_owner_disposed_while_pinned_holds_the_reset_back_until_its_last_unpin()
+    {
+        using var arena = new JemArena();
+        using var pool = new JemMemoryPool(arena: arena);
+        IMemoryOwner<byte> owner = pool.Rent(4096);
+        MemoryHandle pin = owner.Memory.Pin();
+        owner.Dispose();
+        Assert.Throws<InvalidOperationException>(arena.Reset);
+        pin.Dispose();
+        arena.Reset();
+        Assert.Equal(0L, arena.UsedBytes);
+    }
+
+    [Fact]
+    public void An_owner_dropped_without_dispose_stops_holding_the_reset_back_once_finalized()
+    {
+        LeavesLeaksToTheFinalizer();
+        using var arena = new JemArena();
+        using var pool = new JemMemoryPool(arena: arena);
+        RentAndDrop(pool);
+        Assert.Throws<InvalidOperationException>(arena.Reset);
+        for (int i = 0; i < 3; i++)
+        {
+            GC.Collect();
+            GC.WaitForPendingFinalizers();
+        }
+
+        arena.Reset();
+        Assert.Equal(0L, arena.UsedBytes);
+        Assert.Equal(0L, pool.GetStatistics().OutstandingBytes);
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static void RentAndDrop(JemMemoryPool pool) => pool.Rent(4096).Memory.Span.Fill(1);
+    }
+
+    [Fact]
+    public void A_pool_outside_any_arena_is_not_touched_by_an_arena_s_reset()
+    {
+        using var arena = new JemArena();
+        using var pool = new JemMemoryPool();
+        using IMemoryOwner<byte> owner = pool.Rent(4096);
+        owner.Memory.Span.Fill(4);
+        arena.Reset();
+        Assert.All(owner.Memory.ToArray(), b => Assert.Equal(4, b));
+    }
+}
