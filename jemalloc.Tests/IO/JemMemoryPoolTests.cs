@@ -301,12 +301,12 @@ public sealed class JemMemoryPoolTests : LeakCheckedTest
     }
 
     [Fact]
-    public void A_pinned_block_refuses_a_reset_of_its_arena_and_a_reset_invalidates_unpinned_blocks()
+    public void A_rented_or_pinned_block_refuses_a_reset_of_its_arena_and_a_reset_invalidates_the_kept_blocks()
     {
         using var arena = new JemArena();
         using var pool = new JemMemoryPool(arena: arena);
         Assert.Same(arena, pool.Arena);
-        using IMemoryOwner<byte> owner = pool.Rent(4096);
+        IMemoryOwner<byte> owner = pool.Rent(4096);
         Assert.True(arena.UsedBytes >= 4096);
         using (owner.Memory.Pin())
         {
@@ -314,7 +314,12 @@ public sealed class JemMemoryPoolTests : LeakCheckedTest
             owner.Memory.Span[0] = 1;
         }
 
+        Assert.Throws<InvalidOperationException>(arena.Reset);
+        Assert.Equal(1, owner.Memory.Span[0]);
+        owner.Dispose();
+        Assert.Equal(1, pool.GetStatistics().CachedCount);
         arena.Reset();
+        Assert.Equal(0, pool.GetStatistics().CachedCount);
         Assert.Throws<ObjectDisposedException>(() => owner.Memory);
     }
 
