@@ -52,6 +52,10 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
     private const int ReaderMask = Disposed - 1;
 
     private static readonly UTF8Encoding StrictUtf8 = new(encoderShouldEmitUTF8Identifier: false, throwOnInvalidBytes: true);
+    private static int s_lastScopeTag;
+
+    // Tags this store's read-scope tokens (never 0, the untagged tokens' tag).
+    private readonly int _scopeTag = NextScopeTag();
 
     private readonly int _blockSize;
     private readonly AllocationOptions _options;
@@ -247,7 +251,7 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
                 AllocationHandle token;
                 try
                 {
-                    token = AllocationLedger.TakeLeaseToken();
+                    token = AllocationLedger.TakeLeaseToken(_scopeTag);
                 }
                 catch
                 {
@@ -294,6 +298,21 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
         {
             ExitWrite();
         }
+    }
+
+    /// <summary>The tag of this store's read-scope tokens.</summary>
+    internal int ScopeTag => _scopeTag;
+
+    private static int NextScopeTag()
+    {
+        int tag;
+        do
+        {
+            tag = Interlocked.Increment(ref s_lastScopeTag);
+        }
+        while (tag == 0);
+
+        return tag;
     }
 
     // Closes one scope. Its token lets each scope close once, so the count is above zero here and no

@@ -22,6 +22,7 @@ internal static class RecordRoundTwoScenarios
         all["records2-torn-string-words"] = TornStringWords;
         all["records2-torn-customer-hugearray"] = () => TornCustomers(useHugeArray: true);
         all["records2-torn-customer-array"] = () => TornCustomers(useHugeArray: false);
+        all["records2-torn-read-scope"] = TornReadScope;
         all["records2-add-utf8-changed-meanwhile"] = AddUtf8ChangedMeanwhile;
         all["records2-add-chars-changed-meanwhile"] = AddCharsChangedMeanwhile;
         all["records2-batch-keys-changed-meanwhile"] = BatchKeysChangedMeanwhile;
@@ -298,6 +299,40 @@ internal static class RecordRoundTwoScenarios
         Check.Info($"INFO {what}: writes={counts[0] + counts[1]} reads={counts[2] + counts[3]} readA={readA} readB={readB} torn={torn}");
         Check.True(counts[0] > 0 && counts[1] > 0 && counts[2] > 0 && counts[3] > 0, $"{what}: every thread ran");
         Check.True(readA > 0 && readB > 0, $"{what}: the readers saw both values", $"readA={readA} readB={readB}");
+    }
+
+    // A read scope is a store and a token: a racy copy can pair one store with another's token.
+    // Disposing such a mix throws and closes neither scope (closing one would let a Reset free the
+    // blocks under the reader that opened it), and the real scopes still close once each.
+    private static void TornReadScope()
+    {
+        using var a = new Utf8StringStore(Utf8StringStore.MinBlockSize, AllocationOptions.Default);
+        using var b = new Utf8StringStore(Utf8StringStore.MinBlockSize, AllocationOptions.Default);
+        StoredUtf8String va = a.Add("in a");
+        StoredUtf8String vb = b.Add("in b");
+        StringStoreReadScope scopeA = a.EnterRead();
+        StringStoreReadScope scopeB = b.EnterRead();
+        Check.Equal(16, Unsafe.SizeOf<StringStoreReadScope>(), "a read scope is two words");
+        StringStoreReadScope mix1 = MixWords(scopeA, scopeB);
+        StringStoreReadScope mix2 = MixWords(scopeB, scopeA);
+        Check.ThrowsExactly<InvalidOperationException>("Dispose of a scope mixing two stores' words", mix1.Dispose);
+        Check.ThrowsExactly<InvalidOperationException>("Dispose of the other mix", mix2.Dispose);
+        Check.ThrowsExactly<InvalidOperationException>("Reset of a with its real scope open, after the mixes", a.Reset);
+        Check.ThrowsExactly<InvalidOperationException>("Reset of b with its real scope open, after the mixes", b.Reset);
+        Check.Equal("in a", va.ToString(), "a's value while its scope is open");
+        Check.Equal("in b", vb.ToString(), "b's value while its scope is open");
+        Check.NoThrow("Dispose of a's real scope", scopeA.Dispose);
+        Check.NoThrow("Dispose of b's real scope", scopeB.Dispose);
+        Check.NoThrow("Reset of a once its scope is closed", a.Reset);
+        Check.NoThrow("Reset of b once its scope is closed", b.Reset);
+    }
+
+    // The first word of x and the second of y.
+    private static StringStoreReadScope MixWords(StringStoreReadScope x, StringStoreReadScope y)
+    {
+        StringStoreReadScope result = x;
+        Unsafe.Add(ref Unsafe.As<StringStoreReadScope, long>(ref result), 1) = Unsafe.Add(ref Unsafe.As<StringStoreReadScope, long>(ref y), 1);
+        return result;
     }
 
     // ---------------------------------------------------------------- class 1: caller spans changed meanwhile

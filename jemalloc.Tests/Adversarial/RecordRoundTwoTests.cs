@@ -20,6 +20,10 @@ public sealed class RecordRoundTwoTests
         AdversarialChild.AssertClean("records2-torn-customer-array");
 
     [Fact]
+    public void Disposing_a_read_scope_mixed_from_two_stores_throws_and_closes_neither() =>
+        AdversarialChild.AssertClean("records2-torn-read-scope");
+
+    [Fact]
     public void Add_of_UTF8_bytes_changed_by_another_thread_stores_valid_UTF8_or_throws() =>
         AdversarialChild.AssertClean("records2-add-utf8-changed-meanwhile");
 
