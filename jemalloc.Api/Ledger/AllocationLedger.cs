@@ -360,15 +360,26 @@ public static unsafe partial class AllocationLedger
     internal static void ExitLease(AllocationHandle handle) =>
         Interlocked.Add(ref SlotTable.HotOf(handle.Slot).State, -SlotState.OneLease);
 
-    /// <summary>A token that stands for one lease, so that copies of a lease release it only once.</summary>
+    /// <summary>
+    /// A token that stands for one lease, so that copies of a lease release it only once. A nonzero
+    /// <paramref name="tag"/> names the structure it was taken for (kept in the slot's element-type
+    /// field, which tokens do not use): a struct holding a structure and a token, torn by a racy copy,
+    /// then cannot spend another structure's token.
+    /// </summary>
     /// <exception cref="InvalidOperationException">The ledger is full.</exception>
-    internal static AllocationHandle TakeLeaseToken() => Register(null, 0, 0, LeaseTokenKind, 0, 0, null);
+    internal static AllocationHandle TakeLeaseToken(int tag = 0) => Register(null, 0, 0, LeaseTokenKind, tag, 0, null);
 
-    /// <summary>Spends a token from <see cref="TakeLeaseToken"/>; <see langword="false"/> if it was spent already.</summary>
-    internal static bool SpendLeaseToken(AllocationHandle token)
+    /// <summary>Spends a token from <see cref="TakeLeaseToken"/> taken with <paramref name="tag"/>; <see langword="false"/> if it was spent already or has another tag.</summary>
+    internal static bool SpendLeaseToken(AllocationHandle token, int tag = 0)
     {
         ref HotSlot hot = ref SlotTable.HotOf(token.Slot);
         long live = SlotState.Make(token.Generation);
+        // Read before the exchange below, which fails if the slot changed hands since the token was taken.
+        if (Volatile.Read(ref SlotTable.ColdOf(token.Slot).ElementType) != tag)
+        {
+            return false;
+        }
+
         if (Interlocked.CompareExchange(ref hot.State, SlotState.Make(token.Generation + 1), live) != live)
         {
             return false;

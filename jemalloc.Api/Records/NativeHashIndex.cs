@@ -1,3 +1,4 @@
+using System.Buffers;
 using System.Runtime.CompilerServices;
 using jemalloc.Internal;
 
@@ -20,11 +21,18 @@ namespace jemalloc;
 /// <para>
 /// Threads: one writer (<see cref="Add"/>, <see cref="Set"/>, <see cref="Remove"/>, <see cref="Clear"/>,
 /// <see cref="Dispose"/>) and any number of concurrent readers (<see cref="TryGetValue"/>,
-/// <see cref="ContainsKey"/>, the indexer's getter). A reader always sees the index as it was
-/// before or after each write, never a half-done one: it leases the table (so growth or
-/// <see cref="Dispose"/> cannot free it under the reader) and retries if a write ran meanwhile. Two
+/// <see cref="ContainsKey"/>, the indexer's getter, <see cref="TryGetValues"/>). A reader always
+/// sees the index as it was before or after each write, never a half-done one: it leases the table
+/// (so growth or <see cref="Dispose"/> cannot free it under the reader) and reads again if a write
+/// ran meanwhile; a batch does so chunk by chunk, so it finishes under any rate of writes. Two
 /// threads writing at once is a bug the index detects: the second throws <see cref="InvalidOperationException"/>.
 /// A reader may wait briefly while a write is in progress.
+/// </para>
+/// <para>
+/// A key type's own <see cref="IEquatable{T}.Equals(T)"/> and <see cref="object.GetHashCode"/> run
+/// inside the index's operations. If one of them throws, the operation throws it and leaves the index
+/// as it was. If one of them calls back into the same index (a lookup, a write, <see cref="Dispose"/>),
+/// that call throws <see cref="InvalidOperationException"/>: it cannot wait for the operation it is in.
 /// </para>
 /// </remarks>
 public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
@@ -34,6 +42,10 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
     public const long MinCapacity = 16;
 
     private const string TypeName = "NativeHashIndex";
+
+    // Chunks of a batch lookup: each is read from one state of the index, and only a chunk a write
+    // overlapped is read again, halved each time, so a batch finishes under any rate of writes.
+    private const int MaxChunk = 1024;
 
     private readonly AllocationOptions _options;
     private Table? _table;
@@ -103,6 +115,7 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
     /// <summary>Looks <paramref name="key"/> up; safe on any number of threads while one thread writes.</summary>
     /// <returns>Whether the key is present; <paramref name="value"/> is its value, or 0.</returns>
     /// <exception cref="ObjectDisposedException">The index was disposed, or the arena its table is in was reset.</exception>
+    /// <exception cref="InvalidOperationException">Called from inside a key's Equals or GetHashCode that this index is running.</exception>
     public bool TryGetValue(TKey key, out long value)
     {
         // A batch of one: the lease, the version check and the retry live in TryGetValues alone.
@@ -113,17 +126,20 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
     }
 
     /// <summary>
-    /// Looks up every key of <paramref name="keys"/> under one lease of the table: for a request that
-    /// looks up many keys, the lease, the version check and the memory fences are paid once instead
-    /// of once per key, and the table slots of all the keys are fetched from memory at the same time.
-    /// Safe on any number of threads while one thread writes; the values are all from one state of
-    /// the index (a write in between makes the whole batch read again).
+    /// Looks up every key of <paramref name="keys"/>, a chunk at a time under one lease of the table:
+    /// for a request that looks up many keys, the lease, the version check and the memory fences are
+    /// paid once per chunk instead of once per key, and the table slots of a group of keys are fetched
+    /// from memory at the same time. Safe on any number of threads while one thread writes: each chunk
+    /// is read from one state of the index (a write in between makes that chunk read again), so each
+    /// value is its key's value at one moment of the call, and a batch of any size finishes while a
+    /// writer writes. Each key is read once from <paramref name="keys"/> per attempt at its chunk.
     /// </summary>
     /// <param name="keys">The keys to look up.</param>
     /// <param name="values">Receives the value of each key at the same position, or -1 for a key the index does not hold.</param>
     /// <returns>How many of the keys are present.</returns>
     /// <exception cref="ArgumentException"><paramref name="values"/> is shorter than <paramref name="keys"/>.</exception>
     /// <exception cref="ObjectDisposedException">The index was disposed, or the arena its table is in was reset.</exception>
+    /// <exception cref="InvalidOperationException">Called from inside a key's Equals or GetHashCode that this index is running.</exception>
     public int TryGetValues(ReadOnlySpan<TKey> keys, Span<long> values)
     {
         if (values.Length < keys.Length)
@@ -131,45 +147,90 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
             ThrowHelper.ThrowArgument(nameof(values), $"The values span ({values.Length}) must be at least as long as the keys ({keys.Length}).");
         }
 
+        if (!KeysRunUserCode)
+        {
+            return LookUp(keys, values);
+        }
+
+        ReentrancyGuard.Enter(this, TypeName);
+        try
+        {
+            return LookUp(keys, values);
+        }
+        finally
+        {
+            ReentrancyGuard.Exit();
+        }
+    }
+
+    private int LookUp(ReadOnlySpan<TKey> keys, Span<long> values)
+    {
+        if (keys.IsEmpty)
+        {
+            _ = CurrentTable();
+            return 0;
+        }
+
         var spin = default(SpinWait);
-        while (true)
+        int chunk = MaxChunk;
+        int start = 0;
+        int found = 0;
+        while (start < keys.Length)
         {
             Table table = CurrentTable();
-            if (TryLease(table))
+            if (!TryLease(table))
             {
-                try
-                {
-                    long version = Volatile.Read(ref _version);
-                    if ((version & 1) == 0)
-                    {
-                        int found = FindMany(table, keys, values);
-                        // The reads above must complete before the version is read again.
-                        Interlocked.MemoryBarrier();
-                        if (Volatile.Read(ref _version) == version)
-                        {
-                            return found;
-                        }
-                    }
-                }
-                finally
-                {
-                    AllocationLedger.ExitLease(table.Array.Handle);
-                }
+                spin.SpinOnce();
+                continue;
             }
 
-            spin.SpinOnce();
+            int count = Math.Min(chunk, keys.Length - start);
+            int hits = -1;
+            try
+            {
+                long version = Volatile.Read(ref _version);
+                if ((version & 1) == 0)
+                {
+                    hits = FindMany(table, keys.Slice(start, count), values.Slice(start, count));
+                    // The reads above must complete before the version is read again.
+                    Interlocked.MemoryBarrier();
+                    if (Volatile.Read(ref _version) != version)
+                    {
+                        hits = -1;
+                    }
+                }
+            }
+            finally
+            {
+                AllocationLedger.ExitLease(table.Array.Handle);
+            }
+
+            if (hits >= 0)
+            {
+                found += hits;
+                start += count;
+                chunk = Math.Min(MaxChunk, chunk * 2);
+            }
+            else
+            {
+                chunk = Math.Max(1, chunk / 2);
+                spin.SpinOnce();
+            }
         }
+
+        return found;
     }
 
     /// <summary>Whether the index holds <paramref name="key"/>.</summary>
     /// <exception cref="ObjectDisposedException">The index was disposed, or the arena its table is in was reset.</exception>
+    /// <exception cref="InvalidOperationException">Called from inside a key's Equals or GetHashCode that this index is running.</exception>
     public bool ContainsKey(TKey key) => TryGetValue(key, out _);
 
     /// <summary>Adds <paramref name="key"/> with <paramref name="value"/>.</summary>
     /// <exception cref="ArgumentException">The key is already present.</exception>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="value"/> is negative.</exception>
     /// <exception cref="ObjectDisposedException">The index was disposed, or the arena its table is in was reset.</exception>
-    /// <exception cref="InvalidOperationException">Another thread is writing.</exception>
+    /// <exception cref="InvalidOperationException">Another thread is writing, or called from inside a key's Equals or GetHashCode that this index is running.</exception>
     /// <exception cref="OutOfMemoryException">The table cannot grow.</exception>
     public void Add(TKey key, long value)
     {
@@ -183,18 +244,20 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
     /// <returns><see langword="true"/> if the key was added, <see langword="false"/> if its value was replaced.</returns>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="value"/> is negative.</exception>
     /// <exception cref="ObjectDisposedException">The index was disposed, or the arena its table is in was reset.</exception>
-    /// <exception cref="InvalidOperationException">Another thread is writing.</exception>
+    /// <exception cref="InvalidOperationException">Another thread is writing, or called from inside a key's Equals or GetHashCode that this index is running.</exception>
     /// <exception cref="OutOfMemoryException">The table cannot grow.</exception>
     public bool Set(TKey key, long value) => Put(key, value, replace: true);
 
     /// <summary>Removes <paramref name="key"/>.</summary>
     /// <returns>Whether it was present.</returns>
     /// <exception cref="ObjectDisposedException">The index was disposed, or the arena its table is in was reset.</exception>
-    /// <exception cref="InvalidOperationException">Another thread is writing.</exception>
+    /// <exception cref="InvalidOperationException">Another thread is writing, or called from inside a key's Equals or GetHashCode that this index is running.</exception>
     public bool Remove(TKey key)
     {
+        EnterUserCode();
         BeginWrite();
         Table? table = null;
+        long[]? rented = null;
         try
         {
             table = LeaseForWrite();
@@ -203,15 +266,36 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
                 return false;
             }
 
+            // Backward shift: move each following key of the probe run into the hole unless its
+            // home slot lies cyclically after the hole (then it must stay where lookups find it).
+            // A key type's GetHashCode is user code: the homes are all computed before anything
+            // moves, so one that throws leaves the index as it was.
+            HashIndexEntry<TKey>* entries = table.Entries;
+            long length = table.Length;
+            Span<long> homes = default;
+            if (KeysRunUserCode)
+            {
+                long run = 0;
+                for (long next = Next(hole, length); entries[next].ValuePlusOne != 0; next = Next(next, length))
+                {
+                    run++;
+                }
+
+                rented = ArrayPool<long>.Shared.Rent(checked((int)run));
+                homes = rented;
+                long slot = hole;
+                for (long r = 0; r < run; r++)
+                {
+                    slot = Next(slot, length);
+                    homes[(int)r] = Home(Hash(entries[slot].Key), length);
+                }
+            }
+
             BeginChange();
             try
             {
-                // Backward shift: move each following key of the probe run into the hole unless its
-                // home slot lies cyclically after the hole (then it must stay where lookups find it).
-                HashIndexEntry<TKey>* entries = table.Entries;
-                long length = table.Length;
                 long next = hole;
-                while (true)
+                for (int r = 0; ; r++)
                 {
                     next = Next(next, length);
                     if (entries[next].ValuePlusOne == 0)
@@ -219,7 +303,8 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
                         break;
                     }
 
-                    long home = Home(Hash(entries[next].Key), length);
+                    // The keys not yet reached have not moved, so each home computed above is still its key's.
+                    long home = KeysRunUserCode ? homes[r] : Home(Hash(entries[next].Key), length);
                     bool stays = hole <= next ? hole < home && home <= next : hole < home || home <= next;
                     if (!stays)
                     {
@@ -240,15 +325,22 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
         }
         finally
         {
+            if (rented is not null)
+            {
+                ArrayPool<long>.Shared.Return(rented);
+            }
+
             EndWrite(table);
+            ExitUserCode();
         }
     }
 
     /// <summary>Removes every key (the table keeps its size).</summary>
     /// <exception cref="ObjectDisposedException">The index was disposed, or the arena its table is in was reset.</exception>
-    /// <exception cref="InvalidOperationException">Another thread is writing.</exception>
+    /// <exception cref="InvalidOperationException">Another thread is writing, or called from inside a key's Equals or GetHashCode that this index is running.</exception>
     public void Clear()
     {
+        ThrowIfReentrant();
         BeginWrite();
         try
         {
@@ -270,7 +362,7 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
     }
 
     /// <summary>Frees the table, once no reader is in it. Disposing again does nothing.</summary>
-    /// <exception cref="InvalidOperationException">Another thread is writing.</exception>
+    /// <exception cref="InvalidOperationException">Another thread is writing, or called from inside a key's Equals or GetHashCode that this index is running.</exception>
     public void Dispose()
     {
         if (IsDisposed)
@@ -278,6 +370,7 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
             return;
         }
 
+        ThrowIfReentrant();
         BeginWrite();
         try
         {
@@ -303,6 +396,17 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static long Next(long slot, long length) => slot + 1 == length ? 0 : slot + 1;
+
+    // Whether TKey's Equals and GetHashCode may be user code; false for the runtime's own key types,
+    // which then skip the reentrancy bookkeeping (the JIT removes the branch).
+    private static bool KeysRunUserCode
+    {
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        get => !(typeof(TKey) == typeof(long) || typeof(TKey) == typeof(ulong) || typeof(TKey) == typeof(int) ||
+                 typeof(TKey) == typeof(uint) || typeof(TKey) == typeof(short) || typeof(TKey) == typeof(ushort) ||
+                 typeof(TKey) == typeof(byte) || typeof(TKey) == typeof(sbyte) || typeof(TKey) == typeof(char) ||
+                 typeof(TKey) == typeof(nint) || typeof(TKey) == typeof(nuint) || typeof(TKey) == typeof(Guid));
+    }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static ulong Hash(TKey key)
@@ -361,28 +465,47 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
         return false;
     }
 
+    // The empty slot that ends the probe run of hash: where a key known to be absent goes.
+    private static long EmptySlot(Table table, ulong hash)
+    {
+        HashIndexEntry<TKey>* entries = table.Entries;
+        long length = table.Length;
+        long i = Home(hash, length);
+        while (entries[i].ValuePlusOne != 0)
+        {
+            i = Next(i, length);
+        }
+
+        return i;
+    }
+
     // The lookups of a batch, in groups whose home slots are prefetched first: the cache misses of a
     // group overlap instead of following one another.
+    // Each key is read once from the caller's span (another thread may change it): the key hashed is
+    // the key compared.
     private static int FindMany(Table table, ReadOnlySpan<TKey> keys, Span<long> values)
     {
         const int Group = 16;
         HashIndexEntry<TKey>* entries = table.Entries;
         long length = table.Length;
         Span<ulong> hashes = stackalloc ulong[Group];
+        Span<TKey> group = stackalloc TKey[Group];
         int found = 0;
         for (int start = 0; start < keys.Length; start += Group)
         {
             int count = Math.Min(Group, keys.Length - start);
             for (int i = 0; i < count; i++)
             {
-                ulong hash = Hash(keys[start + i]);
+                TKey key = keys[start + i];
+                group[i] = key;
+                ulong hash = Hash(key);
                 hashes[i] = hash;
                 CachePrefetch.Line(entries + Home(hash, length));
             }
 
             for (int i = 0; i < count; i++)
             {
-                if (Find(table, keys[start + i], hashes[i], out long slot))
+                if (Find(table, group[i], hashes[i], out long slot))
                 {
                     values[start + i] = entries[slot].ValuePlusOne - 1;
                     found++;
@@ -422,6 +545,7 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
             ThrowHelper.ThrowArgumentOutOfRange(nameof(value), value, "Index values are non-negative (e.g. row numbers).");
         }
 
+        EnterUserCode();
         BeginWrite();
         Table? table = null;
         try
@@ -442,8 +566,10 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
 
             if (_count + 1 > table.Length / 4 * 3)
             {
+                // The key is not in the grown table either: its slot is the end of its probe run,
+                // found without calling its Equals (which could throw after the growth).
                 table = Grow(table);
-                _ = Find(table, key, hash, out slot);
+                slot = EmptySlot(table, hash);
             }
 
             BeginChange();
@@ -456,6 +582,7 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
         finally
         {
             EndWrite(table);
+            ExitUserCode();
         }
     }
 
@@ -469,26 +596,27 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
         }
 
         var grown = new Table(old.Length * 2, _options);
-        HashIndexEntry<TKey>* from = old.Entries;
-        HashIndexEntry<TKey>* to = grown.Entries;
-        long length = grown.Length;
-        for (long i = 0; i < old.Length; i++)
-        {
-            if (from[i].ValuePlusOne != 0)
-            {
-                long j = Home(Hash(from[i].Key), length);
-                while (to[j].ValuePlusOne != 0)
-                {
-                    j = Next(j, length);
-                }
-
-                to[j] = from[i];
-            }
-        }
-
-        // The writer's lease moves to the new table, so the old one can be freed.
         try
         {
+            // A key type's GetHashCode may throw: the new table is freed, the old one stays.
+            HashIndexEntry<TKey>* from = old.Entries;
+            HashIndexEntry<TKey>* to = grown.Entries;
+            long length = grown.Length;
+            for (long i = 0; i < old.Length; i++)
+            {
+                if (from[i].ValuePlusOne != 0)
+                {
+                    long j = Home(Hash(from[i].Key), length);
+                    while (to[j].ValuePlusOne != 0)
+                    {
+                        j = Next(j, length);
+                    }
+
+                    to[j] = from[i];
+                }
+            }
+
+            // The writer's lease moves to the new table, so the old one can be freed.
             AllocationLedger.EnterLease(grown.Array.Handle, TypeName);
         }
         catch
@@ -532,6 +660,33 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
     }
 
     private void BeginWrite() => _writer.Enter(this, TypeName);
+
+    // Around a write that calls the key type's methods: refuses a call back from them (see ReentrancyGuard).
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void EnterUserCode()
+    {
+        if (KeysRunUserCode)
+        {
+            ReentrancyGuard.Enter(this, TypeName);
+        }
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static void ExitUserCode()
+    {
+        if (KeysRunUserCode)
+        {
+            ReentrancyGuard.Exit();
+        }
+    }
+
+    private void ThrowIfReentrant()
+    {
+        if (KeysRunUserCode)
+        {
+            ReentrancyGuard.ThrowIfInside(this, TypeName);
+        }
+    }
 
     private void EndWrite() => _writer.Exit();
 

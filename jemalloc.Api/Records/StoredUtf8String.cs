@@ -1,4 +1,5 @@
 using System.Buffers;
+using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
 using System.Text;
 using jemalloc.Internal;
@@ -15,7 +16,16 @@ namespace jemalloc;
 /// Every member that reads the bytes first checks that the block is still live: once the store is
 /// <see cref="Utf8StringStore.Reset"/> or disposed, every copy of every value it handed out throws
 /// <see cref="ObjectDisposedException"/>, and a block's generation is never reused, so a stale value
-/// never reads another string. The check is one load, as for a <see cref="FixedBuffer{T}"/> indexer.
+/// never reads another string.
+/// </para>
+/// <para>
+/// Sixteen bytes are not copied in one move: a copy made while another thread overwrites the same
+/// variable (a field of a record in a shared array, say) can mix the words of the two values. Every
+/// read also checks that the offset and length name one whole string of the value's block (the
+/// store lays its blocks out so that this is a few byte compares), so a mixed value either is one of
+/// the store's real values or throws <see cref="InvalidOperationException"/>; it never reads outside
+/// its block, nor part of a string. Share records holding values between threads under a lock, as
+/// any multi-word struct.
 /// </para>
 /// <para>
 /// The value is immutable: <see cref="Utf8StringStore.Replace"/> stores a new string and returns a
@@ -41,6 +51,7 @@ public readonly unsafe struct StoredUtf8String : IEquatable<StoredUtf8String>, I
 
     /// <summary>The length in UTF-8 bytes.</summary>
     /// <exception cref="ObjectDisposedException">The store was reset or disposed.</exception>
+    /// <exception cref="InvalidOperationException">The value is a mix of two values (a racy copy): see the remarks.</exception>
     public int Length => Bytes.Length;
 
     /// <summary>Whether the bytes are still readable: <see langword="false"/> once the store was reset or disposed, and for <see langword="default"/>.</summary>
@@ -67,25 +78,37 @@ public readonly unsafe struct StoredUtf8String : IEquatable<StoredUtf8String>, I
             }
 
             ref HotSlot slot = ref SlotTable.HotOf(_block.Slot);
-            if (SlotState.KeyCheck(SlotTable.ReadKey(ref slot), _block.Value) < SlotState.KeyMatch)
+            ulong check = SlotState.KeyCheck(SlotTable.ReadKey(ref slot), _block.Value);
+            if (check < SlotState.KeyMatch)
             {
                 ThrowHelper.ThrowObjectDisposed(TypeName);
             }
 
-            return new ReadOnlySpan<byte>((byte*)slot.Pointer + _offset, _length);
+            byte* block = (byte*)slot.Pointer;
+            if (StoredStringLayout.Find(block, (uint)check, _offset, _length) == null)
+            {
+                ThrowNotWhole();
+            }
+
+            return new ReadOnlySpan<byte>(block + _offset, _length);
         }
     }
+
+    /// <summary>The length field, unchecked (the store checks the value before it uses it).</summary>
+    internal int UncheckedLength => _length;
 
     /// <summary>Whether both values are copies of one stored string (same store block and range); reads nothing, never throws.</summary>
     public bool IsSameStorage(StoredUtf8String other) => _block == other._block && _offset == other._offset && _length == other._length;
 
     /// <summary>Whether the string starts with the UTF-8 bytes <paramref name="prefix"/>.</summary>
     /// <exception cref="ObjectDisposedException">The store was reset or disposed.</exception>
+    /// <exception cref="InvalidOperationException">The value is a mix of two values (a racy copy): see the remarks.</exception>
     public bool StartsWith(ReadOnlySpan<byte> prefix) => Bytes.StartsWith(prefix);
 
     /// <summary>Whether the string starts with the text of <paramref name="prefix"/> (compared as UTF-8; a prefix with an unpaired surrogate never matches).</summary>
     /// <exception cref="ArgumentNullException"><paramref name="prefix"/> is null.</exception>
     /// <exception cref="ObjectDisposedException">The store was reset or disposed.</exception>
+    /// <exception cref="InvalidOperationException">The value is a mix of two values (a racy copy): see the remarks.</exception>
     public bool StartsWith(string prefix)
     {
         ArgumentNullException.ThrowIfNull(prefix);
@@ -95,10 +118,12 @@ public readonly unsafe struct StoredUtf8String : IEquatable<StoredUtf8String>, I
 
     /// <summary>Whether the string is exactly the UTF-8 bytes <paramref name="utf8"/>.</summary>
     /// <exception cref="ObjectDisposedException">The store was reset or disposed.</exception>
+    /// <exception cref="InvalidOperationException">The value is a mix of two values (a racy copy): see the remarks.</exception>
     public bool Equals(ReadOnlySpan<byte> utf8) => Bytes.SequenceEqual(utf8);
 
     /// <summary>Whether the string holds the UTF-8 encoding of <paramref name="other"/>; <see langword="false"/> for null or invalid UTF-16.</summary>
     /// <exception cref="ObjectDisposedException">The store was reset or disposed.</exception>
+    /// <exception cref="InvalidOperationException">The value is a mix of two values (a racy copy): see the remarks.</exception>
     public bool Equals(string? other)
     {
         if (other is null)
@@ -114,14 +139,17 @@ public readonly unsafe struct StoredUtf8String : IEquatable<StoredUtf8String>, I
 
     /// <summary>Whether both hold the same bytes (they may be in different stores).</summary>
     /// <exception cref="ObjectDisposedException">The store of either was reset or disposed.</exception>
+    /// <exception cref="InvalidOperationException">The value is a mix of two values (a racy copy): see the remarks.</exception>
     public bool Equals(StoredUtf8String other) => Bytes.SequenceEqual(other.Bytes);
 
     /// <summary>Whether <paramref name="obj"/> is a <see cref="StoredUtf8String"/> with the same bytes.</summary>
     /// <exception cref="ObjectDisposedException">The store of either was reset or disposed.</exception>
+    /// <exception cref="InvalidOperationException">The value is a mix of two values (a racy copy): see the remarks.</exception>
     public override bool Equals(object? obj) => obj is StoredUtf8String other && Equals(other);
 
     /// <summary>A hash of the bytes, equal for equal strings.</summary>
     /// <exception cref="ObjectDisposedException">The store was reset or disposed.</exception>
+    /// <exception cref="InvalidOperationException">The value is a mix of two values (a racy copy): see the remarks.</exception>
     public override int GetHashCode()
     {
         var hash = default(HashCode);
@@ -131,15 +159,18 @@ public readonly unsafe struct StoredUtf8String : IEquatable<StoredUtf8String>, I
 
     /// <summary>Ordinal comparison of the UTF-8 bytes (Unicode code point order): negative, zero or positive.</summary>
     /// <exception cref="ObjectDisposedException">The store of either was reset or disposed.</exception>
+    /// <exception cref="InvalidOperationException">The value is a mix of two values (a racy copy): see the remarks.</exception>
     public int CompareTo(StoredUtf8String other) => Math.Sign(Bytes.SequenceCompareTo(other.Bytes));
 
     /// <summary>Ordinal comparison with the UTF-8 bytes <paramref name="utf8"/>: negative, zero or positive.</summary>
     /// <exception cref="ObjectDisposedException">The store was reset or disposed.</exception>
+    /// <exception cref="InvalidOperationException">The value is a mix of two values (a racy copy): see the remarks.</exception>
     public int CompareTo(ReadOnlySpan<byte> utf8) => Math.Sign(Bytes.SequenceCompareTo(utf8));
 
     /// <summary>Copies the UTF-8 bytes to <paramref name="destination"/>.</summary>
     /// <exception cref="ArgumentException"><paramref name="destination"/> is shorter than <see cref="Length"/>.</exception>
     /// <exception cref="ObjectDisposedException">The store was reset or disposed.</exception>
+    /// <exception cref="InvalidOperationException">The value is a mix of two values (a racy copy): see the remarks.</exception>
     public void CopyTo(Span<byte> destination)
     {
         ReadOnlySpan<byte> mine = Bytes;
@@ -149,35 +180,47 @@ public readonly unsafe struct StoredUtf8String : IEquatable<StoredUtf8String>, I
 
     /// <summary>Copies the UTF-8 bytes into a new array.</summary>
     /// <exception cref="ObjectDisposedException">The store was reset or disposed.</exception>
+    /// <exception cref="InvalidOperationException">The value is a mix of two values (a racy copy): see the remarks.</exception>
     public byte[] ToArray() => Bytes.ToArray();
 
     /// <summary>Decodes the string into a .NET <see cref="string"/>.</summary>
     /// <exception cref="ObjectDisposedException">The store was reset or disposed.</exception>
+    /// <exception cref="InvalidOperationException">The value is a mix of two values (a racy copy): see the remarks.</exception>
     public override string ToString() => Encoding.UTF8.GetString(Bytes);
 
     /// <summary>Whether both hold the same bytes.</summary>
     /// <exception cref="ObjectDisposedException">The store of either was reset or disposed.</exception>
+    /// <exception cref="InvalidOperationException">The value is a mix of two values (a racy copy): see the remarks.</exception>
     public static bool operator ==(StoredUtf8String left, StoredUtf8String right) => left.Equals(right);
 
     /// <summary>Whether they hold different bytes.</summary>
     /// <exception cref="ObjectDisposedException">The store of either was reset or disposed.</exception>
+    /// <exception cref="InvalidOperationException">The value is a mix of two values (a racy copy): see the remarks.</exception>
     public static bool operator !=(StoredUtf8String left, StoredUtf8String right) => !left.Equals(right);
 
     /// <summary>Ordinal order.</summary>
     /// <exception cref="ObjectDisposedException">The store of either was reset or disposed.</exception>
+    /// <exception cref="InvalidOperationException">The value is a mix of two values (a racy copy): see the remarks.</exception>
     public static bool operator <(StoredUtf8String left, StoredUtf8String right) => left.CompareTo(right) < 0;
 
     /// <summary>Ordinal order.</summary>
     /// <exception cref="ObjectDisposedException">The store of either was reset or disposed.</exception>
+    /// <exception cref="InvalidOperationException">The value is a mix of two values (a racy copy): see the remarks.</exception>
     public static bool operator <=(StoredUtf8String left, StoredUtf8String right) => left.CompareTo(right) <= 0;
 
     /// <summary>Ordinal order.</summary>
     /// <exception cref="ObjectDisposedException">The store of either was reset or disposed.</exception>
+    /// <exception cref="InvalidOperationException">The value is a mix of two values (a racy copy): see the remarks.</exception>
     public static bool operator >(StoredUtf8String left, StoredUtf8String right) => left.CompareTo(right) > 0;
 
     /// <summary>Ordinal order.</summary>
     /// <exception cref="ObjectDisposedException">The store of either was reset or disposed.</exception>
+    /// <exception cref="InvalidOperationException">The value is a mix of two values (a racy copy): see the remarks.</exception>
     public static bool operator >=(StoredUtf8String left, StoredUtf8String right) => left.CompareTo(right) >= 0;
+
+    [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
+    private static void ThrowNotWhole() =>
+        ThrowHelper.ThrowInvalidOperation("This StoredUtf8String is not a value its store handed out: its block holds no string at its offset and length. A copy made while another thread overwrote the variable mixes two values; share such records under a lock.");
 
     // Encodes text to UTF-8 one stack buffer at a time and compares each piece with the next bytes of
     // the string, whole or as a prefix: no buffer of the text's size (a text of a billion characters

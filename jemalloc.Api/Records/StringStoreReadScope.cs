@@ -19,7 +19,7 @@ public readonly struct StringStoreReadScope : IDisposable
     }
 
     /// <summary>Closes the scope. Disposing <see langword="default"/> does nothing.</summary>
-    /// <exception cref="InvalidOperationException">This scope or a copy of it was already disposed.</exception>
+    /// <exception cref="InvalidOperationException">This scope or a copy of it was already disposed, or it is a mix of two scopes (a copy made while another thread overwrote the variable).</exception>
     public void Dispose()
     {
         if (_store is null)
@@ -27,9 +27,12 @@ public readonly struct StringStoreReadScope : IDisposable
             return;
         }
 
-        if (!AllocationLedger.SpendLeaseToken(_token))
+        // The token is tagged with its store: a racy copy pairing one store with another's token
+        // must not close a scope of either (the store's count would let a reset free blocks under
+        // the reader that opened it).
+        if (!AllocationLedger.SpendLeaseToken(_token, _store.ScopeTag))
         {
-            Internal.ThrowHelper.ThrowInvalidOperation("This read scope (or a copy of it) was already disposed.");
+            Internal.ThrowHelper.ThrowInvalidOperation("This read scope (or a copy of it) was already disposed, or it is a mix of two scopes made by a racy copy.");
         }
 
         _store.ExitRead();

@@ -16,8 +16,10 @@ namespace jemalloc;
 /// Strings are only ever appended. <see cref="Replace"/> stores the new text and leaves the old bytes
 /// in place (old values stay readable until the store is reset): that space is counted in
 /// <see cref="AbandonedBytes"/> and given back only by <see cref="Reset"/> or by building a new store.
-/// A string longer than the block size gets a block of its own. Each string takes one byte more
-/// than its UTF-8 bytes (a header that records whether it was replaced).
+/// A string longer than the block size gets a block of its own. Each string takes two to six bytes
+/// more than its UTF-8 bytes (a header: whether it was replaced, and its length), and each block
+/// four (how much of it is written): the layout that lets every read of a
+/// <see cref="StoredUtf8String"/> check that its offset and length name one whole string of the block.
 /// </para>
 /// <para>
 /// Threads: one writer (<see cref="Add(string)"/>, <see cref="Replace"/>, <see cref="Reset"/>,
@@ -49,12 +51,11 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
     private const int Disposed = 1 << 29;
     private const int ReaderMask = Disposed - 1;
 
-    // Each string is preceded by one header byte: Live, or Abandoned once Replace superseded it.
-    private const int HeaderBytes = 1;
-    private const byte Live = 0;
-    private const byte Abandoned = 1;
-
     private static readonly UTF8Encoding StrictUtf8 = new(encoderShouldEmitUTF8Identifier: false, throwOnInvalidBytes: true);
+    private static int s_lastScopeTag;
+
+    // Tags this store's read-scope tokens (never 0, the untagged tokens' tag).
+    private readonly int _scopeTag = NextScopeTag();
 
     private readonly int _blockSize;
     private readonly AllocationOptions _options;
@@ -130,7 +131,7 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
     }
 
     /// <summary>Stores the UTF-8 encoding of <paramref name="value"/>.</summary>
-    /// <exception cref="ArgumentException"><paramref name="value"/> has an unpaired surrogate, or encodes to more than <see cref="MaxBlockSize"/> bytes.</exception>
+    /// <exception cref="ArgumentException"><paramref name="value"/> has an unpaired surrogate, or encodes to more than <see cref="MaxBlockSize"/> bytes, or another thread changed it while it was being stored.</exception>
     /// <exception cref="ObjectDisposedException">The store was disposed, or the arena its blocks are in was reset.</exception>
     /// <exception cref="InvalidOperationException">Another thread is writing to the store.</exception>
     /// <exception cref="OutOfMemoryException">A new block cannot be had.</exception>
@@ -140,7 +141,7 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
         EnterWrite();
         try
         {
-            return Append(value, byteCount);
+            return Append(value, default, byteCount);
         }
         finally
         {
@@ -148,18 +149,13 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
         }
     }
 
-    /// <summary>Stores a copy of the UTF-8 bytes <paramref name="utf8"/> after checking they are valid UTF-8.</summary>
+    /// <summary>Stores a copy of the UTF-8 bytes <paramref name="utf8"/>, checking the copy is valid UTF-8 (so bytes another thread changes meanwhile are checked as stored).</summary>
     /// <exception cref="ArgumentException"><paramref name="utf8"/> is not valid UTF-8, or is longer than <see cref="MaxBlockSize"/>.</exception>
     /// <exception cref="ObjectDisposedException">The store was disposed, or the arena its blocks are in was reset.</exception>
     /// <exception cref="InvalidOperationException">Another thread is writing to the store.</exception>
     /// <exception cref="OutOfMemoryException">A new block cannot be had.</exception>
     public StoredUtf8String Add(ReadOnlySpan<byte> utf8)
     {
-        if (!Utf8.IsValid(utf8))
-        {
-            ThrowHelper.ThrowArgument(nameof(utf8), "The bytes are not valid UTF-8.");
-        }
-
         if (utf8.Length > MaxBlockSize)
         {
             ThrowHelper.ThrowArgument(nameof(utf8), $"A stored string is at most {MaxBlockSize} bytes; this one is {utf8.Length}.");
@@ -168,19 +164,7 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
         EnterWrite();
         try
         {
-            byte* destination = Reserve(utf8.Length, out AllocationHandle block, out int offset);
-            AllocationLedger.EnterLease(block, TypeName);
-            try
-            {
-                destination[-1] = Live;
-                utf8.CopyTo(new Span<byte>(destination, utf8.Length));
-            }
-            finally
-            {
-                AllocationLedger.ExitLease(block);
-            }
-
-            return Commit(block, offset, utf8.Length);
+            return Append(default, utf8, utf8.Length, fromChars: false);
         }
         finally
         {
@@ -194,7 +178,7 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
     /// <see cref="Reset"/>; they are counted in <see cref="AbandonedBytes"/>.
     /// </summary>
     /// <exception cref="ArgumentNullException"><paramref name="value"/> is null.</exception>
-    /// <exception cref="ArgumentException"><paramref name="old"/> is not a live value of this store, or <paramref name="value"/> cannot be encoded (see <see cref="Add(string)"/>).</exception>
+    /// <exception cref="ArgumentException"><paramref name="old"/> is not a live value of this store (or is a mix of two values, see <see cref="StoredUtf8String"/>), or <paramref name="value"/> cannot be encoded (see <see cref="Add(string)"/>).</exception>
     /// <exception cref="ObjectDisposedException">The store was disposed, or the arena its blocks are in was reset.</exception>
     /// <exception cref="InvalidOperationException">Another thread is writing to the store.</exception>
     /// <exception cref="OutOfMemoryException">A new block cannot be had.</exception>
@@ -207,15 +191,17 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
         {
             // Checked as the writer: a reset by another thread between this check and the append
             // would otherwise let a dead value through.
-            if (!Owns(old))
+            // A racy copy may pair a block of this store with another value's offset and length:
+            // checked whole before anything is written, so its marker is the one Abandon sets.
+            if (!Owns(old) || !Abandon(old, set: false))
             {
-                ThrowHelper.ThrowArgument(nameof(old), "The value to replace was not handed out by this store, or the store was reset since.");
+                ThrowHelper.ThrowArgument(nameof(old), "The value to replace was not handed out by this store (or is a mix of two values), or the store was reset since.");
             }
 
-            StoredUtf8String replacement = Append(value, byteCount);
-            if (MarkAbandoned(old))
+            StoredUtf8String replacement = Append(value, default, byteCount);
+            if (Abandon(old, set: true))
             {
-                _ = Interlocked.Add(ref _abandonedBytes, old.Length);
+                _ = Interlocked.Add(ref _abandonedBytes, old.UncheckedLength);
             }
 
             return replacement;
@@ -265,7 +251,7 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
                 AllocationHandle token;
                 try
                 {
-                    token = AllocationLedger.TakeLeaseToken();
+                    token = AllocationLedger.TakeLeaseToken(_scopeTag);
                 }
                 catch
                 {
@@ -312,6 +298,21 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
         {
             ExitWrite();
         }
+    }
+
+    /// <summary>The tag of this store's read-scope tokens.</summary>
+    internal int ScopeTag => _scopeTag;
+
+    private static int NextScopeTag()
+    {
+        int tag;
+        do
+        {
+            tag = Interlocked.Increment(ref s_lastScopeTag);
+        }
+        while (tag == 0);
+
+        return tag;
     }
 
     // Closes one scope. Its token lets each scope close once, so the count is above zero here and no
@@ -379,80 +380,151 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
 
     internal void ExitWrite() => _writer.Exit();
 
-    // Room for length bytes and the one-byte header before them (see Replace): in the current block,
-    // a new block, or (longer than a block) a block of its own. Returns where the string goes, its
-    // header being the byte before. The caller writes both under a lease of the block: blocks made
-    // with an arena's options are freed by its reset, which the lease refuses meanwhile, and after
-    // which it throws ObjectDisposedException.
-    private byte* Reserve(int length, out AllocationHandle block, out int offset)
+    // Room for a string of length bytes and its header: in the current block, a new block, or
+    // (longer than a block holds) a block of its own. Returns the block's start and where the
+    // string goes; nothing is taken until Commit, so a string that fails to be written leaves no
+    // trace in a shared block.
+    private byte* Reserve(int length, out AllocationHandle block, out int offset, out bool ownBlock)
     {
-        int needed = length + HeaderBytes;
-        if (needed > _blockSize)
+        int header = StoredStringLayout.HeaderBytes(length);
+        int needed = header + length;
+        ownBlock = needed > _blockSize - StoredStringLayout.FirstRecord;
+        if (ownBlock)
         {
-            FixedBuffer<byte> own = NewBlock(needed);
+            FixedBuffer<byte> own = NewBlock(StoredStringLayout.FirstRecord + needed);
             block = own.Handle;
-            offset = HeaderBytes;
-            return (byte*)own.UnsafePointer + HeaderBytes;
+            offset = StoredStringLayout.FirstRecord + header;
+            return (byte*)own.UnsafePointer;
         }
 
         if (_currentPointer == null || _currentSize - _currentUsed < needed)
         {
             _current = NewBlock(_blockSize);
             _currentPointer = _current.UnsafePointer;
-            _currentUsed = 0;
+            _currentUsed = StoredStringLayout.FirstRecord;
             _currentSize = _blockSize;
         }
 
         block = _current.Handle;
-        offset = _currentUsed + HeaderBytes;
-        _currentUsed += needed;
-        return _currentPointer + offset;
+        offset = _currentUsed + header;
+        return _currentPointer;
     }
 
     private FixedBuffer<byte> NewBlock(int size)
     {
-        // Not cleared: only written bytes are ever read, and a block's pages stay untouched (out of the
-        // resident set) until strings reach them.
+        // Not cleared: only written bytes are ever read (readers check values against the written
+        // count), and a block's pages stay untouched (out of the resident set) until strings reach them.
         var block = new FixedBuffer<byte>(size, _options, AllocationKind.StringStoreBlock, zero: false);
+        try
+        {
+            // Under a lease: an arena reset may free a block made with the arena's options.
+            AllocationLedger.EnterLease(block.Handle, TypeName);
+            StoredStringLayout.Initialize(block.UnsafePointer);
+            AllocationLedger.ExitLease(block.Handle);
+        }
+        catch (ObjectDisposedException)
+        {
+            // The arena's reset freed it already: the caller's write throws the same when it leases it.
+        }
+
         _blocks.Add(block);
         _ = _blockHandles.Add(block.Handle);
         _ = Interlocked.Add(ref _reservedBytes, block.Length);
         return block;
     }
 
-    // Encodes value (byteCount UTF-8 bytes, counted already) into the store; the caller is the writer.
-    private StoredUtf8String Append(ReadOnlySpan<char> value, int byteCount)
+    // Stores byteCount UTF-8 bytes, encoded from chars or copied from utf8; the caller is the writer.
+    // The bytes are checked where they are stored, after they were read from the caller's span
+    // once: another thread changing the span meanwhile can only make the Add throw, never store
+    // bytes that are not whole UTF-8 (which the value checks rely on) or bytes never written.
+    private StoredUtf8String Append(ReadOnlySpan<char> chars, ReadOnlySpan<byte> utf8, int byteCount, bool fromChars = true)
     {
-        byte* destination = Reserve(byteCount, out AllocationHandle block, out int offset);
+        byte* start = Reserve(byteCount, out AllocationHandle block, out int offset, out bool ownBlock);
+        bool whole = false;
         AllocationLedger.EnterLease(block, TypeName);
         try
         {
-            destination[-1] = Live;
-            _ = StrictUtf8.GetBytes(value, new Span<byte>(destination, byteCount));
+            var destination = new Span<byte>(start + offset, byteCount);
+            if (fromChars)
+            {
+                whole = Utf8.FromUtf16(chars, destination, out int read, out int written, replaceInvalidSequences: false) == System.Buffers.OperationStatus.Done &&
+                        read == chars.Length && written == byteCount;
+            }
+            else
+            {
+                utf8.CopyTo(destination);
+                whole = true;
+            }
+
+            whole = whole && Utf8.IsValid(destination);
+            if (whole)
+            {
+                StoredStringLayout.WriteHeader(start + offset, byteCount);
+                StoredStringLayout.Publish(start, offset + byteCount);
+            }
         }
         finally
         {
             AllocationLedger.ExitLease(block);
+            if (!whole && ownBlock)
+            {
+                DropLastBlock();
+            }
+        }
+
+        if (!whole)
+        {
+            ThrowHelper.ThrowArgument(fromChars ? "value" : nameof(utf8), fromChars
+                ? "The text changed while it was being stored (another thread wrote to it): it was not stored."
+                : "The bytes are not valid UTF-8 (or another thread changed them while they were being stored): they were not stored.");
+        }
+
+        if (!ownBlock)
+        {
+            _currentUsed = offset + byteCount;
         }
 
         return Commit(block, offset, byteCount);
     }
 
-    // Sets the header of old's bytes to Abandoned; false if it was already (old was replaced before,
-    // through this or another copy), so its bytes are counted once. The caller is the writer and has
-    // checked that old is live.
-    private static bool MarkAbandoned(StoredUtf8String old)
+    // Frees the block of its own that a string failed to be written to: the last block made.
+    private void DropLastBlock()
+    {
+        FixedBuffer<byte> block = _blocks[^1];
+        _blocks.RemoveAt(_blocks.Count - 1);
+        _ = _blockHandles.Remove(block.Handle);
+        _ = Interlocked.Add(ref _reservedBytes, -block.Length);
+        try
+        {
+            block.Free();
+        }
+        catch (ObjectDisposedException) when (!block.IsValid)
+        {
+            // The reset of the arena it was made in freed it already.
+        }
+    }
+
+    // With set false: whether old names one whole string of its block (the caller checked that the
+    // block is live and this store's). With set true: marks that string Abandoned; false if it was
+    // already (old was replaced before, through this or another copy), so its bytes count once.
+    private static bool Abandon(StoredUtf8String old, bool set)
     {
         AllocationLedger.EnterLease(old.Block, TypeName);
         try
         {
-            byte* header = (byte*)AllocationLedger.Describe(old.Block).Address + old.Offset - HeaderBytes;
-            if (*header == Abandoned)
+            (nint address, nuint size) = AllocationLedger.Describe(old.Block);
+            byte* marker = StoredStringLayout.Find((byte*)address, (uint)size, old.Offset, old.UncheckedLength);
+            if (marker == null || !set)
+            {
+                return marker != null;
+            }
+
+            if (*marker == StoredStringLayout.Abandoned)
             {
                 return false;
             }
 
-            *header = Abandoned;
+            *marker = StoredStringLayout.Abandoned;
             return true;
         }
         finally

@@ -20,6 +20,7 @@ internal static class Scenarios
         MallctlMisuseScenarios.Register(All);
         TooBigScenarios.Register(All);
         RecordScenarios.Register(All);
+        RecordRoundTwoScenarios.Register(All);
         IoScenarios.Register(All);
         IoReviewScenarios.Register(All);
         ArenaCheckedScenarios.Register(All);

@@ -39,9 +39,11 @@ public sealed class Utf8StringStoreTests : LeakCheckedTest
         Assert.Equal(bytes, store.UsedBytes);
         Assert.Equal(values.Length, store.Count);
         Assert.Equal(store.BlockCount, AllocationLedger.LiveCount - before);
-        // Each string also takes its one header byte.
-        long packed = bytes + values.Length;
-        Assert.InRange(store.BlockCount, packed / Utf8StringStore.MinBlockSize, (packed / Utf8StringStore.MinBlockSize) + 2);
+        // Each string also takes its header (a marker and, below 64 bytes, one length byte), and
+        // each block its 4-byte written count.
+        long packed = bytes + (2L * values.Length);
+        const int usable = Utf8StringStore.MinBlockSize - 4;
+        Assert.InRange(store.BlockCount, packed / usable, (packed / usable) + 2);
         Assert.Equal((long)store.BlockCount * Utf8StringStore.MinBlockSize, store.ReservedBytes);
         for (int i = 0; i < values.Length; i++)
         {
@@ -381,5 +383,61 @@ public sealed class Utf8StringStoreTests : LeakCheckedTest
         thread.Start();
         thread.Join();
         return caught;
+    }
+
+    // Each length shape of the header (one to five length bytes: below 64, 8 Ki, 1 Mi, 128 Mi) at
+    // its edges, in shared blocks and in blocks of their own: each reads back whole, and every value
+    // made of one string's offset and another's length (what a torn copy holds) is refused.
+    [Fact]
+    public void Strings_at_every_header_length_edge_read_back_and_mixed_offsets_and_lengths_are_refused()
+    {
+        int[] lengths = [0, 1, 63, 64, 65, 8191, 8192, 8193, (1 << 20) - 1, 1 << 20, (1 << 20) + 1];
+        foreach (int blockSize in new[] { Utf8StringStore.MinBlockSize, 4 << 20 })
+        {
+            using var store = new Utf8StringStore(blockSize, AllocationOptions.Default);
+            var values = new List<(StoredUtf8String Value, string Text)>();
+            foreach (int length in lengths)
+            {
+                string text = new((char)('a' + (length % 26)), length);
+                values.Add((store.Add(text), text));
+            }
+
+            foreach (var (value, text) in values)
+            {
+                Assert.Equal(text.Length, value.Length);
+                Assert.Equal(text, value.ToString());
+            }
+
+            foreach (var (x, _) in values)
+            {
+                foreach (var (y, _) in values)
+                {
+                    StoredUtf8String mixed = WithLengthOf(x, y);
+                    if (x.Length == y.Length)
+                    {
+                        Assert.True(mixed.IsSameStorage(x));
+                        continue;
+                    }
+
+                    InvalidOperationException e = Assert.Throws<InvalidOperationException>(() => mixed.ToString());
+                    Assert.Contains("not a value its store handed out", e.Message, StringComparison.Ordinal);
+                    _ = Assert.Throws<ArgumentException>(() => store.Replace(mixed, "new"));
+                }
+            }
+
+            StoredUtf8String replaced = store.Replace(values[5].Value, "new");
+            Assert.Equal("new", replaced.ToString());
+            Assert.Equal(values[5].Text, values[5].Value.ToString());
+            Assert.Equal(values[5].Text.Length, store.AbandonedBytes);
+        }
+    }
+
+    // The value x with the length field of y (a StoredUtf8String is a handle, an offset, a length).
+    private static StoredUtf8String WithLengthOf(StoredUtf8String x, StoredUtf8String y)
+    {
+        StoredUtf8String result = x;
+        System.Runtime.CompilerServices.Unsafe.Add(ref System.Runtime.CompilerServices.Unsafe.As<StoredUtf8String, int>(ref result), 3) =
+            System.Runtime.CompilerServices.Unsafe.Add(ref System.Runtime.CompilerServices.Unsafe.As<StoredUtf8String, int>(ref y), 3);
+        return result;
     }
 }
