@@ -22,6 +22,7 @@ internal static class Scenarios
         RecordScenarios.Register(All);
         IoScenarios.Register(All);
         IoReviewScenarios.Register(All);
+        BufferRoundTwoScenarios.Register(All);
     }
 
     internal static int Run(string name)
