@@ -30,6 +30,7 @@ public readonly unsafe struct FixedUtf8String : IEquatable<FixedUtf8String>, IEq
     /// <summary>Encodes <paramref name="value"/> as UTF-8 into native memory.</summary>
     /// <exception cref="ArgumentNullException"><paramref name="value"/> is null.</exception>
     /// <exception cref="ArgumentException"><paramref name="value"/> contains an unpaired surrogate (it is not valid UTF-16), at the index the message names.</exception>
+    /// <exception cref="ArgumentOutOfRangeException">The UTF-8 encoding of <paramref name="value"/> is longer than <see cref="MaxLength"/> bytes.</exception>
     /// <exception cref="OutOfMemoryException">jemalloc could not allocate the memory.</exception>
     public FixedUtf8String(string value)
     {
@@ -43,7 +44,13 @@ public readonly unsafe struct FixedUtf8String : IEquatable<FixedUtf8String>, IEq
         {
             throw new ArgumentException($"The string has an unpaired surrogate at index {e.Index}: it cannot be encoded as UTF-8.", nameof(value), e);
         }
+        catch (ArgumentOutOfRangeException)
+        {
+            // The count does not fit an int: more than int.MaxValue bytes.
+            byteCount = -1;
+        }
 
+        CheckLength(byteCount, value.Length, nameof(value));
         _buffer = new FixedBuffer<byte>(byteCount + 1, AllocationOptions.Default, AllocationKind.Utf8String);
         using MemoryLease<byte> lease = _buffer.BeginOperation();
         StrictUtf8.GetBytes(value, lease.Span);
@@ -60,18 +67,35 @@ public readonly unsafe struct FixedUtf8String : IEquatable<FixedUtf8String>, IEq
 
     /// <summary>Copies UTF-8 bytes into native memory after checking they are valid UTF-8.</summary>
     /// <exception cref="ArgumentException"><paramref name="utf8"/> is not valid UTF-8; the message names the offset of the first invalid byte.</exception>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="utf8"/> is longer than <see cref="MaxLength"/> bytes.</exception>
     /// <exception cref="OutOfMemoryException">jemalloc could not allocate the memory.</exception>
     public FixedUtf8String(ReadOnlySpan<byte> utf8)
     {
-        if (!Utf8.IsValid(utf8))
+        CheckLength(utf8.Length, utf8.Length, nameof(utf8));
+
+        // Copied first and checked in the copy, which nothing else can reach yet: the caller's bytes
+        // may be changed by another thread meanwhile, and the bytes checked must be the bytes kept.
+        _buffer = new FixedBuffer<byte>(utf8.Length + 1, AllocationOptions.Default, AllocationKind.Utf8String);
+        int invalidAt = -1;
+        using (MemoryLease<byte> lease = _buffer.BeginOperation())
         {
-            ThrowHelper.ThrowArgument(nameof(utf8), $"The bytes are not valid UTF-8: the sequence at byte offset {FirstInvalidOffset(utf8)} is malformed.");
+            ReadOnlySpan<byte> copy = lease.Span[..utf8.Length];
+            utf8.CopyTo(lease.Span);
+            if (!Utf8.IsValid(copy))
+            {
+                invalidAt = FirstInvalidOffset(copy);
+            }
         }
 
-        _buffer = new FixedBuffer<byte>(utf8.Length + 1, AllocationOptions.Default, AllocationKind.Utf8String);
-        using MemoryLease<byte> lease = _buffer.BeginOperation();
-        utf8.CopyTo(lease.Span);
+        if (invalidAt >= 0)
+        {
+            _buffer.Free();
+            ThrowHelper.ThrowArgument(nameof(utf8), $"The bytes are not valid UTF-8: the sequence at byte offset {invalidAt} is malformed.");
+        }
     }
+
+    /// <summary>The most UTF-8 bytes a string holds: one less than <see cref="int.MaxValue"/>, leaving room for the terminating zero.</summary>
+    public const int MaxLength = int.MaxValue - 1;
 
     /// <summary>The length in UTF-8 bytes (without the terminating zero).</summary>
     public int Length => _buffer.Length == 0 ? 0 : _buffer.Length - 1;
@@ -82,7 +106,14 @@ public readonly unsafe struct FixedUtf8String : IEquatable<FixedUtf8String>, IEq
     /// <summary>The raw address of the zero-terminated UTF-8 bytes, for native calls. Acquire the string for the duration of the call.</summary>
     /// <exception cref="ObjectDisposedException">The string was freed, or is <see langword="default"/> (which owns no memory).</exception>
     [SuppressMessage("Naming", "CA1720:Identifier contains type name", Justification = "It is the raw pointer, named as the users of the API expect.")]
-    public nint Pointer => _buffer.Pointer;
+    public nint Pointer
+    {
+        get
+        {
+            AllocationLedger.ThrowIfInvalid(_buffer.Handle, TypeName);
+            return (nint)_buffer.UnsafePointer;
+        }
+    }
 
     /// <summary>
     /// Opens a lease on the string's UTF-8 bytes (without the terminating zero): until it is disposed
@@ -144,8 +175,9 @@ public readonly unsafe struct FixedUtf8String : IEquatable<FixedUtf8String>, IEq
 
         using MemoryLease<byte> lease = Open();
         ReadOnlySpan<byte> bytes = Text(lease.Span);
-        // Each UTF-16 code unit needs one to three UTF-8 bytes.
-        if (bytes.Length < other.Length || bytes.Length > other.Length * 3)
+        // Each UTF-16 code unit needs one to three UTF-8 bytes (in a long: three times a string's
+        // length can pass int.MaxValue).
+        if (bytes.Length < other.Length || bytes.Length > 3L * other.Length)
         {
             return false;
         }
@@ -348,10 +380,17 @@ public readonly unsafe struct FixedUtf8String : IEquatable<FixedUtf8String>, IEq
         return WithUtf8(value, Text(lease.Span), operation, fallback);
     }
 
-    /// <summary>Encodes <paramref name="value"/> (on the stack when small) and runs <paramref name="operation"/>; <paramref name="fallback"/> for invalid UTF-16.</summary>
+    /// <summary>
+    /// Encodes <paramref name="value"/> (on the stack when small) and runs <paramref name="operation"/>;
+    /// <paramref name="fallback"/> for invalid UTF-16, and for a value whose encoding is longer than
+    /// <paramref name="mine"/> (which then can neither hold it nor equal it, so every operation's
+    /// answer is its fallback).
+    /// </summary>
     private static TResult WithUtf8<TResult>(string value, ReadOnlySpan<byte> mine, Utf8Operation<TResult> operation, TResult fallback)
     {
-        int maxBytes = value.Length * 3;
+        // Up to three bytes per UTF-16 code unit, computed in a long (it can pass int.MaxValue); the
+        // scratch need not be longer than this string, as an encoding that does not fit cannot match.
+        int maxBytes = (int)Math.Min(3L * value.Length, mine.Length);
         byte[]? rented = null;
         Span<byte> scratch = maxBytes <= StackLimit ? stackalloc byte[StackLimit] : (rented = ArrayPool<byte>.Shared.Rent(maxBytes));
         try
@@ -365,6 +404,15 @@ public readonly unsafe struct FixedUtf8String : IEquatable<FixedUtf8String>, IEq
             {
                 ArrayPool<byte>.Shared.Return(rented);
             }
+        }
+    }
+
+    /// <summary>Throws unless <paramref name="byteCount"/> UTF-8 bytes (negative: more than an int counts) fit, with the terminating zero.</summary>
+    private static void CheckLength(int byteCount, int sourceLength, string paramName)
+    {
+        if ((uint)byteCount > MaxLength)
+        {
+            ThrowHelper.ThrowArgumentOutOfRange(paramName, sourceLength, $"The text takes {(byteCount < 0 ? "more than int.MaxValue" : $"{byteCount:N0}")} UTF-8 bytes; a FixedUtf8String holds at most {MaxLength:N0} (int.MaxValue less one, for the terminating zero).");
         }
     }
 

@@ -104,8 +104,14 @@ public abstract unsafe class HugeBuffer<T> : NativeBuffer<T>
     /// checked first and all the elements are fetched from memory together, instead of one cache miss
     /// after another through the indexer.
     /// </summary>
+    /// <remarks>
+    /// Each index is read once more where its element is copied, and checked again there, so another
+    /// thread that changes <paramref name="indices"/> meanwhile can only make the call throw, never
+    /// make it read outside the array; <paramref name="destination"/> then holds the elements copied
+    /// before the changed index.
+    /// </remarks>
     /// <exception cref="ArgumentException"><paramref name="destination"/> is shorter than <paramref name="indices"/>.</exception>
-    /// <exception cref="IndexOutOfRangeException">An index is negative or not less than <see cref="Length"/> (nothing is copied).</exception>
+    /// <exception cref="IndexOutOfRangeException">An index is negative or not less than <see cref="Length"/> (nothing is copied, unless another thread changed the indices during the call).</exception>
     /// <exception cref="ObjectDisposedException">The array was disposed.</exception>
     public void Gather(ReadOnlySpan<long> indices, Span<T> destination)
     {
@@ -126,9 +132,17 @@ public abstract unsafe class HugeBuffer<T> : NativeBuffer<T>
             Internal.CachePrefetch.Line(first + index);
         }
 
+        // The caller owns the indices and another thread may change them after the pass above: each
+        // is read once here and that value is the one checked and used.
         for (int i = 0; i < indices.Length; i++)
         {
-            destination[i] = first[indices[i]];
+            long index = indices[i];
+            if ((ulong)index >= (ulong)_length)
+            {
+                ThrowIndexFailure(index);
+            }
+
+            destination[i] = first[index];
         }
     }
 }

@@ -13,6 +13,23 @@ internal static class ThrowHelper
     internal static void ThrowObjectDisposed(string typeName) =>
         throw new ObjectDisposedException(typeName, $"This {typeName} has been freed (through this or another copy, or by an arena reset); its memory can no longer be used.");
 
+    /// <summary>
+    /// The use of an allocation that is not live: a <see langword="default"/> handle (a structure that
+    /// never had memory, e.g. <c>default(FixedBuffer&lt;T&gt;)</c>) is told apart from a freed one.
+    /// Both are <see cref="ObjectDisposedException"/>, as the structures document: there is no memory
+    /// behind either, and a caller handles both alike.
+    /// </summary>
+    [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
+    internal static void ThrowObjectDisposed(string typeName, AllocationHandle handle)
+    {
+        if (handle == default)
+        {
+            throw new ObjectDisposedException(typeName, $"This {typeName} is default: an empty {typeName} that never had memory, so it cannot be used this way. Create one with a constructor.");
+        }
+
+        ThrowObjectDisposed(typeName);
+    }
+
     /// <summary>A free, dispose or reset refused because the allocation is acquired or leased.</summary>
     [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
     internal static void ThrowInUse(string typeName, string verb, long state) =>

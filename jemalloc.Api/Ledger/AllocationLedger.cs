@@ -201,7 +201,7 @@ public static unsafe partial class AllocationLedger
     {
         if ((handle.Generation & 1) == 0)
         {
-            ThrowHelper.ThrowObjectDisposed(ownerName);
+            ThrowHelper.ThrowObjectDisposed(ownerName, handle);
         }
 
         // The gate of the arena the slot's memory is in, entered before the slot is invalidated so a
@@ -264,11 +264,11 @@ public static unsafe partial class AllocationLedger
     /// <summary>
     /// The end of an allocation whose owner is done with it: a <see cref="SafeHandle"/>'s
     /// <c>ReleaseHandle</c>, or a memory pool giving up a block. Frees the memory if the handle retired
-    /// it, or if it is still live (the finalizer ran, or the pool lets it go) and no lease is open;
-    /// does nothing if an arena reset already invalidated it. An <c>Acquire()</c>
-    /// count does not keep an unreachable structure: nobody can use or release it any more. A lease
-    /// that was never disposed does (its spans may outlive it): that memory is left live, a leak the
-    /// ledger shows, rather than freed under a span.
+    /// it, or if it is still live (the finalizer ran, or the pool lets it go) and neither acquired nor
+    /// leased; does nothing if an arena reset already invalidated it. An acquired or leased
+    /// allocation is left live, a leak the ledger shows (<see cref="Snapshot"/> lists it with its
+    /// acquire count), rather than freed under the pointer an <c>Acquire()</c> promised to keep or
+    /// a lease's spans, which may outlive the structure's last reference.
     /// </summary>
     internal static void FreeOwned(AllocationHandle handle)
     {
@@ -299,7 +299,7 @@ public static unsafe partial class AllocationLedger
                 continue;
             }
 
-            if ((state & SlotState.LeaseMask) != 0)
+            if ((state & SlotState.CountMask) != 0)
             {
                 return;
             }
@@ -429,7 +429,7 @@ public static unsafe partial class AllocationLedger
     {
         if (!handle.IsValid)
         {
-            ThrowHelper.ThrowObjectDisposed(ownerName);
+            ThrowHelper.ThrowObjectDisposed(ownerName, handle);
         }
     }
 
@@ -469,7 +469,7 @@ public static unsafe partial class AllocationLedger
             long state = Volatile.Read(ref hot.State);
             if ((handle.Generation & 1) == 0 || SlotState.Generation(state) != handle.Generation)
             {
-                ThrowHelper.ThrowObjectDisposed(ownerName);
+                ThrowHelper.ThrowObjectDisposed(ownerName, handle);
             }
 
             if ((state & SlotState.Resetting) == 0)

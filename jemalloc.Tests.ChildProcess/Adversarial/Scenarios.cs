@@ -24,6 +24,7 @@ internal static class Scenarios
         IoScenarios.Register(All);
         IoReviewScenarios.Register(All);
         ArenaCheckedScenarios.Register(All);
+        BufferRoundTwoScenarios.Register(All);
     }
 
     internal static int Run(string name)

@@ -9,8 +9,8 @@ internal static class AdversarialChild
     /// <summary>Long enough for the slowest scenario (about 3 s of races plus start-up) on a busy 2-core machine.</summary>
     internal static readonly TimeSpan Timeout = TimeSpan.FromSeconds(60);
 
-    /// <summary>Runs <paramref name="scenario"/>; fails on a timeout (the child is killed).</summary>
-    internal static ChildProcessRunner.Result Run(string scenario, bool checkedMode = false)
+    /// <summary>Runs <paramref name="scenario"/>; fails on a timeout (the child is killed), <see cref="Timeout"/> unless <paramref name="timeout"/> says more.</summary>
+    internal static ChildProcessRunner.Result Run(string scenario, bool checkedMode = false, TimeSpan? timeout = null)
     {
         string helper = Path.Combine(AppContext.BaseDirectory, "jemalloc.Tests.ChildProcess.dll");
         Assert.True(File.Exists(helper), $"The test helper {helper} was not built next to the tests.");
@@ -19,16 +19,16 @@ internal static class AdversarialChild
             ["JEMALLOC_NET_CHECKED"] = checkedMode ? "1" : null,
             ["JEMALLOC_NET_QUARANTINE_BYTES"] = null,
         };
-        return ChildProcessRunner.Run(ChildProcessRunner.DotnetHost, ["exec", helper, "adversarial", scenario], environment, AppContext.BaseDirectory, Timeout);
+        return ChildProcessRunner.Run(ChildProcessRunner.DotnetHost, ["exec", helper, "adversarial", scenario], environment, AppContext.BaseDirectory, timeout ?? Timeout);
     }
 
     /// <summary>
     /// Runs <paramref name="scenario"/> and asserts it ran to its end (exit code 0 and <c>DONE</c>:
     /// no crash, no kill) with no <c>FAIL</c> line. Returns the child's output.
     /// </summary>
-    internal static string AssertClean(string scenario, bool checkedMode = false)
+    internal static string AssertClean(string scenario, bool checkedMode = false, TimeSpan? timeout = null)
     {
-        ChildProcessRunner.Result result = Run(scenario, checkedMode);
+        ChildProcessRunner.Result result = Run(scenario, checkedMode, timeout);
         string[] failures = Lines(result.Output).Where(line => line.StartsWith("FAIL ", StringComparison.Ordinal)).ToArray();
         Assert.True(
             result.ExitCode == 0 && Lines(result.Output).Contains("DONE") && failures.Length == 0,
