@@ -22,6 +22,7 @@ internal static class Scenarios
         RecordScenarios.Register(All);
         IoScenarios.Register(All);
         IoReviewScenarios.Register(All);
+        IoRoundTwoScenarios.Register(All);
     }
 
     internal static int Run(string name)
