@@ -14,7 +14,14 @@ namespace jemalloc;
 /// <typeparam name="T">Any unmanaged type.</typeparam>
 /// <remarks>
 /// <para>
-/// Like <see cref="ArrayBufferWriter{T}"/>, one thread at a time may use it; a growth moves the block,
+/// Like <see cref="ArrayBufferWriter{T}"/>, one thread at a time may write to it, and this is checked:
+/// a second thread that calls a writing member (<see cref="Advance"/>, <see cref="GetSpan"/>,
+/// <see cref="GetMemory"/>, <see cref="Clear"/>, <see cref="ResetWrittenCount"/>, a hand-over, a pin,
+/// an operation of a <see cref="NativeMemoryStream"/> over it) while another is inside one gets
+/// <see cref="InvalidOperationException"/>, so two writers can never count past the block. A read of the
+/// written elements (<see cref="WrittenSpan"/>, <see cref="GetWrittenSpan"/>, <see cref="WrittenSequence"/>,
+/// a checked memory's span) that meets a write in progress throws the same; readers do not exclude
+/// each other. A span already returned cannot be checked: a growth moves the block,
 /// so a <see cref="Span{T}"/> from <see cref="GetSpan"/> or <see cref="WrittenSpan"/> is valid only until
 /// the next <see cref="GetSpan"/>, <see cref="GetMemory"/> or <see cref="Dispose"/>. A <see cref="Memory{T}"/>
 /// from <see cref="GetMemory"/> is checked whenever it is used: after a growth it throws
@@ -32,10 +39,11 @@ namespace jemalloc;
 /// to a new array, which owns it from then on; the writer starts again empty.
 /// </para>
 /// </remarks>
-public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
+public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable, IWriterGuarded
     where T : unmanaged
 {
     private const int MinimumCapacity = 256;
+    private const string TypeName = "NativeBufferWriter";
     private AllocationHandle _handle;
     private T* _pointer;
     private long _capacity;
@@ -49,6 +57,10 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
     private bool _disposed;
     private readonly AllocationOptions _options;
     private readonly Lock _gate = new();
+
+    // The one-writer rule: every member that changes the block or the count enters it, so a second
+    // thread that writes at the same time is refused instead of counting past the block.
+    private SingleWriterGuard _guard;
 
     /// <summary>Creates an empty writer; nothing is allocated until the first write.</summary>
     public NativeBufferWriter()
@@ -174,35 +186,45 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         get
         {
             ThrowIfDisposed();
-            return _capacity - _written;
+
+            // The count first: the capacity only grows until a hand-over, so the difference is never negative.
+            long written = Volatile.Read(ref _written);
+            return Math.Max(0, Volatile.Read(ref _capacity) - written);
         }
     }
 
     /// <summary>The elements written so far; valid until the next write, growth or dispose.</summary>
     /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
-    /// <exception cref="InvalidOperationException">More than <see cref="int.MaxValue"/> elements were written: use <see cref="GetWrittenSpan"/>.</exception>
+    /// <exception cref="InvalidOperationException">More than <see cref="int.MaxValue"/> elements were written (use <see cref="GetWrittenSpan"/>), or another thread is writing.</exception>
     public ReadOnlySpan<T> WrittenSpan
     {
         get
         {
-            ThrowIfDisposed();
-            if (_written > int.MaxValue)
+            long version = BeginRead();
+            long written = _written;
+            T* pointer = _pointer;
+            EndRead(version);
+            if (written > int.MaxValue)
             {
-                ThrowHelper.ThrowInvalidOperation($"{_written:N0} elements were written, more than one span can hold; read them with GetWrittenSpan(start, length).");
+                ThrowHelper.ThrowInvalidOperation($"{written:N0} elements were written, more than one span can hold; read them with GetWrittenSpan(start, length).");
             }
 
-            return new ReadOnlySpan<T>(_pointer, (int)_written);
+            return new ReadOnlySpan<T>(pointer, (int)written);
         }
     }
 
     /// <summary>The written elements <c>[start, start + length)</c>; valid until the next write, growth or dispose.</summary>
     /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
     /// <exception cref="ArgumentOutOfRangeException">The range is not inside the written elements.</exception>
+    /// <exception cref="InvalidOperationException">Another thread is writing.</exception>
     public ReadOnlySpan<T> GetWrittenSpan(long start, int length)
     {
-        ThrowIfDisposed();
-        BufferGuard.CheckRange(start, length, _written, nameof(start), "written data");
-        return new ReadOnlySpan<T>(_pointer + start, length);
+        long version = BeginRead();
+        long written = _written;
+        T* pointer = _pointer;
+        EndRead(version);
+        BufferGuard.CheckRange(start, length, written, nameof(start), "written data");
+        return new ReadOnlySpan<T>(pointer + start, length);
     }
 
     /// <summary>
@@ -214,45 +236,54 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
     /// <see cref="Clear"/> or an overwrite after a <see cref="ResetWrittenCount"/> shows through.
     /// </summary>
     /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
-    public ReadOnlySequence<T> WrittenSequence
-    {
-        get
-        {
-            ThrowIfDisposed();
-            return GetWrittenSequence(Math.Max(1, (1 << 30) / sizeof(T)));
-        }
-    }
+    /// <exception cref="InvalidOperationException">Another thread is writing.</exception>
+    public ReadOnlySequence<T> WrittenSequence => GetWrittenSequence(Math.Max(1, (1 << 30) / sizeof(T)));
 
     /// <summary>Marks <paramref name="count"/> more elements of the span or memory last handed out as written.</summary>
     /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="count"/> is negative.</exception>
-    /// <exception cref="InvalidOperationException"><paramref name="count"/> goes past the end of the buffer.</exception>
+    /// <exception cref="InvalidOperationException"><paramref name="count"/> goes past the end of the buffer, or another thread is writing.</exception>
     public void Advance(int count)
     {
-        ThrowIfDisposed();
-        if (count < 0)
+        BeginWrite();
+        try
         {
-            ThrowHelper.ThrowArgumentOutOfRange(nameof(count), count, "The count of elements to advance cannot be negative.");
-        }
+            if (count < 0)
+            {
+                ThrowHelper.ThrowArgumentOutOfRange(nameof(count), count, "The count of elements to advance cannot be negative.");
+            }
 
-        if (count > _capacity - _written)
+            if (count > _capacity - _written)
+            {
+                ThrowHelper.ThrowInvalidOperation($"Cannot advance {count:N0} elements past the end of the buffer: {_capacity - _written:N0} elements are free. Ask GetSpan or GetMemory for room first.");
+            }
+
+            _written += count;
+        }
+        finally
         {
-            ThrowHelper.ThrowInvalidOperation($"Cannot advance {count:N0} elements past the end of the buffer: {_capacity - _written:N0} elements are free. Ask GetSpan or GetMemory for room first.");
+            EndWrite();
         }
-
-        _written += count;
     }
 
     /// <summary>A span to write at least <paramref name="sizeHint"/> elements (at least one for 0), growing the block if needed.</summary>
     /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="sizeHint"/> is negative.</exception>
-    /// <exception cref="InvalidOperationException">The block must grow while a <see cref="Memory{T}"/> of it is pinned.</exception>
+    /// <exception cref="InvalidOperationException">The block must grow while a <see cref="Memory{T}"/> of it is pinned, or another thread is writing.</exception>
     /// <exception cref="OverflowException">The grown capacity in bytes does not fit in the address space.</exception>
     /// <exception cref="OutOfMemoryException">The memory cannot be had; the writer is unchanged.</exception>
     public Span<T> GetSpan(int sizeHint = 0)
     {
-        int length = Reserve(sizeHint);
-        return new Span<T>(_pointer + _written, length);
+        BeginWrite();
+        try
+        {
+            int length = Reserve(sizeHint);
+            return new Span<T>(_pointer + _written, length);
+        }
+        finally
+        {
+            EndWrite();
+        }
     }
 
     /// <summary>
@@ -261,40 +292,58 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
     /// </summary>
     /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="sizeHint"/> is negative.</exception>
-    /// <exception cref="InvalidOperationException">The block must grow while a <see cref="Memory{T}"/> of it is pinned.</exception>
+    /// <exception cref="InvalidOperationException">The block must grow while a <see cref="Memory{T}"/> of it is pinned, or another thread is writing.</exception>
     /// <exception cref="OverflowException">The grown capacity in bytes does not fit in the address space.</exception>
     /// <exception cref="OutOfMemoryException">The memory cannot be had; the writer is unchanged.</exception>
     public Memory<T> GetMemory(int sizeHint = 0)
     {
-        int length = Reserve(sizeHint);
-        return new WriterMemory<T>(this, _version, _written, length).Memory;
+        BeginWrite();
+        try
+        {
+            int length = Reserve(sizeHint);
+            return new WriterMemory<T>(this, _version, _written, length).AsMemory();
+        }
+        finally
+        {
+            EndWrite();
+        }
     }
 
     /// <summary>Clears the written elements and starts again at the beginning; the block is kept.</summary>
     /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
+    /// <exception cref="InvalidOperationException">Another thread is writing.</exception>
     public void Clear()
     {
-        ThrowIfDisposed();
-        for (long done = 0; done < _written;)
+        BeginWrite();
+        try
         {
-            int chunk = (int)Math.Min(_written - done, int.MaxValue);
-            new Span<T>(_pointer + done, chunk).Clear();
-            done += chunk;
-        }
+            for (long done = 0; done < _written;)
+            {
+                int chunk = (int)Math.Min(_written - done, int.MaxValue);
+                new Span<T>(_pointer + done, chunk).Clear();
+                done += chunk;
+            }
 
-        _written = 0;
+            _written = 0;
+        }
+        finally
+        {
+            EndWrite();
+        }
     }
 
     /// <summary>Starts again at the beginning without clearing; the block is kept.</summary>
     /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
+    /// <exception cref="InvalidOperationException">Another thread is writing.</exception>
     public void ResetWrittenCount()
     {
-        ThrowIfDisposed();
+        BeginWrite();
         _written = 0;
+        EndWrite();
     }
 
     /// <summary>Frees the block; every later member call throws <see cref="ObjectDisposedException"/>. Disposing again does nothing.</summary>
-    /// <exception cref="InvalidOperationException">A <see cref="Memory{T}"/> of the block is pinned, or an operation of a stream over it is running; nothing was freed.</exception>
+    /// <exception cref="InvalidOperationException">A <see cref="Memory{T}"/> of the block is pinned, an operation of a stream over it is running, or another thread is writing; nothing was freed.</exception>
     public void Dispose()
     {
         // Under the gate the first allocation takes: a NativeMemoryStream lets the owner dispose the
@@ -309,6 +358,11 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
             if (Volatile.Read(ref _pins) != 0)
             {
                 ThrowHelper.ThrowInvalidOperation("This NativeBufferWriter cannot be disposed while a Memory of it is pinned: dispose the MemoryHandle first.");
+            }
+
+            if (_guard.IsHeld)
+            {
+                ThrowHelper.ThrowInvalidOperation("This NativeBufferWriter cannot be disposed while another thread is writing to it.");
             }
 
             if (_handle != default)
@@ -335,16 +389,18 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
 
     /// <summary>The span of a <see cref="WriterMemory{T}"/> made at <paramref name="version"/>, checked now.</summary>
     /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
-    /// <exception cref="InvalidOperationException">The block grew since.</exception>
+    /// <exception cref="InvalidOperationException">The block grew since, or another thread is writing.</exception>
     internal T* PointerFor(long version, long offset)
     {
-        ThrowIfDisposed();
-        if (version != _version)
+        long now = BeginRead();
+        T* pointer = _pointer;
+        EndRead(now);
+        if (version != now)
         {
             ThrowHelper.ThrowInvalidOperation("The NativeBufferWriter's block grew or was handed over since this Memory was taken: ask the writer again.");
         }
 
-        return _pointer + offset;
+        return pointer + offset;
     }
 
     /// <summary>
@@ -357,7 +413,19 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
     /// <exception cref="OutOfMemoryException">The block could not be shrunk; the writer is unchanged.</exception>
     internal AllocationHandle Detach(long maxLength, out T* pointer, out long length)
     {
-        ThrowIfDisposed();
+        BeginWrite();
+        try
+        {
+            return DetachCore(maxLength, out pointer, out length);
+        }
+        finally
+        {
+            EndWrite();
+        }
+    }
+
+    private AllocationHandle DetachCore(long maxLength, out T* pointer, out long length)
+    {
         if (_written == 0)
         {
             ThrowHelper.ThrowInvalidOperation("Nothing was written to this NativeBufferWriter: an array needs at least one element.");
@@ -377,14 +445,18 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         length = _written;
         _handle = default;
         _pointer = null;
-        _capacity = 0;
+        // The count first: a reader of FreeCapacity reads it first.
         _written = 0;
+        _capacity = 0;
         _version++;
         return handle;
     }
 
     /// <summary>Whether the writer was disposed, or its block freed by a reset of its arena.</summary>
-    internal bool IsDisposed => _disposed || (_handle != default && !_handle.IsValid);
+    internal bool IsDisposed => _disposed || (_handle != default && !_handle.IsValid && HandleFreed());
+
+    /// <inheritdoc cref="IsDisposed"/>
+    bool IWriterGuarded.IsDisposed => IsDisposed;
 
     /// <summary>
     /// Pins the block for a <see cref="WriterMemory{T}"/> made at <paramref name="version"/>: until
@@ -395,10 +467,22 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
     /// <exception cref="InvalidOperationException">The block grew since.</exception>
     internal T* Pin(long version, long offset)
     {
-        T* pointer = PointerFor(version, offset);
-        AllocationLedger.Acquire(_handle, nameof(NativeBufferWriter<T>));
-        Interlocked.Increment(ref _pins);
-        return pointer;
+        BeginWrite();
+        try
+        {
+            if (version != _version)
+            {
+                ThrowHelper.ThrowInvalidOperation("The NativeBufferWriter's block grew or was handed over since this Memory was taken: ask the writer again.");
+            }
+
+            AllocationLedger.Acquire(_handle, nameof(NativeBufferWriter<T>));
+            Interlocked.Increment(ref _pins);
+            return _pointer + offset;
+        }
+        finally
+        {
+            EndWrite();
+        }
     }
 
     /// <summary>Ends a <see cref="Pin"/>: the block was neither moved nor freed while it was pinned.</summary>
@@ -417,25 +501,29 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
 
     /// <summary>The written elements as a sequence of checked segments of at most <paramref name="maxSegmentLength"/> elements.</summary>
     /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
+    /// <exception cref="InvalidOperationException">Another thread is writing.</exception>
     internal ReadOnlySequence<T> GetWrittenSequence(int maxSegmentLength)
     {
-        ThrowIfDisposed();
-        if (_written == 0)
+        // The count is read once, under the read check: each segment's memory checks the version.
+        long version = BeginRead();
+        long written = _written;
+        EndRead(version);
+        if (written == 0)
         {
             return ReadOnlySequence<T>.Empty;
         }
 
-        if (_written <= maxSegmentLength)
+        if (written <= maxSegmentLength)
         {
-            return new ReadOnlySequence<T>(new WriterMemory<T>(this, _version, 0, (int)_written).Memory);
+            return new ReadOnlySequence<T>(new WriterMemory<T>(this, version, 0, (int)written).AsMemory());
         }
 
         WrittenSegment<T>? first = null;
         WrittenSegment<T>? last = null;
-        for (long offset = 0; offset < _written;)
+        for (long offset = 0; offset < written;)
         {
-            int length = (int)Math.Min(_written - offset, maxSegmentLength);
-            var segment = new WrittenSegment<T>(new WriterMemory<T>(this, _version, offset, length).Memory, offset);
+            int length = (int)Math.Min(written - offset, maxSegmentLength);
+            var segment = new WrittenSegment<T>(new WriterMemory<T>(this, version, offset, length).AsMemory(), offset);
             if (last is null)
             {
                 first = segment;
@@ -459,16 +547,24 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
     /// The caller must not grow the writer while it holds the lease.
     /// </summary>
     /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
+    /// <exception cref="InvalidOperationException">Another thread is writing.</exception>
     internal MemoryLease<T> BeginOperation()
     {
-        ThrowIfDisposed();
-        if (_handle == default)
+        BeginWrite();
+        try
         {
-            return default;
-        }
+            if (_handle == default)
+            {
+                return default;
+            }
 
-        AllocationLedger.EnterLease(_handle, nameof(NativeBufferWriter<T>));
-        return new MemoryLease<T>(this, _pointer, _capacity, _handle, default);
+            AllocationLedger.EnterLease(_handle, nameof(NativeBufferWriter<T>));
+            return new MemoryLease<T>(this, _pointer, _capacity, _handle, default);
+        }
+        finally
+        {
+            EndWrite();
+        }
     }
 
     /// <summary>Grows the block, if needed, so that <paramref name="length"/> elements fit, and makes them the written ones.</summary>
@@ -479,21 +575,42 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
     /// <exception cref="OutOfMemoryException">The memory cannot be had; the writer is unchanged.</exception>
     internal void EnsureCapacityFor(long length)
     {
-        ThrowIfDisposed();
-        EnsureCapacity(length);
+        BeginWrite();
+        try
+        {
+            EnsureCapacity(length);
+        }
+        finally
+        {
+            EndWrite();
+        }
     }
 
-    /// <summary>Sets the written count; <paramref name="length"/> is at most <see cref="Capacity"/> (the caller checked).</summary>
+    /// <summary>
+    /// Sets the written count to <paramref name="length"/>, which the caller made room for; a count past
+    /// the block (room taken away meanwhile by a hand-over) is refused rather than set.
+    /// </summary>
+    /// <exception cref="InvalidOperationException">The block no longer holds <paramref name="length"/> elements, or another thread is writing.</exception>
     internal void SetWrittenCount(long length)
     {
-        ThrowIfDisposed();
-        System.Diagnostics.Debug.Assert(length >= 0 && length <= _capacity);
-        _written = length;
+        BeginWrite();
+        try
+        {
+            if ((ulong)length > (ulong)_capacity)
+            {
+                ThrowHelper.ThrowInvalidOperation($"The NativeBufferWriter's block holds {_capacity:N0} elements, fewer than {length:N0}: it was handed over meanwhile.");
+            }
+
+            _written = length;
+        }
+        finally
+        {
+            EndWrite();
+        }
     }
 
     private int Reserve(int sizeHint)
     {
-        ThrowIfDisposed();
         if (sizeHint < 0)
         {
             ThrowHelper.ThrowArgumentOutOfRange(nameof(sizeHint), sizeHint, "The size hint cannot be negative.");
@@ -573,11 +690,64 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         _version++;
     }
 
+    /// <summary>
+    /// Whether the block the writer holds now was freed (by a reset of its arena). Read again after a
+    /// first read found a freed handle: that handle may have been handed over meanwhile by a writer on
+    /// another thread, and freed by its new array, while the writer itself holds a new one or none.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private bool HandleFreed()
+    {
+        AllocationHandle handle = _handle;
+        return handle != default && !handle.IsValid;
+    }
+
+    /// <summary>Enters as the one writer; throws if the writer is disposed or another thread is writing.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void BeginWrite() => _guard.Enter(this, TypeName);
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void EndWrite() => _guard.Exit();
+
+    /// <summary>
+    /// Starts a read of the block and the count without entering as the writer (readers do not
+    /// exclude each other): returns the version, to be passed to <see cref="EndRead"/> once they are read.
+    /// </summary>
+    /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
+    /// <exception cref="InvalidOperationException">Another thread is writing.</exception>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private long BeginRead()
+    {
+        ThrowIfDisposed();
+        long version = Volatile.Read(ref _version);
+        if (_guard.IsHeld)
+        {
+            ThrowWriting();
+        }
+
+        return version;
+    }
+
+    /// <summary>Ends a read: what was read is one state of the writer if no write began or ended since <see cref="BeginRead"/>.</summary>
+    /// <exception cref="InvalidOperationException">Another thread wrote meanwhile.</exception>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void EndRead(long version)
+    {
+        Interlocked.MemoryBarrier();
+        if (_guard.IsHeld || Volatile.Read(ref _version) != version)
+        {
+            ThrowWriting();
+        }
+    }
+
+    private static void ThrowWriting() =>
+        ThrowHelper.ThrowInvalidOperation($"Another thread is writing to this {TypeName}: read it when the writer is done (it has one writer at a time).");
+
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private void ThrowIfDisposed()
     {
         // A block in an arena can be freed by the arena's reset: one load and compare sees it.
-        if (_disposed || (_handle != default && !_handle.IsValid))
+        if (_disposed || (_handle != default && !_handle.IsValid && HandleFreed()))
         {
             ThrowHelper.ThrowObjectDisposed(nameof(NativeBufferWriter<T>));
         }

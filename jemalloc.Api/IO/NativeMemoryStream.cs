@@ -16,10 +16,24 @@ namespace jemalloc;
 /// It behaves as <see cref="MemoryStream"/> does at the edges: a read at or past the end returns 0, a
 /// seek before the beginning throws <see cref="IOException"/>, a position past the end is allowed and a
 /// write there fills the gap with zeros, a write past the capacity of an array throws
-/// <see cref="NotSupportedException"/> while a growable stream grows.
+/// <see cref="NotSupportedException"/> while a growable stream grows. Every member gives the result
+/// and throws the exception type <see cref="MemoryStream"/> gives for the same call, but for these
+/// intended differences: lengths and positions are <see cref="long"/>s up to <see cref="MaxLength"/>
+/// (<see cref="MemoryStream"/> stops at <see cref="int.MaxValue"/>), so a position or seek past
+/// <see cref="int.MaxValue"/> is allowed, and a length past <see cref="int.MaxValue"/> is refused with
+/// <see cref="NotSupportedException"/> only by a stream over an array (past its capacity) or a read-only one; after
+/// <see cref="Stream.Dispose()"/>, <see cref="ToArray"/> and <see cref="SetLength"/> throw
+/// <see cref="ObjectDisposedException"/> (the memory is gone, where a <see cref="MemoryStream"/> keeps its
+/// array and says <see cref="NotSupportedException"/> for <c>SetLength</c>); there is no
+/// <c>GetBuffer</c>, <c>TryGetBuffer</c> or <c>Capacity</c> setter (no managed array; a growable stream
+/// grows its native block with <c>rallocx</c>, in place where it can, where <see cref="MemoryStream"/> copies into a new array).
 /// </para>
 /// <para>
-/// Like <see cref="MemoryStream"/>, one thread at a time may use the stream. Each operation holds a
+/// Like <see cref="MemoryStream"/>, one thread at a time may use the stream, and this is checked: a
+/// second thread that reads, writes, seeks, sets the position or length or copies while another
+/// thread's operation runs gets <see cref="InvalidOperationException"/> (so does a use of the writer
+/// under it, directly, on another thread meanwhile). <see cref="ToArray"/>, <see cref="Length"/> and
+/// <see cref="Position"/>'s getter only read, and are not refused. Each operation holds a
 /// lease on the memory while it runs, so its owner may dispose the array (or writer) on any thread:
 /// a dispose that races a running operation is refused with <see cref="InvalidOperationException"/>, and
 /// every operation after a dispose throws <see cref="ObjectDisposedException"/>. The stream never reads
@@ -39,8 +53,17 @@ namespace jemalloc;
 /// using var view = new NativeMemoryStream(array, writable: false, leaveOpen: true);
 /// </code>
 /// </example>
-public sealed class NativeMemoryStream : Stream
+public sealed class NativeMemoryStream : Stream, IWriterGuarded
 {
+    /// <summary>
+    /// The longest a stream can be, and the furthest its position can go, in bytes: jemalloc's largest
+    /// block on a 64-bit process (7 × 2^60 bytes). Past it, <see cref="SetLength"/>, the
+    /// <see cref="Position"/> setter and <see cref="Seek"/> throw <see cref="ArgumentOutOfRangeException"/>
+    /// and a write throws <see cref="IOException"/>, as <see cref="MemoryStream"/> does past its own limit
+    /// (<see cref="int.MaxValue"/>); below it, a length the memory cannot hold is an <see cref="OutOfMemoryException"/>.
+    /// </summary>
+    public const long MaxLength = 7L << 60;
+
     // One chunk of a gap cleared by a write or SetLength: a span holds at most int.MaxValue bytes.
     private const int ClearChunk = 1 << 30;
 
@@ -52,6 +75,9 @@ public sealed class NativeMemoryStream : Stream
     private long _length;
     private long _position;
     private bool _disposed;
+
+    // The one-thread rule: every operation that moves the position or changes the contents enters it.
+    private SingleWriterGuard _guard;
 
     /// <summary>Creates an empty growable stream over a new <see cref="NativeBufferWriter{T}"/> of its own; nothing is allocated until the first write.</summary>
     public NativeMemoryStream()
@@ -141,7 +167,8 @@ public sealed class NativeMemoryStream : Stream
     }
 
     /// <summary>The position of the next read or write; it may be past the end.</summary>
-    /// <exception cref="ArgumentOutOfRangeException">The value is negative.</exception>
+    /// <exception cref="ArgumentOutOfRangeException">The value is negative or past <see cref="MaxLength"/>.</exception>
+    /// <exception cref="InvalidOperationException">Another thread is using the stream.</exception>
     /// <exception cref="ObjectDisposedException">The stream, or the memory under it, was disposed.</exception>
     public override long Position
     {
@@ -153,15 +180,20 @@ public sealed class NativeMemoryStream : Stream
 
         set
         {
-            if (value < 0)
+            if ((ulong)value > MaxLength)
             {
-                ThrowHelper.ThrowArgumentOutOfRange(nameof(value), value, "The position cannot be negative.");
+                ThrowHelper.ThrowArgumentOutOfRange(nameof(value), value, $"The position must be 0 to {MaxLength:N0}, the longest a NativeMemoryStream can be.");
             }
 
             ThrowIfDisposed();
+            Enter();
             _position = value;
+            _guard.Exit();
         }
     }
+
+    /// <summary>Whether the stream itself was disposed (what its guard asks; the memory under it is checked by each operation).</summary>
+    bool IWriterGuarded.IsDisposed => _disposed;
 
     private bool IsUsable => !_disposed && (_writer is null ? _array!.IsValid : !_writer.IsDisposed);
 
@@ -169,9 +201,23 @@ public sealed class NativeMemoryStream : Stream
 
     /// <summary>Reads up to <paramref name="buffer"/>'s length of bytes from the position; 0 at or past the end.</summary>
     /// <exception cref="ObjectDisposedException">The stream, or the memory under it, was disposed.</exception>
+    /// <exception cref="InvalidOperationException">Another thread is using the stream.</exception>
     public override int Read(Span<byte> buffer)
     {
         ThrowIfDisposed();
+        Enter();
+        try
+        {
+            return ReadCore(buffer);
+        }
+        finally
+        {
+            _guard.Exit();
+        }
+    }
+
+    private int ReadCore(Span<byte> buffer)
+    {
         using MemoryLease<byte> lease = BeginOperation();
         long available = CurrentLength - _position;
         if (available <= 0 || buffer.IsEmpty)
@@ -197,52 +243,82 @@ public sealed class NativeMemoryStream : Stream
 
     /// <summary>Reads the byte at the position, or returns -1 at or past the end.</summary>
     /// <exception cref="ObjectDisposedException">The stream, or the memory under it, was disposed.</exception>
+    /// <exception cref="InvalidOperationException">Another thread is using the stream.</exception>
     public override int ReadByte()
     {
         ThrowIfDisposed();
-        using MemoryLease<byte> lease = BeginOperation();
-        if (_position >= CurrentLength)
+        Enter();
+        try
         {
-            return -1;
-        }
+            using MemoryLease<byte> lease = BeginOperation();
+            if (_position >= CurrentLength)
+            {
+                return -1;
+            }
 
-        return lease[_position++];
+            return lease[_position++];
+        }
+        finally
+        {
+            _guard.Exit();
+        }
     }
 
     /// <summary>
     /// Writes <paramref name="buffer"/> at the position, zero-filling any gap from the end to the
-    /// position and extending the length if it writes past it. Bytes of the stream's own block (its
+    /// position and extending the length if it writes past it (an empty write past the end extends
+    /// it to the position, as <see cref="MemoryStream"/>'s does, and over an array past its capacity
+    /// throws <see cref="NotSupportedException"/>). Bytes of the stream's own block (its
     /// writer's <c>WrittenSpan</c>) are read from where a growth of the block puts them.
     /// </summary>
     /// <exception cref="NotSupportedException">The stream is read-only, or the write would pass the capacity of the array under it.</exception>
-    /// <exception cref="IOException">The write would take the position past <see cref="long.MaxValue"/>.</exception>
+    /// <exception cref="IOException">The write would take the position past <see cref="MaxLength"/>.</exception>
     /// <exception cref="ObjectDisposedException">The stream, or the memory under it, was disposed.</exception>
-    /// <exception cref="InvalidOperationException">The writer under the stream must grow while a memory of it is pinned or used by another operation.</exception>
+    /// <exception cref="InvalidOperationException">Another thread is using the stream, or the writer under it must grow while a memory of it is pinned or used by another operation.</exception>
     /// <exception cref="OutOfMemoryException">The writer under the stream cannot grow.</exception>
     /// <exception cref="ArgumentException"><paramref name="buffer"/> lies partly inside the writer's block and partly outside it (a span only unsafe code makes).</exception>
     public override void Write(ReadOnlySpan<byte> buffer)
     {
         ThrowIfDisposed();
         ThrowIfReadOnly();
-        if (buffer.IsEmpty)
+        Enter();
+        try
         {
-            return;
+            WriteCore(buffer);
+        }
+        finally
+        {
+            _guard.Exit();
+        }
+    }
+
+    private void WriteCore(ReadOnlySpan<byte> buffer)
+    {
+        // The position is at most MaxLength (its setter and Seek see to it), so this cannot wrap.
+        long end = _position + buffer.Length;
+        if (end > MaxLength)
+        {
+            throw new IOException($"The write would take the stream past {MaxLength:N0} bytes, the longest a NativeMemoryStream can be.");
         }
 
-        long end = _position + buffer.Length;
-        if (end < 0)
+        if (buffer.IsEmpty && end <= CurrentLength)
         {
-            throw new IOException("The write would take the stream past the longest length a stream can have.");
+            // As MemoryStream: an empty write extends the length only from a position past the end.
+            return;
         }
 
         // A growth that moves the writer's block frees the old one: bytes of the block itself (its
         // WrittenSpan, a memory of its WrittenSequence) are read from where the growth put them.
-        long offsetInBlock = _writer is not null && end > _writer.Capacity ? OffsetInBlock(buffer) : -1;
+        long offsetInBlock = !buffer.IsEmpty && _writer is not null && end > _writer.Capacity ? OffsetInBlock(buffer) : -1;
         Reserve(end);
         using MemoryLease<byte> lease = BeginOperation();
         long length = CurrentLength;
-        ReadOnlySpan<byte> source = offsetInBlock < 0 ? buffer : lease.AsSpan(offsetInBlock, buffer.Length);
-        source.CopyTo(lease.AsSpan(_position, buffer.Length));
+        if (!buffer.IsEmpty)
+        {
+            ReadOnlySpan<byte> source = offsetInBlock < 0 ? buffer : lease.AsSpan(offsetInBlock, buffer.Length);
+            source.CopyTo(lease.AsSpan(_position, buffer.Length));
+        }
+
         if (_position > length)
         {
             // After the copy, which may read bytes of the block in this gap, as a grown MemoryStream
@@ -262,9 +338,9 @@ public sealed class NativeMemoryStream : Stream
     /// <exception cref="ArgumentNullException"><paramref name="buffer"/> is null.</exception>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="offset"/> or <paramref name="count"/> is negative or past the buffer.</exception>
     /// <exception cref="NotSupportedException">The stream is read-only, or the write would pass the capacity of the array under it.</exception>
-    /// <exception cref="IOException">The write would take the position past <see cref="long.MaxValue"/>.</exception>
+    /// <exception cref="IOException">The write would take the position past <see cref="MaxLength"/>.</exception>
     /// <exception cref="ObjectDisposedException">The stream, or the memory under it, was disposed.</exception>
-    /// <exception cref="InvalidOperationException">The writer under the stream must grow while a memory of it is pinned or used by another operation.</exception>
+    /// <exception cref="InvalidOperationException">Another thread is using the stream, or the writer under it must grow while a memory of it is pinned or used by another operation.</exception>
     /// <exception cref="OutOfMemoryException">The writer under the stream cannot grow.</exception>
     public override void Write(byte[] buffer, int offset, int count)
     {
@@ -274,9 +350,9 @@ public sealed class NativeMemoryStream : Stream
 
     /// <summary>Writes one byte at the position.</summary>
     /// <exception cref="NotSupportedException">The stream is read-only, or the write would pass the capacity of the array under it.</exception>
-    /// <exception cref="IOException">The write would take the position past <see cref="long.MaxValue"/>.</exception>
+    /// <exception cref="IOException">The write would take the position past <see cref="MaxLength"/>.</exception>
     /// <exception cref="ObjectDisposedException">The stream, or the memory under it, was disposed.</exception>
-    /// <exception cref="InvalidOperationException">The writer under the stream must grow while a memory of it is pinned or used by another operation.</exception>
+    /// <exception cref="InvalidOperationException">Another thread is using the stream, or the writer under it must grow while a memory of it is pinned or used by another operation.</exception>
     /// <exception cref="OutOfMemoryException">The writer under the stream cannot grow.</exception>
     public override void WriteByte(byte value) => Write(new ReadOnlySpan<byte>(in value));
 
@@ -284,11 +360,25 @@ public sealed class NativeMemoryStream : Stream
     /// <returns>The new position.</returns>
     /// <exception cref="IOException">The new position would be before the beginning.</exception>
     /// <exception cref="ArgumentException"><paramref name="origin"/> is not a <see cref="SeekOrigin"/>.</exception>
-    /// <exception cref="ArgumentOutOfRangeException">The new position would be past <see cref="long.MaxValue"/>.</exception>
+    /// <exception cref="ArgumentOutOfRangeException">The new position would be past <see cref="MaxLength"/>.</exception>
+    /// <exception cref="InvalidOperationException">Another thread is using the stream.</exception>
     /// <exception cref="ObjectDisposedException">The stream, or the memory under it, was disposed.</exception>
     public override long Seek(long offset, SeekOrigin origin)
     {
         ThrowIfDisposed();
+        Enter();
+        try
+        {
+            return SeekCore(offset, origin);
+        }
+        finally
+        {
+            _guard.Exit();
+        }
+    }
+
+    private long SeekCore(long offset, SeekOrigin origin)
+    {
         long from = origin switch
         {
             SeekOrigin.Begin => 0,
@@ -311,6 +401,11 @@ public sealed class NativeMemoryStream : Stream
             throw new IOException("An attempt was made to move the position before the beginning of the stream.");
         }
 
+        if (position > MaxLength)
+        {
+            throw new ArgumentOutOfRangeException(nameof(offset), offset, $"The new position would be past {MaxLength:N0} bytes, the longest a NativeMemoryStream can be.");
+        }
+
         _position = position;
         return position;
     }
@@ -319,20 +414,34 @@ public sealed class NativeMemoryStream : Stream
     /// Sets the length: a shorter one cuts the contents (and brings the position back to it if it was
     /// past), a longer one adds zero bytes, growing a writer's block as needed.
     /// </summary>
-    /// <exception cref="ArgumentOutOfRangeException"><paramref name="value"/> is negative.</exception>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="value"/> is negative or past <see cref="MaxLength"/> (checked first, as <see cref="MemoryStream"/> does).</exception>
     /// <exception cref="NotSupportedException">The stream is read-only, or <paramref name="value"/> is past the capacity of the array under it.</exception>
     /// <exception cref="ObjectDisposedException">The stream, or the memory under it, was disposed.</exception>
-    /// <exception cref="InvalidOperationException">The writer under the stream must grow while a memory of it is pinned or used by another operation.</exception>
+    /// <exception cref="InvalidOperationException">Another thread is using the stream, or the writer under it must grow while a memory of it is pinned or used by another operation.</exception>
     /// <exception cref="OutOfMemoryException">The writer under the stream cannot grow.</exception>
     public override void SetLength(long value)
     {
-        if (value < 0)
+        if ((ulong)value > MaxLength)
         {
-            ThrowHelper.ThrowArgumentOutOfRange(nameof(value), value, "The length cannot be negative.");
+            // Before any other check, as MemoryStream does for a length past its own limit.
+            ThrowHelper.ThrowArgumentOutOfRange(nameof(value), value, $"The length must be 0 to {MaxLength:N0}, the longest a NativeMemoryStream can be.");
         }
 
         ThrowIfDisposed();
         ThrowIfReadOnly();
+        Enter();
+        try
+        {
+            SetLengthCore(value);
+        }
+        finally
+        {
+            _guard.Exit();
+        }
+    }
+
+    private void SetLengthCore(long value)
+    {
         Reserve(value);
         using MemoryLease<byte> lease = BeginOperation();
         long length = CurrentLength;
@@ -420,6 +529,7 @@ public sealed class NativeMemoryStream : Stream
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="bufferSize"/> is zero or negative.</exception>
     /// <exception cref="NotSupportedException"><paramref name="destination"/> cannot be written.</exception>
     /// <exception cref="ObjectDisposedException">The stream, the memory under it, or <paramref name="destination"/> was disposed.</exception>
+    /// <exception cref="InvalidOperationException">Another thread is using the stream.</exception>
     public override void CopyTo(Stream destination, int bufferSize)
     {
         ValidateCopyToArguments(destination, bufferSize);
@@ -428,19 +538,43 @@ public sealed class NativeMemoryStream : Stream
             // Each chunk: the destination's write may dispose this stream (a leaveOpen one disposes
             // nothing under it, so only this check sees it).
             ThrowIfDisposed();
-            using MemoryLease<byte> lease = BeginOperation();
-            long start = _position;
-            long remaining = CurrentLength - start;
-            if (remaining <= 0)
+            Enter();
+            MemoryLease<byte> lease = default;
+            long start = 0;
+            int count = 0;
+            try
             {
-                return;
+                lease = BeginOperation();
+                start = _position;
+                long remaining = CurrentLength - start;
+                if (remaining > 0)
+                {
+                    count = (int)Math.Min(remaining, bufferSize);
+                    // Moved before the write, as MemoryStream does: a destination that sets the position
+                    // meanwhile leaves it where it set it, not past it.
+                    _position = start + count;
+                }
+            }
+            catch
+            {
+                lease.Dispose();
+                throw;
+            }
+            finally
+            {
+                // Left before the destination's write, which may use this stream (on this thread).
+                _guard.Exit();
             }
 
-            int count = (int)Math.Min(remaining, bufferSize);
-            // Moved before the write, as MemoryStream does: a destination that sets the position
-            // meanwhile leaves it where it set it, not past it.
-            _position = start + count;
-            destination.Write(lease.AsSpan(start, count));
+            using (lease)
+            {
+                if (count == 0)
+                {
+                    return;
+                }
+
+                destination.Write(lease.AsSpan(start, count));
+            }
         }
     }
 
@@ -593,6 +727,9 @@ public sealed class NativeMemoryStream : Stream
             _writer.SetWrittenCount(length);
         }
     }
+
+    /// <summary>Enters as the one thread using the stream; <see cref="InvalidOperationException"/> if another thread is in.</summary>
+    private void Enter() => _guard.Enter(this, nameof(NativeMemoryStream));
 
     private MemoryLease<byte> BeginOperation() => _writer is null ? _array!.BeginOperation() : _writer.BeginOperation();
 

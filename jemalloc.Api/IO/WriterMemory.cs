@@ -25,8 +25,15 @@ internal sealed unsafe class WriterMemory<T> : MemoryManager<T>, IPinOwner
         _length = length;
     }
 
+    /// <summary>
+    /// This memory as a <see cref="Memory{T}"/>, made without taking its span (as
+    /// <see cref="MemoryManager{T}.Memory"/> does): the writer makes it while it is inside a write,
+    /// where a span's check would find the write in progress.
+    /// </summary>
+    internal Memory<T> AsMemory() => CreateMemory(_length);
+
     /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
-    /// <exception cref="InvalidOperationException">The writer's block grew since.</exception>
+    /// <exception cref="InvalidOperationException">The writer's block grew since, or another thread is writing.</exception>
     public override Span<T> GetSpan() => new(_writer.PointerFor(_version, _offset), _length);
 
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="elementIndex"/> is outside the memory.</exception>

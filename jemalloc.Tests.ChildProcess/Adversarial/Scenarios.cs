@@ -25,6 +25,7 @@ internal static class Scenarios
         IoReviewScenarios.Register(All);
         ArenaCheckedScenarios.Register(All);
         BufferRoundTwoScenarios.Register(All);
+        IoRoundTwoScenarios.Register(All);
     }
 
     internal static int Run(string name)

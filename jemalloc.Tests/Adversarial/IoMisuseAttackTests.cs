@@ -21,12 +21,15 @@ public sealed class IoMisuseAttackTests : LeakCheckedTest
         stream.Write([1, 2, 3]);
         long capacity = stream.Capacity;
 
-        Assert.Throws<OutOfMemoryException>(() => stream.SetLength(long.MaxValue));
+        // Past the longest a stream can be: what MemoryStream throws past its own (issue 21).
+        Assert.Throws<ArgumentOutOfRangeException>(() => stream.SetLength(long.MaxValue));
+        Assert.Throws<ArgumentOutOfRangeException>(() => stream.SetLength(NativeMemoryStream.MaxLength + 1));
         Assert.Throws<ArgumentOutOfRangeException>(() => stream.SetLength(-1));
         Assert.Throws<ArgumentOutOfRangeException>(() => stream.SetLength(long.MinValue));
-        stream.Position = long.MaxValue - 1;
+        Assert.Throws<ArgumentOutOfRangeException>(() => stream.Position = long.MaxValue);
+        stream.Position = NativeMemoryStream.MaxLength - 1;
         Assert.Throws<OutOfMemoryException>(() => stream.WriteByte(9));
-        stream.Position = long.MaxValue;
+        stream.Position = NativeMemoryStream.MaxLength;
         Assert.Throws<IOException>(() => stream.WriteByte(9));
         Assert.Equal(0, stream.Read(new byte[10]));
         Assert.Equal(-1, stream.ReadByte());
@@ -35,7 +38,7 @@ public sealed class IoMisuseAttackTests : LeakCheckedTest
         Assert.Throws<IOException>(() => stream.Seek(long.MinValue, SeekOrigin.End));
         Assert.Throws<ArgumentException>(() => stream.Seek(0, (SeekOrigin)42));
 
-        Assert.Equal(long.MaxValue, stream.Position);
+        Assert.Equal(NativeMemoryStream.MaxLength, stream.Position);
         Assert.Equal(3, stream.Length);
         Assert.Equal(capacity, stream.Capacity);
         Assert.Equal(new byte[] { 1, 2, 3 }, stream.ToArray());
@@ -49,8 +52,9 @@ public sealed class IoMisuseAttackTests : LeakCheckedTest
     {
         using var array = new SafeArray<byte>(16);
         using var stream = new NativeMemoryStream(array, leaveOpen: true);
-        Assert.Throws<NotSupportedException>(() => stream.SetLength(long.MaxValue));
-        stream.Position = long.MaxValue - 1;
+        Assert.Throws<ArgumentOutOfRangeException>(() => stream.SetLength(long.MaxValue));
+        Assert.Throws<NotSupportedException>(() => stream.SetLength(NativeMemoryStream.MaxLength));
+        stream.Position = NativeMemoryStream.MaxLength - 1;
         Assert.Throws<NotSupportedException>(() => stream.WriteByte(1));
         stream.Position = 0;
 

@@ -118,7 +118,7 @@ public sealed class IoReviewAttackTests : LeakCheckedTest
         using var source = new NativeMemoryStream();
         source.Write(new byte[100]);
         source.Position = 0;
-        var destination = new CallbackStream(() => source.Position = long.MaxValue - 5);
+        var destination = new CallbackStream(() => source.Position = NativeMemoryStream.MaxLength - 5);
 
         Exception? copy = Record.Exception(() => source.CopyTo(destination, 10));
 

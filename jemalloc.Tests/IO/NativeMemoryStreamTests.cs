@@ -134,7 +134,7 @@ public sealed class NativeMemoryStreamTests : LeakCheckedTest
     public void A_write_that_would_pass_the_longest_length_throws_IOException()
     {
         using var stream = new NativeMemoryStream();
-        stream.Position = long.MaxValue - 1;
+        stream.Position = NativeMemoryStream.MaxLength - 1;
         Assert.Throws<IOException>(() => stream.Write("ab"u8));
         Assert.Equal(0, stream.Length);
         Assert.Equal(0, stream.Capacity);
