@@ -379,9 +379,12 @@ publish_for() {
 # The test classes run under emulation (by class-name prefix). Every public type, loading,
 # configuration (Jem.Init in a fresh process), the ledger's checks, mallctl, arenas, statistics,
 # huge-page reporting, system memory, SIMD, records and I/O; left out, because they are slow under an
-# emulator and test nothing that differs per platform: the adversarial and stress suites (hundreds of
-# child processes and timed races), the big-memory tests, the BenchmarkDotNet and jembench runs (timing means nothing
-# there) and the package test (needs the SDK; the package is tested per RID by test-package).
+# emulator and test nothing that differs per platform: the stress suite and most of the adversarial
+# suite (hundreds of child processes and timed races), the big-memory tests, the BenchmarkDotNet and
+# jembench runs (timing means nothing there) and the package test (needs the SDK; the package is
+# tested per RID by test-package). The adversarial suite's representative part (EMULATED_TRAIT: one
+# test per class of protection, each scenario in its own process) runs too, so a protection that
+# holds natively but not on another target fails there.
 readonly EMULATED_CLASSES=(
   jemalloc.Tests.Native. jemalloc.Tests.Buffers. jemalloc.Tests.Ledger. jemalloc.Tests.Arenas.JemArenaTests
   jemalloc.Tests.HugePages.HugePageInfoTests jemalloc.Tests.HugePages.HugePagePolicyTests jemalloc.Tests.Memory.
@@ -389,6 +392,7 @@ readonly EMULATED_CLASSES=(
 )
 readonly EMULATED_EXCLUDED=(jemalloc.Tests.Buffers.StressTests jemalloc.Tests.Buffers.HugeArrayBigMemoryTests
   jemalloc.Tests.IO.NativeBufferWriterBigMemoryTests)
+readonly EMULATED_TRAIT="Emulated=representative"
 
 # Left out under wine only, by name: a test whose worker threads throw and catch exceptions in a
 # tight loop while another thread resets their arena. .NET 10 under wine hangs in it (every thread
@@ -418,6 +422,7 @@ test_emulated_rid() {
   if [ "${JEMALLOC_NET_EMULATED_TESTS:-}" != all ]; then
     for prefix in "${EMULATED_CLASSES[@]}"; do args+=(--class "$prefix"); done
     for prefix in "${EMULATED_EXCLUDED[@]}"; do args+=(--exclude-class "$prefix"); done
+    args+=(--trait "$EMULATED_TRAIT")
     if [ "$rid" = win-x64 ]; then for prefix in "${WINE_EXCLUDED_TESTS[@]}"; do args+=(--exclude-test "$prefix"); done; fi
   fi
   step "running the test suite as $rid ($(emulator_name "$rid"))"

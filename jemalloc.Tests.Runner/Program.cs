@@ -13,11 +13,12 @@ namespace jemalloc.Tests.Runner;
 /// skipped test, then a summary in the form <c>dotnet test</c> prints (which <c>.ci/run</c> counts).
 /// </summary>
 /// <remarks>
-/// Usage: <c>jemalloc.Tests.Runner [--class PREFIX]... [--exclude-class PREFIX]... [--test TEXT]... [--exclude-test TEXT]... [--parallel N]
-/// [--test-timeout SECONDS] [--list] [--verbose]</c>.
+/// Usage: <c>jemalloc.Tests.Runner [--class PREFIX]... [--exclude-class PREFIX]... [--test TEXT]... [--exclude-test TEXT]...
+/// [--trait NAME=VALUE]... [--parallel N] [--test-timeout SECONDS] [--list] [--verbose]</c>.
 /// <c>--class</c> runs only test classes whose full name starts with a prefix; <c>--exclude-class</c>
 /// leaves some out; <c>--test</c> runs only tests whose name contains a text, <c>--exclude-test</c>
-/// leaves those out; <c>--parallel</c> sets how many test collections run at once (default: the
+/// leaves those out; <c>--trait</c> also runs the tests that carry an xunit trait, whatever their
+/// class (<c>--exclude-test</c> still applies); <c>--parallel</c> sets how many test collections run at once (default: the
 /// processor count; 1 runs them one after another). <c>--test-timeout</c> ends the run when one test
 /// has been running that long, naming the tests still running (an emulator that hangs must fail the
 /// run with a name, not stall it). Exit code 0 when nothing failed, 1 when a test failed or timed out,
@@ -33,6 +34,7 @@ internal static class Program
         var exclude = new List<string>();
         var names = new List<string>();
         var excludedNames = new List<string>();
+        var traits = new List<(string Name, string Value)>();
         bool list = false, verbose = false;
         int parallel = Environment.ProcessorCount;
         int testTimeout = 0;
@@ -44,12 +46,16 @@ internal static class Program
                 case "--exclude-class" when i + 1 < args.Length: exclude.Add(args[++i]); break;
                 case "--test" when i + 1 < args.Length: names.Add(args[++i]); break;
                 case "--exclude-test" when i + 1 < args.Length: excludedNames.Add(args[++i]); break;
+                case "--trait" when i + 1 < args.Length && args[i + 1].IndexOf('=', StringComparison.Ordinal) > 0:
+                    string[] trait = args[++i].Split('=', 2);
+                    traits.Add((trait[0], trait[1]));
+                    break;
                 case "--parallel" when i + 1 < args.Length && int.TryParse(args[i + 1], out parallel) && parallel > 0: i++; break;
                 case "--test-timeout" when i + 1 < args.Length && int.TryParse(args[i + 1], out testTimeout) && testTimeout > 0: i++; break;
                 case "--list": list = true; break;
                 case "--verbose": verbose = true; break;
                 default:
-                    Console.Error.WriteLine($"unknown argument '{args[i]}'; usage: [--class PREFIX]... [--exclude-class PREFIX]... [--test TEXT]... [--exclude-test TEXT]... [--parallel N] [--test-timeout SECONDS] [--list] [--verbose]");
+                    Console.Error.WriteLine($"unknown argument '{args[i]}'; usage: [--class PREFIX]... [--exclude-class PREFIX]... [--test TEXT]... [--exclude-test TEXT]... [--trait NAME=VALUE]... [--parallel N] [--test-timeout SECONDS] [--list] [--verbose]");
                     return 2;
             }
         }
@@ -73,9 +79,11 @@ internal static class Program
         List<IXunitTestCase> selected = discovered.Where(testCase =>
         {
             string type = testCase.TestMethod.TestClass.Class.Name;
-            return (include.Count == 0 || include.Any(p => type.StartsWith(p, StringComparison.Ordinal)))
+            bool byClassAndName = (include.Count == 0 || include.Any(p => type.StartsWith(p, StringComparison.Ordinal)))
                 && !exclude.Any(p => type.StartsWith(p, StringComparison.Ordinal))
-                && (names.Count == 0 || names.Any(n => testCase.DisplayName.Contains(n, StringComparison.Ordinal)))
+                && (names.Count == 0 || names.Any(n => testCase.DisplayName.Contains(n, StringComparison.Ordinal)));
+            bool byTrait = traits.Any(t => testCase.Traits.TryGetValue(t.Name, out List<string>? values) && values.Contains(t.Value, StringComparer.Ordinal));
+            return (byClassAndName || byTrait)
                 && !excludedNames.Any(n => testCase.DisplayName.Contains(n, StringComparison.Ordinal));
         }).ToList();
         if (list)

@@ -34,7 +34,15 @@ internal static class ChildProcessRunner
             Path.TrimEndingDirectorySeparator(AppContext.BaseDirectory), StringComparison.OrdinalIgnoreCase);
 
     /// <summary>Runs the test helper program (jemalloc.Tests.ChildProcess) with <paramref name="arguments"/>.</summary>
-    internal static Result RunHelper(IReadOnlyDictionary<string, string?> environment, params string[] arguments)
+    internal static Result RunHelper(IReadOnlyDictionary<string, string?> environment, params string[] arguments) =>
+        RunHelper(null, environment, arguments);
+
+    /// <summary>
+    /// Runs the test helper program (jemalloc.Tests.ChildProcess) with <paramref name="arguments"/>,
+    /// killing it after <paramref name="timeout"/> (null: 2 minutes with a dotnet host, 5 minutes
+    /// self-contained, where it may run under an emulator).
+    /// </summary>
+    internal static Result RunHelper(TimeSpan? timeout, IReadOnlyDictionary<string, string?> environment, params string[] arguments)
     {
         string helper = Path.Combine(AppContext.BaseDirectory, "jemalloc.Tests.ChildProcess.dll");
         Assert.True(File.Exists(helper), $"The test helper {helper} was not built next to the tests.");
@@ -47,11 +55,11 @@ internal static class ChildProcessRunner
             Assert.True(File.Exists(executable), $"The test helper's executable {executable} was not published beside the tests.");
             string? launcher = Environment.GetEnvironmentVariable("JEMALLOC_NET_TEST_LAUNCHER");
             return string.IsNullOrEmpty(launcher)
-                ? Run(executable, arguments, environment, AppContext.BaseDirectory, TimeSpan.FromMinutes(5))
-                : Run(launcher, [executable, .. arguments], environment, AppContext.BaseDirectory, TimeSpan.FromMinutes(5));
+                ? Run(executable, arguments, environment, AppContext.BaseDirectory, timeout ?? TimeSpan.FromMinutes(5))
+                : Run(launcher, [executable, .. arguments], environment, AppContext.BaseDirectory, timeout ?? TimeSpan.FromMinutes(5));
         }
 
-        return Run(DotnetHost, ["exec", helper, .. arguments], environment, AppContext.BaseDirectory, TimeSpan.FromMinutes(2));
+        return Run(DotnetHost, ["exec", helper, .. arguments], environment, AppContext.BaseDirectory, timeout ?? TimeSpan.FromMinutes(2));
     }
 
     /// <summary>Runs <paramref name="fileName"/>; jemalloc.NET's own environment variables are removed unless given.</summary>

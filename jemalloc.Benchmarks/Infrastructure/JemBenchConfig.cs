@@ -67,9 +67,9 @@ public static class JemBenchConfig
             variables.Add(new EnvironmentVariable(Jem.ConfigurationVariable, conf));
         }
 
-        if (BrokenResultSwitch.IsOn)
+        if (BrokenResultSwitch.Setting is string broken)
         {
-            variables.Add(new EnvironmentVariable(BrokenResultSwitch.Variable, "1"));
+            variables.Add(new EnvironmentVariable(BrokenResultSwitch.Variable, broken));
         }
 
         return Shape(Job.Default, settings).WithId(id).WithEnvironmentVariables([.. variables]);

@@ -48,7 +48,6 @@ public unsafe class MallocBenchmarks<T> where T : unmanaged
     private T* _native;
     private long _expected;
     private long _lastResult;
-    private bool _keepForCheck;
     private FragmentationSampler? _sampler;
 
     /// <summary>The sizes given on the command line.</summary>
@@ -67,25 +66,28 @@ public unsafe class MallocBenchmarks<T> where T : unmanaged
 
     // ---------------------------------------------------------------- create
 
-    /// <summary>Allocates a managed array (zeroed by the runtime), writes its first and last elements and drops it.</summary>
+    // Each create keeps what it made until the next operation frees it (first, before allocating: the
+    // same work per operation), so the cleanup checks what the last timed operation created.
+
+    /// <summary>Drops the previous operation's array, allocates a managed array (zeroed by the runtime) and writes its first and last elements.</summary>
     [Benchmark(Baseline = true, Description = "new T[] (zeroed by the runtime), write both ends")]
     [BenchmarkCategory(Categories.Create)]
     public void CreateManaged()
     {
+        _managed = null;
         var array = new T[Length];
         array[0] = Value;
         array[^1] = Value;
-        if (_keepForCheck)
-        {
-            _managed = array;
-        }
+        _managed = array;
     }
 
-    /// <summary>Allocates uninitialized memory with <c>je_malloc</c>, writes its first and last elements and frees it.</summary>
+    /// <summary>Frees the previous operation's block, allocates uninitialized memory with <c>je_malloc</c> and writes its first and last elements.</summary>
     [Benchmark(Description = "Jem.Malloc (uninitialized), write both ends, Jem.Free")]
     [BenchmarkCategory(Categories.Create)]
     public void CreateJem()
     {
+        Jem.Free(_native);
+        _native = null;
         T* memory = (T*)Jem.Malloc(Bytes);
         if (memory == null)
         {
@@ -94,20 +96,20 @@ public unsafe class MallocBenchmarks<T> where T : unmanaged
 
         memory[0] = Value;
         memory[Length - 1] = Value;
-        if (_keepForCheck)
-        {
-            _native = memory;
-            return;
-        }
-
-        Jem.Free(memory);
+        _native = memory;
     }
 
-    /// <summary>Allocates zeroed memory (like a managed array) with <c>je_mallocx</c>, writes its first and last elements and frees it.</summary>
+    /// <summary>Frees the previous operation's block, allocates zeroed memory (like a managed array) with <c>je_mallocx</c> and writes its first and last elements.</summary>
     [Benchmark(Description = "Jem.Mallocx(Zero) (zeroed, like new T[]), write both ends, Jem.Sdallocx")]
     [BenchmarkCategory(Categories.Create)]
     public void CreateJemZeroed()
     {
+        if (_native != null)
+        {
+            Jem.Sdallocx(_native, Bytes, MallocxFlags.Zero);
+            _native = null;
+        }
+
         T* memory = (T*)Jem.Mallocx(Bytes, MallocxFlags.Zero);
         if (memory == null)
         {
@@ -116,20 +118,13 @@ public unsafe class MallocBenchmarks<T> where T : unmanaged
 
         memory[0] = Value;
         memory[Length - 1] = Value;
-        if (_keepForCheck)
-        {
-            _native = memory;
-            return;
-        }
-
-        Jem.Sdallocx(memory, Bytes, MallocxFlags.Zero);
+        _native = memory;
     }
 
-    /// <summary>Runs the managed create once more, keeping the array: both ends hold the value, every other element is zero.</summary>
+    /// <summary>Checks the array the last timed operation created: both ends hold the value, every other element is zero.</summary>
     [GlobalCleanup(Target = nameof(CreateManaged))]
     public void CleanupCreateManaged()
     {
-        KeepingResult(CreateManaged);
         try
         {
             CheckCreated("managed array", _managed.AsSpan(), zeroed: true);
@@ -141,15 +136,15 @@ public unsafe class MallocBenchmarks<T> where T : unmanaged
         }
     }
 
-    /// <summary>Runs the uninitialized create once more, keeping the block: its usable size covers the request and both ends hold the value.</summary>
+    /// <summary>Checks the block the last timed uninitialized create made: its usable size covers the request and both ends hold the value.</summary>
     [GlobalCleanup(Target = nameof(CreateJem))]
     public void CleanupCreateJem()
     {
-        KeepingResult(CreateJem);
         try
         {
             // The elements between the ends are uninitialized: nothing is promised about them.
             string name = $"malloc create {typeof(T).Name}[{Parameter}]: Jem.Malloc";
+            ResultChecks.Check(name, _native != null, "the last timed operation left the block it created");
             ResultChecks.Check(name, Jem.MallocUsableSize(_native) >= Bytes, $"the block holds at least {Bytes:N0} bytes");
             CheckCreated("Jem.Malloc", new Span<T>(_native, Length), zeroed: false);
         }
@@ -160,13 +155,13 @@ public unsafe class MallocBenchmarks<T> where T : unmanaged
         }
     }
 
-    /// <summary>Runs the zeroed create once more, keeping the block: both ends hold the value, every other element is zero.</summary>
+    /// <summary>Checks the block the last timed zeroed create made: both ends hold the value, every other element is zero.</summary>
     [GlobalCleanup(Target = nameof(CreateJemZeroed))]
     public void CleanupCreateJemZeroed()
     {
-        KeepingResult(CreateJemZeroed);
         try
         {
+            ResultChecks.Check($"malloc create {typeof(T).Name}[{Parameter}]: Jem.Mallocx(Zero)", _native != null, "the last timed operation left the block it created");
             CheckCreated("Jem.Mallocx(Zero)", new Span<T>(_native, Length), zeroed: true);
         }
         finally
@@ -176,24 +171,11 @@ public unsafe class MallocBenchmarks<T> where T : unmanaged
         }
     }
 
-    private void KeepingResult(Action operation)
-    {
-        _keepForCheck = true;
-        try
-        {
-            operation();
-        }
-        finally
-        {
-            _keepForCheck = false;
-        }
-    }
-
     private void CheckCreated(string what, Span<T> created, bool zeroed)
     {
         BrokenResultSwitch.Corrupt(created);
         string name = $"malloc create {typeof(T).Name}[{Parameter}]: {what}";
-        ResultChecks.Equal(name, Length, created.Length, "elements created");
+        ResultChecks.Equal(name, Length, created.Length, "elements created (by the last timed operation)");
         bool endsHoldValue = created[0].Equals(Value) && created[^1].Equals(Value);
         ResultChecks.Check(name, endsHoldValue, "the first and last elements hold the value written");
         if (zeroed && created.Length > 2)

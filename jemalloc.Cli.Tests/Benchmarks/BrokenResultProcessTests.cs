@@ -8,8 +8,11 @@ namespace jemalloc.Cli.Tests.Benchmarks;
 /// jembench run as a real process, as a user runs it, with the hidden switch that corrupts every
 /// result before it is checked: each process layout (suites in the jembench process, <c>alloc</c>
 /// with one benchmark process per jemalloc configuration, <c>micro</c>) must fail with exit code 2
-/// and name the wrong result; the same run without the switch must succeed. Smallest sizes, one
-/// iteration each (<c>--quick</c>).
+/// and name the wrong result; the same run without the switch must succeed. Every suite and verb
+/// has such a test in which every one of its benchmarks must fail (a check that cannot fail leaves
+/// one passing); the main job's table is tested with a wrong first, middle and last element each on
+/// its own; and a run whose suites record no check at all must fail too. Smallest sizes, one
+/// iteration each (<c>--quick</c>), whose result is the one checked.
 /// </summary>
 [Collection(JembenchRuns.Name)]
 public sealed class BrokenResultProcessTests : IDisposable
@@ -109,9 +112,114 @@ public sealed class BrokenResultProcessTests : IDisposable
         Assert.Contains("the sum is", result.Output, StringComparison.Ordinal);
     }
 
+    // The main job's table (./build.sh jembench: array --fill), one row per benchmark, each of which
+    // must be caught with a wrong element at any position on its own.
+    private static readonly string[] ArrayFillRows =
+    [
+        "SafeArray<Int64> fill: managed array [1001]",
+        "SafeArray<Int64> fill: SafeArray<Int64> [1001]",
+        "SafeArray<Int64> fill: machine limit [1001]",
+        "SafeArray<Int64> create: managed array [1001]",
+        "SafeArray<Int64> create: SafeArray<Int64> (4 KiB pages) [1001]",
+        "SafeArray<Int64> create: SafeArray<Int64> (huge pages) [1001]",
+        "SafeArray<Int64> create: SafeArray<Int64> (created with the value, 4 KiB pages) [1001]",
+        "SafeArray<Int64> create: SafeArray<Int64> (created with the value, huge pages) [1001]",
+    ];
+
+    [Theory]
+    [InlineData(BrokenResultSwitch.First)]
+    [InlineData(BrokenResultSwitch.Middle)]
+    [InlineData(BrokenResultSwitch.Last)]
+    public void The_main_job_fails_every_row_whose_result_has_one_wrong_element(string position)
+    {
+        ChildProcessRunner.Result result = Run(position, InProcessTimeout, "array", "--fill", "-l", "1001");
+        // Fill: managed, SafeArray, memset and non-temporal stores; create: managed and four native ways.
+        AssertEveryBenchmarkFailed(result, benchmarks: 9);
+        foreach (string row in ArrayFillRows)
+        {
+            Assert.True(result.Output.Contains($"wrong result: {row}: ", StringComparison.Ordinal), $"expected a wrong result for '{row}': {result}");
+        }
+    }
+
+    [Fact]
+    public void The_main_job_with_right_results_exits_0()
+    {
+        AssertSucceeded(Run(broken: false, InProcessTimeout, "array", "--fill", "-l", "1001"));
+    }
+
+    [Fact]
+    public void Every_array_math_row_with_a_wrong_result_exits_2() =>
+        AssertEveryBenchmarkFailed(Run(broken: true, InProcessTimeout, "array", "--math", "-l", "1001"), benchmarks: 5);
+
+    [Fact]
+    public void Every_buffer_row_with_wrong_results_exits_2() =>
+        AssertEveryBenchmarkFailed(Run(broken: true, InProcessTimeout, "buffer", "--fill", "--math", "-i", "1001"), benchmarks: 14);
+
+    [Fact]
+    public void Every_hugearray_row_with_wrong_results_exits_2() =>
+        AssertEveryBenchmarkFailed(Run(broken: true, InProcessTimeout, "hugearray", "--fill", "--math", "-b", "1001"), benchmarks: 17);
+
+    [Fact]
+    public void Every_vector_row_with_wrong_pixels_exits_2()
+    {
+        ChildProcessRunner.Result result = Run(broken: true, InProcessTimeout, "vector", "-f", "24");
+        AssertEveryBenchmarkFailed(result, benchmarks: 5);
+        Assert.Contains("plot equals the scalar plot pixel for pixel", result.Output, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void Every_malloc_fill_and_fragment_row_with_a_wrong_result_exits_2()
+    {
+        AssertEveryBenchmarkFailed(Run(broken: true, InProcessTimeout, "malloc", "--fill", "-i", "1001"), benchmarks: 3);
+        AssertEveryBenchmarkFailed(Run(broken: true, InProcessTimeout, "malloc", "--fragment", "-b", "2"), benchmarks: 5);
+    }
+
+    [Fact]
+    public void Every_hugepages_row_with_a_wrong_result_exits_2() =>
+        AssertEveryBenchmarkFailed(Run(broken: true, InProcessTimeout, "hugepages", "--create", "--columnar", "--columns", "3", "100003"), benchmarks: 7);
+
+    [Fact]
+    public void Every_arena_row_with_a_wrong_result_exits_2() =>
+        AssertEveryBenchmarkFailed(Run(broken: true, InProcessTimeout, "arena", "1000"), benchmarks: 7);
+
+    [Fact]
+    public void Every_other_micro_benchmark_with_a_wrong_result_exits_2()
+    {
+        // The micro classes the tests above do not run: indexers, checked mode, vector multiply, GC transitions.
+        ChildProcessRunner.Result result = Run(broken: true, InProcessTimeout, "micro", "--filter",
+            "*IndexerBenchmarks*", "*CheckedModeBenchmarks*", "*VectorMultiplyBenchmarks*", "*GcTransitionBenchmarks*");
+        AssertEveryBenchmarkFailed(result, benchmarks: 42);
+    }
+
+    [Fact]
+    public void A_run_whose_suites_make_no_result_check_exits_2_naming_every_benchmark()
+    {
+        // The guard itself: a suite that checks nothing (here: every check dropped) proves nothing.
+        ChildProcessRunner.Result result = Run(BrokenResultSwitch.NoChecks, InProcessTimeout, "array", "--fill", "-l", "1001");
+        Assert.True(result.ExitCode == Program.ExitBenchmarkFailed, $"expected exit code {Program.ExitBenchmarkFailed}: {result}");
+        Assert.Contains("jembench: FAILED: 9 problem(s); 0 result check(s) passed.", result.Output, StringComparison.Ordinal);
+        Assert.Equal(9, Lines(result, "  no result check was made: SafeArrayBenchmarks<Int64>."));
+        Assert.DoesNotContain("every benchmark ran", result.Output, StringComparison.Ordinal);
+    }
+
     private ChildProcessRunner.Result Run(bool broken, TimeSpan timeout, params string[] arguments) =>
-        JembenchProcess.Run(new Dictionary<string, string?> { [BrokenResultSwitch.Variable] = broken ? "1" : null }, timeout,
+        Run(broken ? BrokenResultSwitch.Everywhere : null, timeout, arguments);
+
+    private ChildProcessRunner.Result Run(string? broken, TimeSpan timeout, params string[] arguments) =>
+        JembenchProcess.Run(new Dictionary<string, string?> { [BrokenResultSwitch.Variable] = broken }, timeout,
             [.. arguments, "--quick", "--artifacts", _artifacts]);
+
+    /// <summary>Exit code 2, and as many wrong results as the run has benchmarks: each benchmark's check caught its corrupted result.</summary>
+    private static void AssertEveryBenchmarkFailed(ChildProcessRunner.Result result, int benchmarks)
+    {
+        Assert.True(result.ExitCode == Program.ExitBenchmarkFailed, $"expected exit code {Program.ExitBenchmarkFailed}: {result}");
+        Assert.True(result.Output.Contains($"jembench: FAILED: {benchmarks} problem(s);", StringComparison.Ordinal), $"expected {benchmarks} problems: {result}");
+        Assert.True(Lines(result, "  wrong result: ") == benchmarks, $"expected {benchmarks} wrong results, one per benchmark: {result}");
+        Assert.DoesNotContain("no result check was made", result.Output, StringComparison.Ordinal);
+    }
+
+    private static int Lines(ChildProcessRunner.Result result, string prefix) =>
+        result.Output.Split('\n').Count(line => line.TrimEnd('\r').StartsWith(prefix, StringComparison.Ordinal));
 
     private static void AssertFailedWith(ChildProcessRunner.Result result, string failure)
     {

@@ -286,8 +286,8 @@ internal static class RaceScenarios
     private static void FreeVsEnumeration()
     {
         const int n = 64;
-        long wrong = 0, disposedSeen = 0, frees = 0;
-        Check.Race("free vs enumeration", TimeSpan.FromSeconds(3), int.MaxValue,
+        long wrong = 0, disposedSeen = 0, frees = 0, refused = 0;
+        long[] counts = Check.RaceUntilMet("free vs enumeration", TimeSpan.FromSeconds(3), () => Interlocked.Read(ref disposedSeen) > 0, int.MaxValue,
             i =>
             {
                 var buffer = new FixedBuffer<int>(n);
@@ -299,8 +299,8 @@ internal static class RaceScenarios
                 Thread.SpinWait(100);
                 // An enumerator reads each element under a lease, so a free that meets one is refused
                 // (InvalidOperationException) and retried, as the contract says an owner must.
-                RetryWhileLeased(buffer.Free);
-                RetryWhileLeased(array.Dispose);
+                refused += Check.UntilNotRefused(buffer.Free);
+                refused += Check.UntilNotRefused(array.Dispose);
                 frees++;
                 // Same thread, same size: jemalloc hands the freed blocks straight back.
                 var victim = new FixedBuffer<int>(n);
@@ -313,8 +313,11 @@ internal static class RaceScenarios
             },
             i => Enumerate(s_enumerated, s_enumeratedArray, ref wrong, ref disposedSeen),
             i => Enumerate(s_enumerated, s_enumeratedArray, ref wrong, ref disposedSeen));
-        Check.Info($"INFO frees={frees} wrong-values={wrong} disposed-seen={disposedSeen}");
+        Check.Info($"INFO frees={frees} enumerations={counts[1] + counts[2]} wrong-values={wrong} disposed-seen={disposedSeen} frees-refused-by-a-lease={refused}");
         Check.Equal(0L, wrong, "values an enumeration racing a free yielded from memory another structure had received (it must throw ObjectDisposedException instead)");
+        // The race happened only if both sides ran and met: an enumeration found its structure freed.
+        Check.True(frees > 0 && counts[1] > 0 && counts[2] > 0, "both sides of the race ran", $"frees={frees} enumerations={counts[1]}+{counts[2]}");
+        Check.True(disposedSeen > 0, "the enumerations met freed structures", "no enumeration ever saw a freed structure: the race did not happen");
     }
 
     private static void PauseIf(bool pause)
@@ -322,22 +325,6 @@ internal static class RaceScenarios
         if (pause)
         {
             Thread.Sleep(1);
-        }
-    }
-
-    private static void RetryWhileLeased(Action free)
-    {
-        while (true)
-        {
-            try
-            {
-                free();
-                return;
-            }
-            catch (InvalidOperationException e) when (e is not ObjectDisposedException)
-            {
-                Thread.Yield();
-            }
         }
     }
 
@@ -384,18 +371,24 @@ internal static class RaceScenarios
     private static void ResetVsDispose()
     {
         using var arena = new JemArena();
-        long resets = 0, disposes = 0;
-        Check.Race("reset vs dispose", Budget, int.MaxValue,
+        long resets = 0, disposes = 0, invalidated = 0;
+        Check.RaceUntilMet("reset vs dispose", Budget, () => Interlocked.Read(ref invalidated) > 0, int.MaxValue,
             i =>
             {
                 SafeArray<int> array = arena.CreateArray<int>(64);
                 try
                 {
                     array[0] = i;
+                    Thread.SpinWait(200); // live for a moment, so that resets meet live arrays
                 }
                 catch (ObjectDisposedException)
                 {
                     // a reset invalidated it already
+                }
+
+                if (!array.IsValid)
+                {
+                    Interlocked.Increment(ref invalidated); // the Dispose below meets an array a reset invalidated
                 }
 
                 array.Dispose();
@@ -420,11 +413,12 @@ internal static class RaceScenarios
 
                 Thread.Yield();
             });
-        Check.Info($"INFO resets={resets} disposes={disposes}");
+        Check.Info($"INFO resets={resets} disposes={disposes} invalidated={invalidated}");
         Check.NoThrow("final Reset", arena.Reset);
         SafeArray<int> last = arena.CreateArray<int>(8);
         Check.NoThrow("Dispose after the race", last.Dispose);
         Check.True(resets > 10 && disposes > 100, "enough iterations ran", $"resets={resets} disposes={disposes}");
+        Check.True(invalidated > 0, "resets met arrays about to be disposed", "no array was ever found invalidated by a reset: the race did not happen");
     }
 
     // ---- JemArena.Reset vs allocation in the arena, while the ledger grows
@@ -434,7 +428,7 @@ internal static class RaceScenarios
         using var arena = new JemArena();
         long resets = 0, created = 0, invalidated = 0;
         var grown = new List<FixedBuffer<byte>>();
-        Check.Race("reset vs allocation", Budget, int.MaxValue,
+        Check.RaceUntilMet("reset vs allocation", Budget, () => Interlocked.Read(ref invalidated) > 0 && Interlocked.Read(ref resets) > 10, int.MaxValue,
             i =>
             {
                 FixedBuffer<long> buffer = arena.CreateBuffer<long>(8);
@@ -453,7 +447,7 @@ internal static class RaceScenarios
                 }
                 catch (ObjectDisposedException)
                 {
-                    invalidated++;
+                    Interlocked.Increment(ref invalidated);
                     Check.True(!buffer.IsValid || !array.IsValid, "an ObjectDisposedException means a reset invalidated it");
                 }
 
@@ -501,6 +495,7 @@ internal static class RaceScenarios
         SafeArray<int> last = arena.CreateArray<int>(8);
         Check.NoThrow("Dispose after the race", last.Dispose);
         Check.True(resets > 10, "enough resets ran", $"resets={resets}");
+        Check.True(invalidated > 0, "resets met structures being used", "no structure was ever found invalidated by a reset: the race did not happen");
         Check.True(created > 100, "allocation in the arena progresses while another thread resets it",
             $"the allocating thread made {created} allocation(s) in {Budget.TotalSeconds} s while {resets} resets ran: starved at the arena's gate");
     }
@@ -512,8 +507,9 @@ internal static class RaceScenarios
         using var arena = new JemArena();
         FixedBuffer<int> buffer = arena.CreateBuffer<int>(4);
         SafeArray<int> array = arena.CreateArray<int>(4);
-        long acquired = 0, refusedResets = 0, resets = 0;
-        Check.Race("reset vs acquire", Budget, int.MaxValue,
+        long acquired = 0, refusedResets = 0, resets = 0, leased = 0, invalidated = 0;
+        Check.RaceUntilMet("reset vs acquire", Budget,
+            () => Interlocked.Read(ref refusedResets) > 0 && Interlocked.Read(ref invalidated) > 0 && Interlocked.Read(ref leased) > 0, int.MaxValue,
             i =>
             {
                 try
@@ -527,6 +523,7 @@ internal static class RaceScenarios
                         Check.Fail("Acquire", "threw ObjectDisposedException on a live buffer (a reset that was refused was running)");
                     }
 
+                    Interlocked.Increment(ref invalidated);
                     buffer = arena.CreateBuffer<int>(4);
                     return;
                 }
@@ -551,6 +548,8 @@ internal static class RaceScenarios
                     {
                         Check.Fail("Lease", "a leased array changed under its lease");
                     }
+
+                    leased++;
                 }
                 catch (ObjectDisposedException)
                 {
@@ -559,6 +558,7 @@ internal static class RaceScenarios
                         Check.Fail("Lease", "threw ObjectDisposedException on a live array");
                     }
 
+                    Interlocked.Increment(ref invalidated);
                     array.Dispose();
                     array = arena.CreateArray<int>(4);
                 }
@@ -579,7 +579,12 @@ internal static class RaceScenarios
                     refusedResets++; // acquired or leased: the documented refusal
                 }
             });
-        Check.Info($"INFO acquired={acquired} resets={resets} refused={refusedResets}");
+        Check.Info($"INFO acquired={acquired} leased={leased} resets={resets} refused={refusedResets} invalidated={Interlocked.Read(ref invalidated)}");
+        // The race happened only if every side ran and they met both ways: a reset refused by a hold,
+        // and a structure found invalidated by a reset that went through.
+        Check.True(acquired > 0 && leased > 0 && resets > 0, "every side of the race ran", $"acquired={acquired} leased={leased} resets={resets}");
+        Check.True(refusedResets > 0, "resets met acquired or leased structures", "no reset was ever refused: the race did not happen");
+        Check.True(Interlocked.Read(ref invalidated) > 0, "acquires and leases met reset structures", "no Acquire or Lease ever found its structure reset: the race did not happen");
         Check.NoThrow("final Reset", arena.Reset);
         Check.True(!buffer.IsValid && !array.IsValid, "the final reset invalidated both");
         array.Dispose();
@@ -596,16 +601,23 @@ internal static class RaceScenarios
         small.Fill(3);
         large.Fill(1000);
         s_sharedCopy = small;
-        Check.Race("racy copies of two live buffers", TimeSpan.FromSeconds(1), 5_000_000,
+        long seenSmall = 0, seenLarge = 0;
+        long[] counts = Check.RaceUntilMet("racy copies of two live buffers", TimeSpan.FromSeconds(1),
+            () => Interlocked.Read(ref seenSmall) > 0 && Interlocked.Read(ref seenLarge) > 0, 5_000_000,
             i => s_sharedCopy = (i & 1) == 0 ? large : small,
-            i => CheckCopy(s_sharedCopy, small, large),
-            i => CheckCopy(s_sharedCopy, small, large));
+            i => CheckCopy(s_sharedCopy, small, large, ref seenSmall, ref seenLarge),
+            i => CheckCopy(s_sharedCopy, small, large, ref seenSmall, ref seenLarge));
+        Check.Info($"INFO live copies: writes={counts[0]} reads={counts[1] + counts[2]} small={seenSmall} large={seenLarge}");
+        // The race happened only if the readers copied the variable while it changed: both values seen.
+        Check.True(counts[0] > 0 && counts[1] > 0 && counts[2] > 0, "both sides of the race ran");
+        Check.True(seenSmall > 0 && seenLarge > 0, "the readers met both values of the variable", $"small={seenSmall} large={seenLarge}: the race did not happen");
 
         // The same with buffers that are freed and replaced all the time: a copy is one whole buffer,
         // live (its lease sees length == contents) or freed (throws).
         FixedBuffer<long> previous = default;
         long torn = 0, disposed = 0, good = 0;
-        Check.Race("racy copies while buffers are freed", TimeSpan.FromSeconds(1), 2_000_000,
+        Check.RaceUntilMet("racy copies while buffers are freed", TimeSpan.FromSeconds(1),
+            () => Interlocked.Read(ref good) > 0 && Interlocked.Read(ref disposed) > 0, 2_000_000,
             i =>
             {
                 int length = 1 + (i % 512);
@@ -634,11 +646,13 @@ internal static class RaceScenarios
             i => LeaseCopy(s_sharedCopy, ref torn, ref disposed, ref good));
         Check.Info($"INFO copies: good={good} disposed={disposed} torn={torn}");
         Check.Equal(0L, torn, "torn copies");
+        // The race happened only if readers leased live copies and also met copies of freed buffers.
+        Check.True(good > 0 && disposed > 0, "the readers met live and freed buffers", $"good={good} disposed={disposed}: the race did not happen");
         small.Free();
         large.Free();
     }
 
-    private static void CheckCopy(FixedBuffer<long> copy, FixedBuffer<long> small, FixedBuffer<long> large)
+    private static void CheckCopy(FixedBuffer<long> copy, FixedBuffer<long> small, FixedBuffer<long> large, ref long seenSmall, ref long seenLarge)
     {
         if (copy != small && copy != large)
         {
@@ -652,10 +666,22 @@ internal static class RaceScenarios
         {
             Check.Fail("racy copy", $"torn: length {length}, last element {last}");
         }
+
+        if (copy == small)
+        {
+            Interlocked.Increment(ref seenSmall);
+        }
+        else
+        {
+            Interlocked.Increment(ref seenLarge);
+        }
     }
 
     private static void LeaseCopy(FixedBuffer<long> copy, ref long torn, ref long disposed, ref long good)
     {
+        // A reader that is slow between copying the variable and using the copy: the writer may free
+        // the buffer meanwhile, which the lease must then refuse.
+        Thread.SpinWait(20);
         try
         {
             using MemoryLease<long> lease = copy.Lease();

@@ -6,20 +6,22 @@ namespace jemalloc.Tests.Adversarial;
 /// </summary>
 internal static class AdversarialChild
 {
-    /// <summary>Long enough for the slowest scenario (about 3 s of races plus start-up) on a busy 2-core machine.</summary>
-    internal static readonly TimeSpan Timeout = TimeSpan.FromSeconds(60);
+    /// <summary>
+    /// Long enough for the slowest scenario (about 3 s of races plus start-up) on a busy 2-core machine;
+    /// self-contained, as under an emulator (./build.sh test-linux-arm64, test-win-x64), five minutes.
+    /// </summary>
+    internal static readonly TimeSpan Timeout = ChildProcessRunner.IsSelfContained ? TimeSpan.FromMinutes(5) : TimeSpan.FromSeconds(60);
 
     /// <summary>Runs <paramref name="scenario"/>; fails on a timeout (the child is killed), <see cref="Timeout"/> unless <paramref name="timeout"/> says more.</summary>
     internal static ChildProcessRunner.Result Run(string scenario, bool checkedMode = false, TimeSpan? timeout = null)
     {
-        string helper = Path.Combine(AppContext.BaseDirectory, "jemalloc.Tests.ChildProcess.dll");
-        Assert.True(File.Exists(helper), $"The test helper {helper} was not built next to the tests.");
         var environment = new Dictionary<string, string?>
         {
             ["JEMALLOC_NET_CHECKED"] = checkedMode ? "1" : null,
             ["JEMALLOC_NET_QUARANTINE_BYTES"] = null,
         };
-        return ChildProcessRunner.Run(ChildProcessRunner.DotnetHost, ["exec", helper, "adversarial", scenario], environment, AppContext.BaseDirectory, timeout ?? Timeout);
+        // The helper: through the dotnet host, or published beside the tests (and its emulator, if any).
+        return ChildProcessRunner.RunHelper(timeout ?? Timeout, environment, "adversarial", scenario);
     }
 
     /// <summary>

@@ -8,6 +8,7 @@ namespace jemalloc.Tests.Adversarial;
 [Collection(AdversarialScenarios.Name)]
 public sealed class BadInputTests
 {
+    [Trait(EmulatedSubset.Name, EmulatedSubset.Value)]
     [Theory]
     [InlineData("bad-sizes")]
     [InlineData("bad-indexes")]

@@ -8,6 +8,7 @@ namespace jemalloc.Tests.Adversarial;
 [Collection(AdversarialScenarios.Name)]
 public sealed class CheckedModeTests
 {
+    [Trait(EmulatedSubset.Name, EmulatedSubset.Value)]
     [Fact]
     public void A_span_kept_past_its_lease_reads_poison_and_its_write_is_reported() =>
         AdversarialChild.AssertClean("checked-stale-span", checkedMode: true);

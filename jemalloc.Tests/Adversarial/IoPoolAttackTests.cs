@@ -70,7 +70,7 @@ public sealed class IoPoolAttackTests : LeakCheckedTest
         using var start = new Barrier(threads);
         Workers.Run(threads, t =>
         {
-            start.SignalAndWait();
+            Assert.True(start.SignalAndWait(Workers.DefaultTimeout), "the other threads did not start");
             // Every thread disposes every owner, in its own order, so each owner meets several disposes at once.
             for (int i = 0; i < owners; i++)
             {

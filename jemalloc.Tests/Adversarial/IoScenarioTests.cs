@@ -4,6 +4,7 @@ namespace jemalloc.Tests.Adversarial;
 [Collection(AdversarialScenarios.Name)]
 public sealed class IoScenarioTests
 {
+    [Trait(EmulatedSubset.Name, EmulatedSubset.Value)]
     [Fact]
     public void A_writer_disposed_while_a_stream_works_on_it_completes_or_throws_ObjectDisposedException_and_leaks_nothing() =>
         AdversarialChild.AssertClean("io-writer-dispose-vs-stream");

@@ -17,6 +17,7 @@ public sealed class RaceTests
     public void Operations_racing_a_free_complete_or_throw_and_never_touch_reused_memory(string scenario) =>
         AdversarialChild.AssertClean(scenario);
 
+    [Trait(EmulatedSubset.Name, EmulatedSubset.Value)]
     [Fact]
     public void Enumeration_racing_a_free_throws_and_never_yields_another_structure_data() =>
         AdversarialChild.AssertClean("race-free-vs-enumeration");

@@ -23,6 +23,7 @@ public sealed class RecordTests
     public void Index_readers_racing_growth_removal_and_Dispose_see_only_whole_states() =>
         AdversarialChild.AssertClean("records-index-readers-vs-writer");
 
+    [Trait(EmulatedSubset.Name, EmulatedSubset.Value)]
     [Fact]
     public void After_an_arena_reset_an_index_and_a_store_in_it_throw_ObjectDisposedException() =>
         AdversarialChild.AssertClean("records-arena-reset");

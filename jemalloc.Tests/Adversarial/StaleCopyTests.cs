@@ -8,6 +8,7 @@ namespace jemalloc.Tests.Adversarial;
 [Collection(AdversarialScenarios.Name)]
 public sealed class StaleCopyTests
 {
+    [Trait(EmulatedSubset.Name, EmulatedSubset.Value)]
     [Theory]
     [InlineData("stale-fixedbuffer")]
     [InlineData("stale-utf8string")]

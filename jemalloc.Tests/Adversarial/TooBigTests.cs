@@ -8,6 +8,7 @@ namespace jemalloc.Tests.Adversarial;
 [Collection(AdversarialScenarios.Name)]
 public sealed class TooBigTests
 {
+    [Trait(EmulatedSubset.Name, EmulatedSubset.Value)]
     [Theory]
     [InlineData("too-big-safearray")]
     [InlineData("too-big-hugearray")]

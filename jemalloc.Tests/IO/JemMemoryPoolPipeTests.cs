@@ -26,66 +26,101 @@ public sealed class JemMemoryPoolPipeTests
         long liveBytes = AllocationLedger.LiveBytes;
         var pipe = new Pipe(new PipeOptions(pool: pool, minimumSegmentSize: 4096, pauseWriterThreshold: 1 << 20, resumeWriterThreshold: 1 << 19, useSynchronizationContext: false));
 
+        // Each side completes its end of the pipe with its exception, so a failure on one side ends the
+        // other's wait (a writer paused by a dead reader would wait forever); the test waits with a timeout.
         Task writer = Task.Run(async () =>
         {
-            var random = new Random(42);
-            long written = 0;
-            while (written < total)
+            try
             {
-                int chunk = (int)Math.Min(random.Next(1, 70_000), total - written);
-                Memory<byte> memory = pipe.Writer.GetMemory(chunk);
-                Span<byte> span = memory.Span[..chunk];
-                for (int i = 0; i < span.Length; i++)
-                {
-                    span[i] = Pattern(written + i);
-                }
-
-                pipe.Writer.Advance(chunk);
-                written += chunk;
-                FlushResult flushed = await pipe.Writer.FlushAsync();
-                Assert.False(flushed.IsCanceled);
+                await WriteAsync(pipe.Writer, total);
             }
-
-            await pipe.Writer.CompleteAsync();
+            catch (Exception e)
+            {
+                await pipe.Writer.CompleteAsync(e);
+                throw;
+            }
         });
 
         Task<long> reader = Task.Run(async () =>
         {
-            long read = 0;
-            while (true)
+            try
             {
-                ReadResult result = await pipe.Reader.ReadAsync();
-                foreach (ReadOnlyMemory<byte> segment in result.Buffer)
-                {
-                    ReadOnlySpan<byte> span = segment.Span;
-                    for (int i = 0; i < span.Length; i++)
-                    {
-                        if (span[i] != Pattern(read + i))
-                        {
-                            throw new InvalidDataException($"Byte {read + i:N0} is {span[i]}, expected {Pattern(read + i)}.");
-                        }
-                    }
-
-                    read += span.Length;
-                }
-
-                pipe.Reader.AdvanceTo(result.Buffer.End);
-                if (result.IsCompleted)
-                {
-                    break;
-                }
+                return await ReadAsync(pipe.Reader);
             }
-
-            await pipe.Reader.CompleteAsync();
-            return read;
+            catch (Exception e)
+            {
+                await pipe.Reader.CompleteAsync(e);
+                throw;
+            }
         });
 
-        await writer;
+        await Workers.WithTimeout(Task.WhenAll(writer, reader));
         Assert.Equal(total, await reader);
         JemMemoryPoolStatistics stats = pool.GetStatistics();
         Assert.True(stats.RentCount > 1, $"The pipe rented {stats.RentCount} blocks from the pool.");
         Assert.Equal(stats.RentCount, stats.ReturnCount);
         Assert.Equal(0, stats.OutstandingBytes);
+        CheckEveryBlockCameBack(pool, arena, liveCount, liveBytes);
+    }
+
+    private static async Task WriteAsync(PipeWriter writer, long total)
+    {
+        var random = new Random(42);
+        long written = 0;
+        while (written < total)
+        {
+            int chunk = (int)Math.Min(random.Next(1, 70_000), total - written);
+            Memory<byte> memory = writer.GetMemory(chunk);
+            Span<byte> span = memory.Span[..chunk];
+            for (int i = 0; i < span.Length; i++)
+            {
+                span[i] = Pattern(written + i);
+            }
+
+            writer.Advance(chunk);
+            written += chunk;
+            FlushResult flushed = await writer.FlushAsync();
+            Assert.False(flushed.IsCanceled);
+            Assert.False(flushed.IsCompleted, "the reader stopped early");
+        }
+
+        await writer.CompleteAsync();
+    }
+
+    private static async Task<long> ReadAsync(PipeReader reader)
+    {
+        long read = 0;
+        while (true)
+        {
+            ReadResult result = await reader.ReadAsync();
+            foreach (ReadOnlyMemory<byte> segment in result.Buffer)
+            {
+                ReadOnlySpan<byte> span = segment.Span;
+                for (int i = 0; i < span.Length; i++)
+                {
+                    if (span[i] != Pattern(read + i))
+                    {
+                        throw new InvalidDataException($"Byte {read + i:N0} is {span[i]}, expected {Pattern(read + i)}.");
+                    }
+                }
+
+                read += span.Length;
+            }
+
+            reader.AdvanceTo(result.Buffer.End);
+            if (result.IsCompleted)
+            {
+                break;
+            }
+        }
+
+        await reader.CompleteAsync();
+        return read;
+    }
+
+    private static void CheckEveryBlockCameBack(JemMemoryPool pool, JemArena arena, long liveCount, long liveBytes)
+    {
+        JemMemoryPoolStatistics stats = pool.GetStatistics();
 
         // Every block came back: kept for the next rents, in the arena and the ledger, until the trim.
         Assert.True(stats.CachedCount > 0, "The pool kept no returned block.");
@@ -96,7 +131,7 @@ public sealed class JemMemoryPoolPipeTests
         Assert.Equal(0, arena.UsedBytes);
         Assert.Equal(liveCount, AllocationLedger.LiveCount);
         Assert.Equal(liveBytes, AllocationLedger.LiveBytes);
-
-        static byte Pattern(long position) => (byte)((position * 31) ^ (position >> 11));
     }
+
+    private static byte Pattern(long position) => (byte)((position * 31) ^ (position >> 11));
 }

@@ -359,7 +359,7 @@ public sealed class NativeMemoryStreamTests : LeakCheckedTest
                 }
             });
             reader.Start();
-            started.Wait();
+            Assert.True(started.Wait(Workers.DefaultTimeout), "The reader did not start.");
             int refused = 0;
             while (true)
             {

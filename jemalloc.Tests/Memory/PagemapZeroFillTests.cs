@@ -1,3 +1,4 @@
+using System.Runtime.Versioning;
 using jemalloc.Tests.Support;
 
 namespace jemalloc.Tests.Memory;
@@ -7,18 +8,14 @@ namespace jemalloc.Tests.Memory;
 /// everything else: pages present or swapped, and the partial pages at either end of a block.
 /// </summary>
 [Collection(LeakChecked.Name)]
+[SupportedOSPlatform("linux")] // Each test is a LinuxOnlyFact: skipped elsewhere.
 public sealed unsafe class PagemapZeroFillTests : LeakCheckedTest
 {
     private const int BlockBytes = 64 << 20;
 
-    [Fact]
+    [LinuxOnlyFact("reads /proc/self/pagemap")]
     public void Only_pages_that_were_touched_and_the_partial_end_pages_are_written()
     {
-        if (!OperatingSystem.IsLinux())
-        {
-            return; // Linux only: reads /proc/self/pagemap.
-        }
-
         nuint page = PageMap.PageSize;
         nuint length = 512 * page;
         byte* mapping = PageMap.Map(length);
@@ -48,14 +45,9 @@ public sealed unsafe class PagemapZeroFillTests : LeakCheckedTest
         }
     }
 
-    [Fact]
+    [LinuxOnlyFact("reads /proc/self/pagemap")]
     public void A_block_on_fresh_pages_is_not_written_and_the_same_block_reused_is_cleared()
     {
-        if (!OperatingSystem.IsLinux())
-        {
-            return; // Linux only: reads /proc/self/pagemap.
-        }
-
         // A new arena has no cached pages: its first block is a fresh mapping.
         uint arena = TestArena.Create();
         try

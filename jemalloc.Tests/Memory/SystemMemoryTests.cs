@@ -1,4 +1,5 @@
 using System.Globalization;
+using jemalloc.Tests.Support;
 
 namespace jemalloc.Tests.Memory;
 
@@ -9,14 +10,9 @@ namespace jemalloc.Tests.Memory;
 /// </summary>
 public sealed class SystemMemoryTests
 {
-    [Fact]
+    [LinuxOnlyFact("reads /proc/meminfo")]
     public void A_huge_array_twice_the_size_of_available_memory_throws_naming_its_size()
     {
-        if (!OperatingSystem.IsLinux())
-        {
-            return; // Reads /proc/meminfo.
-        }
-
         MemoryAvailability availability = SystemMemory.Query()!.Value;
         long length = checked((long)(availability.MemoryBytes / sizeof(long)) * 2);
 
@@ -25,17 +21,12 @@ public sealed class SystemMemoryTests
         AssertRefused(output, (ulong)length * sizeof(long));
     }
 
-    [Theory]
+    [LinuxOnlyTheory("fakes /proc/meminfo")]
     [InlineData("safe-array", "A SafeArray<Int64>")]
     [InlineData("fixed-buffer", "A FixedBuffer<Int64>")]
     [InlineData("huge-array", "A HugeArray<Int64>")]
     public void Each_structure_is_refused_when_the_process_looks_smaller_than_the_structure(string structure, string named)
     {
-        if (!OperatingSystem.IsLinux())
-        {
-            return; // Fakes /proc/meminfo.
-        }
-
         // The child is told 1 GiB is available and asked for 2 GiB: should the check regress, the
         // child only maps 2 GiB it never touches.
         const long available = 1L << 30;
@@ -48,14 +39,9 @@ public sealed class SystemMemoryTests
         Assert.Contains("the process can get about 1.0 GiB (MemAvailable + SwapFree 1.0 GiB; cgroup limit none)", output, StringComparison.Ordinal);
     }
 
-    [Fact]
+    [LinuxOnlyFact("fakes /proc/meminfo")]
     public void A_structure_that_fits_the_faked_memory_is_created()
     {
-        if (!OperatingSystem.IsLinux())
-        {
-            return; // Fakes /proc/meminfo.
-        }
-
         string output = RunTooBig("safe-array", (128L << 20) / sizeof(long), 1L << 30);
         Assert.StartsWith("CREATED", output, StringComparison.Ordinal);
     }

@@ -1,3 +1,5 @@
+using jemalloc.Tests.Support;
+
 namespace jemalloc.Tests.Native;
 
 /// <summary>
@@ -206,26 +208,15 @@ public sealed class MallctlPolicyTests
     public void Thread_arena_writes_onto_a_JemArena_are_refused_everywhere_and_allowed_elsewhere()
     {
         using var arena = new JemArena();
-        Exception? failure = null;
-        var thread = new Thread(() =>
+        Workers.RunOne(() =>
         {
-            try
-            {
-                Assert.Throws<MallctlException>(() => MallctlKeys.Thread.Arena.Set(arena.Index));
-                Assert.Throws<MallctlException>(() => Jem.ExchangeMallctl("thread.arena", arena.Index));
-                Assert.Throws<MallctlException>(() => Jem.MallctlNameToMib<uint>("thread.arena").Set(arena.Index));
-                Assert.Throws<InvalidOperationException>(() => JemTuning.ThreadArena = arena.Index);
-                MallctlKeys.Thread.Arena.Set(0);
-                Assert.Equal(0u, MallctlKeys.Thread.Arena.Get());
-            }
-            catch (Exception exception)
-            {
-                failure = exception;
-            }
+            Assert.Throws<MallctlException>(() => MallctlKeys.Thread.Arena.Set(arena.Index));
+            Assert.Throws<MallctlException>(() => Jem.ExchangeMallctl("thread.arena", arena.Index));
+            Assert.Throws<MallctlException>(() => Jem.MallctlNameToMib<uint>("thread.arena").Set(arena.Index));
+            Assert.Throws<InvalidOperationException>(() => JemTuning.ThreadArena = arena.Index);
+            MallctlKeys.Thread.Arena.Set(0);
+            Assert.Equal(0u, MallctlKeys.Thread.Arena.Get());
         });
-        thread.Start();
-        thread.Join();
-        Assert.Null(failure);
     }
 
     [Fact]

@@ -333,62 +333,61 @@ public sealed class NativeHashIndexTests : LeakCheckedTest
     {
         using var index = new NativeHashIndex<long>();
         long published = 0;
-        using var cancel = new CancellationTokenSource();
-        var failures = new System.Collections.Concurrent.ConcurrentBag<Exception>();
-        void Read()
+        long[] batchesBeforeWrites = new long[2];
+        long[] batchesDuringWrites = new long[2];
+        Workers.RunAlongside(2, (reader, stop) =>
         {
-            try
+            var keys = new long[32];
+            var values = new long[32];
+            long batches = 0;
+            while (!stop.IsCancellationRequested || batches == 0)
             {
-                var keys = new long[32];
-                var values = new long[32];
-                long batches = 0;
-                while (!cancel.IsCancellationRequested || batches == 0)
+                long seen = Volatile.Read(ref published);
+                for (int i = 0; i < keys.Length; i++)
                 {
-                    long seen = Volatile.Read(ref published);
-                    for (int i = 0; i < keys.Length; i++)
-                    {
-                        keys[i] = seen == 0 ? 0 : (i * 7919L) % seen;
-                    }
+                    keys[i] = seen == 0 ? 0 : (i * 7919L) % seen;
+                }
 
-                    int found = index.TryGetValues(keys, values);
-                    for (int i = 0; i < keys.Length; i++)
+                int found = index.TryGetValues(keys, values);
+                for (int i = 0; i < keys.Length; i++)
+                {
+                    // A key published before the batch started is always there, with its value.
+                    if (seen > 0 && values[i] != keys[i] * 2)
                     {
-                        // A key published before the batch started is always there, with its value.
-                        if (seen > 0 && values[i] != keys[i] * 2)
-                        {
-                            throw new InvalidOperationException($"key {keys[i]} read {values[i]} (found {found}).");
-                        }
+                        throw new InvalidOperationException($"key {keys[i]} read {values[i]} (found {found}).");
                     }
+                }
 
-                    batches++;
+                batches++;
+                if (seen > 0)
+                {
+                    Interlocked.Increment(ref batchesDuringWrites[reader]);
+                }
+                else
+                {
+                    Interlocked.Increment(ref batchesBeforeWrites[reader]);
                 }
             }
-            catch (Exception e)
+        },
+        () =>
+        {
+            // The readers are running before the writer starts, so the two sides meet.
+            Assert.True(SpinWait.SpinUntil(() => Interlocked.Read(ref batchesBeforeWrites[0]) > 0 && Interlocked.Read(ref batchesBeforeWrites[1]) > 0, Workers.DefaultTimeout), "the readers did not start");
+            for (long k = 0; k < 200_000; k++)
             {
-                failures.Add(e);
+                index.Add(k, k * 2);
+                Volatile.Write(ref published, k + 1);
+                if (k == 100_000)
+                {
+                    // Half-way, until both readers have looked up written keys: the sides meet however the threads are scheduled.
+                    Assert.True(SpinWait.SpinUntil(() => Interlocked.Read(ref batchesDuringWrites[0]) > 0 && Interlocked.Read(ref batchesDuringWrites[1]) > 0, Workers.DefaultTimeout), "the readers never met the writer");
+                }
             }
-        }
+        });
 
-        Thread[] readers = [.. Enumerable.Range(0, 2).Select(_ => new Thread(Read))];
-        foreach (Thread t in readers)
-        {
-            t.Start();
-        }
-
-        for (long k = 0; k < 200_000; k++)
-        {
-            index.Add(k, k * 2);
-            Volatile.Write(ref published, k + 1);
-        }
-
-        cancel.Cancel();
-        foreach (Thread t in readers)
-        {
-            t.Join();
-        }
-
-        Assert.Empty(failures);
         Assert.True(index.Capacity >= 200_000);
+        // Both sides ran and met: each reader looked up published keys while the writer still wrote.
+        Assert.All(batchesDuringWrites, batches => Assert.True(batches > 0, "a reader made no batch lookup while the writer wrote"));
     }
 
     [Fact]
@@ -426,43 +425,47 @@ public sealed class NativeHashIndexTests : LeakCheckedTest
             index.Add(i, i * 3);
         }
 
-        using var stop = new CancellationTokenSource();
-        var failures = new System.Collections.Concurrent.ConcurrentBag<Exception>();
         long[] reads = new long[2];
-        void Read(int reader)
+        long[] readsDuringWrites = new long[2];
+        int writing = 0;
+        Workers.RunAlongside(2, (reader, stop) =>
         {
-            try
+            var random = new Random(reader);
+            while (!stop.IsCancellationRequested || reads[reader] == 0)
             {
-                var random = new Random(reader);
-                while (!stop.IsCancellationRequested || reads[reader] == 0)
+                long key = random.Next(1000);
+                Assert.True(index.TryGetValue(key, out long value), $"key {key} vanished");
+                Assert.Equal(key * 3, value);
+                Interlocked.Increment(ref reads[reader]);
+                if (Volatile.Read(ref writing) == 1 && !stop.IsCancellationRequested)
                 {
-                    long key = random.Next(1000);
-                    Assert.True(index.TryGetValue(key, out long value), $"key {key} vanished");
-                    Assert.Equal(key * 3, value);
-                    reads[reader]++;
+                    Interlocked.Increment(ref readsDuringWrites[reader]);
                 }
             }
-            catch (Exception e)
-            {
-                failures.Add(e);
-            }
-        }
-
-        Thread[] readers = [new Thread(() => Read(0)), new Thread(() => Read(1))];
-        Array.ForEach(readers, r => r.Start());
-        for (long i = 0; i < 200_000; i++)
+        },
+        () =>
         {
-            index.Add(1_000_000 + i, i);
-            if (i % 2 == 1)
+            // The readers are running before the writer starts, so the two sides meet.
+            Assert.True(SpinWait.SpinUntil(() => Interlocked.Read(ref reads[0]) > 0 && Interlocked.Read(ref reads[1]) > 0, Workers.DefaultTimeout), "the readers did not start");
+            Volatile.Write(ref writing, 1);
+            for (long i = 0; i < 200_000; i++)
             {
-                Assert.True(index.Remove(1_000_000 + i - 1));
-            }
-        }
+                index.Add(1_000_000 + i, i);
+                if (i % 2 == 1)
+                {
+                    Assert.True(index.Remove(1_000_000 + i - 1));
+                }
 
-        stop.Cancel();
-        Array.ForEach(readers, r => r.Join());
-        Assert.Empty(failures);
-        Assert.All(reads, r => Assert.True(r > 0));
+                if (i == 100_000)
+                {
+                    // Half-way, until both readers have read during the writes: the sides meet however the threads are scheduled.
+                    Assert.True(SpinWait.SpinUntil(() => Interlocked.Read(ref readsDuringWrites[0]) > 0 && Interlocked.Read(ref readsDuringWrites[1]) > 0, Workers.DefaultTimeout), "the readers never met the writer");
+                }
+            }
+        });
+
+        // Both sides ran and met: each reader read while the writer still wrote.
+        Assert.All(readsDuringWrites, r => Assert.True(r > 0, "a reader made no lookup while the writer wrote"));
         Assert.Equal(1000 + 100_000, index.Count);
         for (long i = 0; i < 1000; i++)
         {

@@ -328,61 +328,49 @@ public sealed class Utf8StringStoreTests : LeakCheckedTest
         using var store = new Utf8StringStore(Utf8StringStore.MinBlockSize, AllocationOptions.Default);
         var published = new StoredUtf8String[20_000];
         int count = 0;
-        using var cancel = new CancellationTokenSource();
-        var failures = new System.Collections.Concurrent.ConcurrentBag<Exception>();
-        void Read()
+        long[] started = new long[2];
+        long[] checkedDuringWrites = new long[2];
+        int writing = 0;
+        Workers.RunAlongside(2, (reader, stop) =>
         {
-            try
+            using StringStoreReadScope scope = store.EnterRead();
+            long checkedValues = 0;
+            while (!stop.IsCancellationRequested || checkedValues == 0)
             {
-                using StringStoreReadScope scope = store.EnterRead();
-                long checkedValues = 0;
-                while (!cancel.IsCancellationRequested || checkedValues == 0)
+                Interlocked.Increment(ref started[reader]);
+                bool duringWrites = Volatile.Read(ref writing) == 1;
+                int seen = Volatile.Read(ref count);
+                for (int i = Math.Max(0, seen - 100); i < seen; i++)
                 {
-                    int seen = Volatile.Read(ref count);
-                    for (int i = Math.Max(0, seen - 100); i < seen; i++)
+                    Assert.True(published[i].Equals($"item {i}"));
+                    checkedValues++;
+                    if (duringWrites && !stop.IsCancellationRequested)
                     {
-                        Assert.True(published[i].Equals($"item {i}"));
-                        checkedValues++;
+                        Interlocked.Increment(ref checkedDuringWrites[reader]);
                     }
                 }
             }
-            catch (Exception e)
-            {
-                failures.Add(e);
-            }
-        }
-
-        Thread[] readers = [new Thread(Read), new Thread(Read)];
-        Array.ForEach(readers, r => r.Start());
-        for (int i = 0; i < published.Length; i++)
+        },
+        () =>
         {
-            published[i] = store.Add($"item {i}");
-            Volatile.Write(ref count, i + 1);
-        }
-
-        cancel.Cancel();
-        Array.ForEach(readers, r => r.Join());
-        Assert.Empty(failures);
-        Assert.Equal(published.Length, store.Count);
-    }
-
-    private static Exception? OnOtherThread(Action action)
-    {
-        Exception? caught = null;
-        var thread = new Thread(() =>
-        {
-            try
+            // The readers are running before the writer starts, so the two sides meet.
+            Assert.True(SpinWait.SpinUntil(() => Interlocked.Read(ref started[0]) > 0 && Interlocked.Read(ref started[1]) > 0, Workers.DefaultTimeout), "the readers did not start");
+            Volatile.Write(ref writing, 1);
+            for (int i = 0; i < published.Length; i++)
             {
-                action();
-            }
-            catch (Exception e)
-            {
-                caught = e;
+                published[i] = store.Add($"item {i}");
+                Volatile.Write(ref count, i + 1);
+                if (i == published.Length / 2)
+                {
+                    // Half-way, until both readers have checked values during the appends: the sides meet however the threads are scheduled.
+                    Assert.True(SpinWait.SpinUntil(() => Interlocked.Read(ref checkedDuringWrites[0]) > 0 && Interlocked.Read(ref checkedDuringWrites[1]) > 0, Workers.DefaultTimeout), "the readers never met the writer");
+                }
             }
         });
-        thread.Start();
-        thread.Join();
-        return caught;
+
+        Assert.Equal(published.Length, store.Count);
+        // Both sides ran and met: each reader checked values while the writer still appended.
+        Assert.All(checkedDuringWrites, c => Assert.True(c > 0, "a reader checked no value while the writer appended"));
     }
 
     // Each length shape of the header (one to five length bytes: below 64, 8 Ki, 1 Mi, 128 Mi) at
@@ -440,4 +428,6 @@ public sealed class Utf8StringStoreTests : LeakCheckedTest
             System.Runtime.CompilerServices.Unsafe.Add(ref System.Runtime.CompilerServices.Unsafe.As<StoredUtf8String, int>(ref y), 3);
         return result;
     }
+
+    private static Exception? OnOtherThread(Action action) => Workers.CatchOnOtherThread(action);
 }

@@ -1,4 +1,5 @@
 using System.Collections.Concurrent;
+using System.Runtime.ExceptionServices;
 
 namespace jemalloc.Tests.Support;
 
@@ -20,6 +21,84 @@ internal static class Workers
 
     /// <summary>Runs <paramref name="body"/> on one new thread and waits for it.</summary>
     internal static void RunOne(Action body, TimeSpan? timeout = null) => Run(1, _ => body(), timeout);
+
+    /// <summary>
+    /// Runs <paramref name="body"/> on <paramref name="count"/> new threads (readers, say) while
+    /// <paramref name="onTestThread"/> runs on the test thread (the writer), then cancels the token the
+    /// workers get and waits for them. Whatever fails fails the test: an exception on the test thread
+    /// stops the workers first (no worker is left spinning), and the workers' exceptions and a worker
+    /// that does not stop within <paramref name="timeout"/> are rethrown with it.
+    /// </summary>
+    /// <exception cref="AggregateException">A worker threw or did not stop in time (with the test thread's exception, if any).</exception>
+    internal static void RunAlongside(int count, Action<int, CancellationToken> body, Action onTestThread, TimeSpan? timeout = null)
+    {
+        ArgumentNullException.ThrowIfNull(body);
+        ArgumentNullException.ThrowIfNull(onTestThread);
+        using var stop = new CancellationTokenSource();
+        Running running = Start(count, worker => body(worker, stop.Token));
+        Exception? failure = null;
+        try
+        {
+            onTestThread();
+        }
+        catch (Exception e)
+        {
+            failure = e;
+        }
+
+        stop.Cancel();
+        try
+        {
+            running.Join(timeout);
+        }
+        catch (AggregateException workers) when (failure is not null)
+        {
+            throw new AggregateException("The test thread and worker threads failed.", [failure, .. workers.InnerExceptions]);
+        }
+
+        if (failure is not null)
+        {
+            ExceptionDispatchInfo.Throw(failure);
+        }
+    }
+
+    /// <summary>Runs <paramref name="action"/> on a new thread and returns what it threw (null if nothing); fails if it does not finish in time.</summary>
+    /// <exception cref="TimeoutException">The thread had not finished after <paramref name="timeout"/>.</exception>
+    internal static Exception? CatchOnOtherThread(Action action, TimeSpan? timeout = null)
+    {
+        ArgumentNullException.ThrowIfNull(action);
+        Exception? caught = null;
+        var thread = new Thread(() =>
+        {
+            try
+            {
+                action();
+            }
+            catch (Exception e)
+            {
+                caught = e;
+            }
+        })
+        {
+            IsBackground = true,
+            Name = "test worker",
+        };
+        thread.Start();
+        if (!thread.Join(timeout ?? DefaultTimeout))
+        {
+            throw new TimeoutException($"The other thread did not finish within {(timeout ?? DefaultTimeout).TotalSeconds:N0} s (hung or deadlocked).");
+        }
+
+        return caught;
+    }
+
+    /// <summary>Waits for <paramref name="task"/>, failing instead of hanging when it has not finished in time; rethrows what it threw.</summary>
+    /// <exception cref="TimeoutException">The task had not finished after <paramref name="timeout"/>.</exception>
+    internal static Task WithTimeout(Task task, TimeSpan? timeout = null)
+    {
+        ArgumentNullException.ThrowIfNull(task);
+        return task.WaitAsync(timeout ?? DefaultTimeout);
+    }
 
     /// <summary>Starts the workers and returns at once; <see cref="Running.Join"/> waits and rethrows.</summary>
     internal static Running Start(int count, Action<int> body)

@@ -26,22 +26,22 @@ public unsafe class HugeArrayBenchmarks<T> : StructureBenchmarks<T> where T : un
     [BenchmarkCategory(Categories.Fill)]
     public override void FillNative() => _array!.Fill(Value);
 
-    /// <summary>Creates a HugeArray, fills it and frees it.</summary>
+    /// <summary>Frees the previous operation's HugeArray, creates one and fills it.</summary>
     [Benchmark(Description = "new HugeArray<T> + Fill (4 KiB pages)")]
     [BenchmarkCategory(Categories.Create, Categories.Fill)]
     public override void CreateNative() => CreateAndFill(AllocationOptions.Default);
 
-    /// <summary>Creates a HugeArray on transparent huge pages, fills it and frees it.</summary>
+    /// <summary>As the 4 KiB-page create, on transparent huge pages.</summary>
     [Benchmark(Description = "new HugeArray<T> + Fill (huge pages)")]
     [BenchmarkCategory(Categories.Create, Categories.Fill)]
     public override void CreateNativeHugePages() => CreateAndFill(AllocationOptions.WithHugePages);
 
-    /// <summary>Creates a HugeArray with every element set by the constructor (no zeroing pass), then frees it.</summary>
+    /// <summary>Creates a HugeArray with every element set by the constructor (no zeroing pass), after freeing the previous operation's.</summary>
     [Benchmark(Description = "new HugeArray<T>(n, value) (4 KiB pages)")]
     [BenchmarkCategory(Categories.Create, Categories.Fill)]
     public override void CreateNativeWithValue() => CreateWithValue(AllocationOptions.Default);
 
-    /// <summary>Creates a HugeArray on transparent huge pages with every element set by the constructor, then frees it.</summary>
+    /// <summary>Creates a HugeArray on transparent huge pages with every element set by the constructor, after freeing the previous operation's.</summary>
     [Benchmark(Description = "new HugeArray<T>(n, value) (huge pages)")]
     [BenchmarkCategory(Categories.Create, Categories.Fill)]
     public override void CreateNativeWithValueHugePages() => CreateWithValue(AllocationOptions.WithHugePages);
@@ -79,26 +79,15 @@ public unsafe class HugeArrayBenchmarks<T> : StructureBenchmarks<T> where T : un
 
     private void CreateAndFill(AllocationOptions options)
     {
-        var array = new HugeArray<T>(Parameter, options);
-        array.Fill(Value);
-        if (KeepCreated)
-        {
-            _array = array;
-            return;
-        }
-
-        array.Dispose();
+        // The previous operation's structure, kept for the check after the last timed operation.
+        FreeNative();
+        _array = new HugeArray<T>(Parameter, options);
+        _array.Fill(Value);
     }
 
     private void CreateWithValue(AllocationOptions options)
     {
-        var array = new HugeArray<T>(Parameter, Value, options);
-        if (KeepCreated)
-        {
-            _array = array;
-            return;
-        }
-
-        array.Dispose();
+        FreeNative();
+        _array = new HugeArray<T>(Parameter, Value, options);
     }
 }

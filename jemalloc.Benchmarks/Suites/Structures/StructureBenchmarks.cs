@@ -16,13 +16,14 @@ namespace jemalloc.Benchmarks.Suites.Structures;
 /// <remarks>
 /// Each benchmark's setup allocates only the memory that benchmark uses, and its cleanup checks the
 /// result, frees the memory and collects, so a managed and a native structure of the run's size are
-/// never alive together.
+/// never alive together. The check is of what the last timed operation left: a create benchmark
+/// keeps what it created until its next operation, which frees it first (the same work per
+/// operation), so the cleanup checks every element of the structure the last timed run made.
 /// </remarks>
 [ElementRows]
 public abstract unsafe class StructureBenchmarks<T> where T : unmanaged, IEquatable<T>
 {
     private T[]? _managed;
-    private bool _keepCreated;
 
     /// <summary>The sizes given on the command line.</summary>
     [SuppressMessage("Design", "CA1000:Do not declare static members on generic types", Justification = "BenchmarkDotNet reads [ParamsSource] from the benchmark class itself.")]
@@ -133,54 +134,47 @@ public abstract unsafe class StructureBenchmarks<T> where T : unmanaged, IEquata
 
     // ---------------------------------------------------------------- create and fill
 
-    /// <summary>Allocates a managed array and fills it, then drops it.</summary>
+    /// <summary>Drops the array the previous operation created, allocates a managed array and fills it.</summary>
     /// <remarks>
     /// The array is not returned: BenchmarkDotNet keeps a benchmark's last result alive, and a
-    /// multi-gigabyte array must not outlive its benchmark.
+    /// multi-gigabyte array must not outlive its benchmark. It is kept in a field until the next
+    /// operation drops it (before allocating, as a local would be dropped), so the cleanup can check
+    /// the last timed operation's array.
     /// </remarks>
     [Benchmark(Baseline = true, Description = "Managed array: new T[] + Span<T>.Fill")]
     [BenchmarkCategory(Categories.Create, Categories.Fill)]
     [ManagedArrayRow]
     public void CreateManaged()
     {
+        _managed = null;
         var array = new T[ManagedLength];
         array.AsSpan().Fill(Value);
-        if (KeepCreated)
-        {
-            _managed = array;
-        }
+        _managed = array;
     }
 
-    /// <summary>Allocates the native structure (4 KiB pages), fills it and frees it.</summary>
+    /// <summary>Frees the structure the previous operation created, allocates the native structure (4 KiB pages) and fills it.</summary>
     public abstract void CreateNative();
 
-    /// <summary>Allocates the native structure on transparent huge pages, fills it and frees it.</summary>
+    /// <summary>As <see cref="CreateNative"/>, on transparent huge pages.</summary>
     public abstract void CreateNativeHugePages();
 
-    /// <summary>Creates the structure with every element set to the value by its constructor (4 KiB pages; no zeroing pass), then frees it.</summary>
+    /// <summary>Frees the structure the previous operation created and creates one with every element set to the value by its constructor (4 KiB pages; no zeroing pass).</summary>
     public abstract void CreateNativeWithValue();
 
     /// <summary>As <see cref="CreateNativeWithValue"/>, on transparent huge pages.</summary>
     public abstract void CreateNativeWithValueHugePages();
 
-    /// <summary>
-    /// Whether the create benchmark running now must keep what it created (in the field the fill
-    /// benchmarks use) instead of freeing it: set only while the check after the run performs the
-    /// measured operation once more, so that every element of what it creates can be checked.
-    /// </summary>
-    protected bool KeepCreated => _keepCreated;
-
-    /// <summary>Runs the managed create once more, keeping the array, and checks every element.</summary>
+    /// <summary>Checks every element of the array the last timed operation created, and drops it.</summary>
     [GlobalCleanup(Target = nameof(CreateManaged))]
     public void CleanupCreateManaged()
     {
-        RunKeepingResult(CreateManaged);
         try
         {
-            T[] array = _managed!;
-            BrokenResultSwitch.Corrupt(array.AsSpan());
             string name = $"{StructureName} create: managed array [{ManagedLength}]";
-            ResultChecks.Equal(name, ManagedLength, array.Length, "elements of the array created");
+            T[]? array = _managed;
+            ResultChecks.Check(name, array is not null, "the last timed operation left the array it created");
+            BrokenResultSwitch.Corrupt(array.AsSpan());
+            ResultChecks.Equal(name, ManagedLength, array!.Length, "elements of the array created");
             ResultChecks.Check(name, !array.AsSpan().ContainsAnyExcept(Value), "every element of a created array holds the fill value");
         }
         finally
@@ -190,25 +184,24 @@ public abstract unsafe class StructureBenchmarks<T> where T : unmanaged, IEquata
         }
     }
 
-    /// <summary>Runs the native create (4 KiB pages) once more, keeping the structure, and checks every element.</summary>
+    /// <summary>Checks every element of the structure the last timed native create (4 KiB pages) made, and frees it.</summary>
     [GlobalCleanup(Target = nameof(CreateNative))]
-    public void CleanupCreateNative() => CheckCreatedNative(CreateNative, "4 KiB pages");
+    public void CleanupCreateNative() => CheckCreatedNative("4 KiB pages");
 
-    /// <summary>Runs the native create (huge pages) once more, keeping the structure, and checks every element.</summary>
+    /// <summary>Checks every element of the structure the last timed native create (huge pages) made, and frees it.</summary>
     [GlobalCleanup(Target = nameof(CreateNativeHugePages))]
-    public void CleanupCreateNativeHugePages() => CheckCreatedNative(CreateNativeHugePages, "huge pages");
+    public void CleanupCreateNativeHugePages() => CheckCreatedNative("huge pages");
 
-    /// <summary>Runs the create-with-value (4 KiB pages) once more, keeping the structure, and checks every element.</summary>
+    /// <summary>Checks every element of the structure the last timed create-with-value (4 KiB pages) made, and frees it.</summary>
     [GlobalCleanup(Target = nameof(CreateNativeWithValue))]
-    public void CleanupCreateNativeWithValue() => CheckCreatedNative(CreateNativeWithValue, "created with the value, 4 KiB pages");
+    public void CleanupCreateNativeWithValue() => CheckCreatedNative("created with the value, 4 KiB pages");
 
-    /// <summary>Runs the create-with-value (huge pages) once more, keeping the structure, and checks every element.</summary>
+    /// <summary>Checks every element of the structure the last timed create-with-value (huge pages) made, and frees it.</summary>
     [GlobalCleanup(Target = nameof(CreateNativeWithValueHugePages))]
-    public void CleanupCreateNativeWithValueHugePages() => CheckCreatedNative(CreateNativeWithValueHugePages, "created with the value, huge pages");
+    public void CleanupCreateNativeWithValueHugePages() => CheckCreatedNative("created with the value, huge pages");
 
-    private void CheckCreatedNative(Action create, string pages)
+    private void CheckCreatedNative(string pages)
     {
-        RunKeepingResult(create);
         try
         {
             long elements = 0;
@@ -221,19 +214,6 @@ public abstract unsafe class StructureBenchmarks<T> where T : unmanaged, IEquata
         {
             FreeNative();
             Collect();
-        }
-    }
-
-    private void RunKeepingResult(Action create)
-    {
-        _keepCreated = true;
-        try
-        {
-            create();
-        }
-        finally
-        {
-            _keepCreated = false;
         }
     }
 
