@@ -10,7 +10,8 @@
 #                              under wine (hard time limits), and test-package
 #   ./build.sh native          only this machine's native library
 #   ./build.sh native-all      the native libraries for linux-x64, linux-arm64 and win-x64
-#   ./build.sh pack            ... then makes the NuGet package (all three natives) into artifacts/packages
+#   ./build.sh pack            ... then makes the NuGet package (all three natives) and the add-on packages
+#                              (jemalloc.NET.Parquet) into artifacts/packages
 #   ./build.sh test-linux-arm64 [ARGS]  only the linux-arm64 part of test (ARGS go to the test runner)
 #   ./build.sh test-win-x64 [ARGS]  only the win-x64 part of test (under wine)
 #   ./build.sh test-package    an app referencing only the package, published and run per RID (its emulator)
@@ -310,10 +311,20 @@ build_solution() {
     || die "dotnet build failed"
 }
 
+# The add-on packages: each depends on the core package (same version) and on its own library's
+# package, which brings that library's natives; they carry no natives of their own.
+readonly ADDON_PROJECTS=(jemalloc.Parquet/jemalloc.Parquet.csproj)
+
 pack_package() {
   step "packing jemalloc.NET (linux-x64, linux-arm64, win-x64)"
   dotnet pack "$ROOT/jemalloc.Api/jemalloc.Api.csproj" -c "$CONFIGURATION" --no-build --nologo \
     -o "$ROOT/artifacts/packages" "$@" || die "dotnet pack failed"
+  local project
+  for project in "${ADDON_PROJECTS[@]}"; do
+    step "packing the add-on $(basename "$project" .csproj)"
+    dotnet pack "$ROOT/$project" -c "$CONFIGURATION" --no-build --nologo \
+      -o "$ROOT/artifacts/packages" "$@" || die "dotnet pack $(basename "$project") failed"
+  done
 }
 
 # ---- running other targets under emulators -------------------------------------------------------
