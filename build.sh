@@ -11,7 +11,7 @@
 #   ./build.sh native          only this machine's native library
 #   ./build.sh native-all      the native libraries for linux-x64, linux-arm64 and win-x64
 #   ./build.sh pack            ... then makes the NuGet package (all three natives) and the add-on packages
-#                              (jemalloc.NET.Parquet) into artifacts/packages
+#                              (jemalloc.NET.Parquet, jemalloc.NET.Arrow) into artifacts/packages
 #   ./build.sh test-linux-arm64 [ARGS]  only the linux-arm64 part of test (ARGS go to the test runner)
 #   ./build.sh test-win-x64 [ARGS]  only the win-x64 part of test (under wine)
 #   ./build.sh test-package    an app referencing only the package, published and run per RID (its emulator)
@@ -305,6 +305,25 @@ need_mimalloc() {
   (apt_install libmimalloc2.0) || echo "could not install libmimalloc2.0: jembench alloc will skip its row"
 }
 
+# Apache Arrow for JavaScript: the independent reader and writer the Arrow add-on's tests check
+# against (jemalloc.Arrow.Tests runs arrow-check.js under Node). Installed with npm into
+# artifacts/node, which git ignores, the way missing toolchains are installed with apt-get.
+readonly NODE_ARROW_VERSION="21.2.0"
+readonly NODE_DIR="$ROOT/artifacts/node"
+
+need_node_arrow() {
+  local installed="$NODE_DIR/node_modules/apache-arrow/package.json"
+  if [ -f "$installed" ] && grep -q "\"version\": \"$NODE_ARROW_VERSION\"" "$installed"; then return 0; fi
+  if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+    step "installing Node and npm (the Arrow tests' JavaScript client)"
+    apt_install nodejs npm
+  fi
+  step "installing apache-arrow $NODE_ARROW_VERSION for Node into artifacts/node"
+  mkdir -p "$NODE_DIR"
+  npm install --prefix "$NODE_DIR" --no-audit --no-fund --no-save "apache-arrow@$NODE_ARROW_VERSION" >"$NODE_DIR/npm.log" 2>&1 \
+    || { tail -n 20 "$NODE_DIR/npm.log" >&2; die "npm install apache-arrow@$NODE_ARROW_VERSION failed (log: $NODE_DIR/npm.log)"; }
+}
+
 build_solution() {
   step "building jemalloc.NET.sln ($CONFIGURATION)"
   dotnet build "$ROOT/jemalloc.NET.sln" -c "$CONFIGURATION" --nologo -v minimal \
@@ -313,7 +332,7 @@ build_solution() {
 
 # The add-on packages: each depends on the core package (same version) and on its own library's
 # package, which brings that library's natives; they carry no natives of their own.
-readonly ADDON_PROJECTS=(jemalloc.Parquet/jemalloc.Parquet.csproj)
+readonly ADDON_PROJECTS=(jemalloc.Parquet/jemalloc.Parquet.csproj jemalloc.Arrow/jemalloc.Arrow.csproj)
 
 pack_package() {
   step "packing jemalloc.NET (linux-x64, linux-arm64, win-x64)"
@@ -515,6 +534,7 @@ main() {
       build_solution
       echo "solution build took $((SECONDS - build_started)) s"
       local started=$SECONDS status=0
+      need_node_arrow
       step "running the tests (linux-x64, native)"
       dotnet test "$ROOT/jemalloc.NET.sln" -c "$CONFIGURATION" --no-build --nologo "$@" || status=$?
       echo "linux-x64 tests took $((SECONDS - started)) s"
