@@ -14,7 +14,8 @@
 #                              (jemalloc.NET.Parquet, jemalloc.NET.Arrow) into artifacts/packages
 #   ./build.sh test-linux-arm64 [ARGS]  only the linux-arm64 part of test (ARGS go to the test runner)
 #   ./build.sh test-win-x64 [ARGS]  only the win-x64 part of test (under wine)
-#   ./build.sh test-package    an app referencing only the package, published and run per RID (its emulator)
+#   ./build.sh test-package    an app referencing only the package, published and run per RID (its emulator),
+#                              and one referencing the add-on packages, on linux-x64
 #   ./build.sh info-all        jembench info per RID under its emulator
 #   ./build.sh test-emulated   test-linux-arm64, test-win-x64, test-package and info-all in one run
 #
@@ -486,6 +487,21 @@ test_package() {
     run_on "$rid" "$work/$rid/app/PackageConsumer" 2>&1 | tee "$log" || status=$?
     if [ "$status" -ne 0 ] || ! grep -qx "OK" <(tr -d '\r' <"$log"); then failed+=("$rid"); fi
   done
+  # The add-on packages, on linux-x64 only: ParquetSharp ships natives for linux-arm64 and win-x64
+  # too, but its 25 MB C++ library under qemu or wine is not part of this run.
+  local project
+  for project in "${ADDON_PROJECTS[@]}"; do
+    dotnet pack "$ROOT/$project" -c "$CONFIGURATION" --no-build --nologo \
+      "-p:PackageVersion=$version" -o "$work/packages" >/dev/null || die "dotnet pack $(basename "$project") failed"
+  done
+  step "add-on package consumer as linux-x64 (native)"
+  mkdir -p "$work/addons"
+  publish_for linux-x64 "$ROOT/samples/AddOnConsumer/AddOnConsumer.csproj" "$work/addons/app" \
+    "-p:JemallocNetVersion=$version" "-p:RestorePackagesPath=$work/restored" \
+    "-p:RestoreAdditionalProjectSources=$work/packages"
+  local addon_status=0
+  "$work/addons/app/AddOnConsumer" 2>&1 | tee "$work/addons/run.log" || addon_status=$?
+  if [ "$addon_status" -ne 0 ] || ! grep -qx "OK" "$work/addons/run.log"; then failed+=("linux-x64 (add-ons)"); fi
   echo "package test took $((SECONDS - started)) s"
   [ ${#failed[@]} -eq 0 ] || die "the package consumer failed as: ${failed[*]}"
 }
