@@ -97,6 +97,37 @@ public sealed unsafe class ZeroCopyTests
     }
 
     [Fact]
+    public void A_column_past_2_GiB_is_chunks_of_at_most_1_GiB_over_the_one_block()
+    {
+        const long rows = 700_000_000; // 2.8 GB of int: more than one Arrow buffer can hold
+        using var values = new HugeArray<int>(rows);
+        values[0] = 11;
+        values[(1L << 28) - 1] = 22;
+        values[1L << 28] = 33;
+        values[rows - 1] = 44;
+        using NativeArrowColumn column = values.ToArrow();
+        Assert.Equal(3, column.ChunkCount);
+        Assert.Equal(rows, column.Length);
+        long covered = 0;
+        for (int c = 0; c < column.ChunkCount; c++)
+        {
+            var chunk = (Int32Array)column.Chunks.ArrowArray(c);
+            Assert.Equal(values.Pointer + (covered * sizeof(int)), column.GetValueAddress(c));
+            Assert.True((long)chunk.Length * sizeof(int) <= 1L << 30);
+            covered += chunk.Length;
+        }
+
+        Assert.Equal(rows, covered);
+        var first = (Int32Array)column.Chunks.ArrowArray(0);
+        var second = (Int32Array)column.Chunks.ArrowArray(1);
+        var last = (Int32Array)column.Chunks.ArrowArray(2);
+        Assert.Equal(11, first.GetValue(0));
+        Assert.Equal(22, first.GetValue(first.Length - 1));
+        Assert.Equal(33, second.GetValue(0));
+        Assert.Equal(44, last.GetValue(last.Length - 1));
+    }
+
+    [Fact]
     public void The_C_data_interface_exports_the_native_block_and_holds_it_until_the_consumer_releases_it()
     {
         var values = new HugeArray<double>(4096);
