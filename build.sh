@@ -10,10 +10,12 @@
 #                              under wine (hard time limits), and test-package
 #   ./build.sh native          only this machine's native library
 #   ./build.sh native-all      the native libraries for linux-x64, linux-arm64 and win-x64
-#   ./build.sh pack            ... then makes the NuGet package (all three natives) into artifacts/packages
+#   ./build.sh pack            ... then makes the NuGet package (all three natives) and the add-on packages
+#                              (jemalloc.NET.Parquet, jemalloc.NET.Arrow) into artifacts/packages
 #   ./build.sh test-linux-arm64 [ARGS]  only the linux-arm64 part of test (ARGS go to the test runner)
 #   ./build.sh test-win-x64 [ARGS]  only the win-x64 part of test (under wine)
-#   ./build.sh test-package    an app referencing only the package, published and run per RID (its emulator)
+#   ./build.sh test-package    an app referencing only the package, published and run per RID (its emulator),
+#                              and one referencing the add-on packages, on linux-x64
 #   ./build.sh info-all        jembench info per RID under its emulator
 #   ./build.sh test-emulated   test-linux-arm64, test-win-x64, test-package and info-all in one run
 #
@@ -304,16 +306,45 @@ need_mimalloc() {
   (apt_install libmimalloc2.0) || echo "could not install libmimalloc2.0: jembench alloc will skip its row"
 }
 
+# Apache Arrow for JavaScript: the independent reader and writer the Arrow add-on's tests check
+# against (jemalloc.Arrow.Tests runs arrow-check.js under Node). Installed with npm into
+# artifacts/node, which git ignores, the way missing toolchains are installed with apt-get.
+readonly NODE_ARROW_VERSION="21.2.0"
+readonly NODE_DIR="$ROOT/artifacts/node"
+
+need_node_arrow() {
+  local installed="$NODE_DIR/node_modules/apache-arrow/package.json"
+  if [ -f "$installed" ] && grep -q "\"version\": \"$NODE_ARROW_VERSION\"" "$installed"; then return 0; fi
+  if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+    step "installing Node and npm (the Arrow tests' JavaScript client)"
+    apt_install nodejs npm
+  fi
+  step "installing apache-arrow $NODE_ARROW_VERSION for Node into artifacts/node"
+  mkdir -p "$NODE_DIR"
+  npm install --prefix "$NODE_DIR" --no-audit --no-fund --no-save "apache-arrow@$NODE_ARROW_VERSION" >"$NODE_DIR/npm.log" 2>&1 \
+    || { tail -n 20 "$NODE_DIR/npm.log" >&2; die "npm install apache-arrow@$NODE_ARROW_VERSION failed (log: $NODE_DIR/npm.log)"; }
+}
+
 build_solution() {
   step "building jemalloc.NET.sln ($CONFIGURATION)"
   dotnet build "$ROOT/jemalloc.NET.sln" -c "$CONFIGURATION" --nologo -v minimal \
     || die "dotnet build failed"
 }
 
+# The add-on packages: each depends on the core package (same version) and on its own library's
+# package, which brings that library's natives; they carry no natives of their own.
+readonly ADDON_PROJECTS=(jemalloc.Parquet/jemalloc.Parquet.csproj jemalloc.Arrow/jemalloc.Arrow.csproj)
+
 pack_package() {
   step "packing jemalloc.NET (linux-x64, linux-arm64, win-x64)"
   dotnet pack "$ROOT/jemalloc.Api/jemalloc.Api.csproj" -c "$CONFIGURATION" --no-build --nologo \
     -o "$ROOT/artifacts/packages" "$@" || die "dotnet pack failed"
+  local project
+  for project in "${ADDON_PROJECTS[@]}"; do
+    step "packing the add-on $(basename "$project" .csproj)"
+    dotnet pack "$ROOT/$project" -c "$CONFIGURATION" --no-build --nologo \
+      -o "$ROOT/artifacts/packages" "$@" || die "dotnet pack $(basename "$project") failed"
+  done
 }
 
 # ---- running other targets under emulators -------------------------------------------------------
@@ -461,6 +492,21 @@ test_package() {
     run_on "$rid" "$work/$rid/app/PackageConsumer" 2>&1 | tee "$log" || status=$?
     if [ "$status" -ne 0 ] || ! grep -qx "OK" <(tr -d '\r' <"$log"); then failed+=("$rid"); fi
   done
+  # The add-on packages, on linux-x64 only: ParquetSharp ships natives for linux-arm64 and win-x64
+  # too, but its 25 MB C++ library under qemu or wine is not part of this run.
+  local project
+  for project in "${ADDON_PROJECTS[@]}"; do
+    dotnet pack "$ROOT/$project" -c "$CONFIGURATION" --no-build --nologo \
+      "-p:PackageVersion=$version" -o "$work/packages" >/dev/null || die "dotnet pack $(basename "$project") failed"
+  done
+  step "add-on package consumer as linux-x64 (native)"
+  mkdir -p "$work/addons"
+  publish_for linux-x64 "$ROOT/samples/AddOnConsumer/AddOnConsumer.csproj" "$work/addons/app" \
+    "-p:JemallocNetVersion=$version" "-p:RestorePackagesPath=$work/restored" \
+    "-p:RestoreAdditionalProjectSources=$work/packages"
+  local addon_status=0
+  "$work/addons/app/AddOnConsumer" 2>&1 | tee "$work/addons/run.log" || addon_status=$?
+  if [ "$addon_status" -ne 0 ] || ! grep -qx "OK" "$work/addons/run.log"; then failed+=("linux-x64 (add-ons)"); fi
   echo "package test took $((SECONDS - started)) s"
   [ ${#failed[@]} -eq 0 ] || die "the package consumer failed as: ${failed[*]}"
 }
@@ -509,6 +555,7 @@ main() {
       build_solution
       echo "solution build took $((SECONDS - build_started)) s"
       local started=$SECONDS status=0
+      need_node_arrow
       step "running the tests (linux-x64, native)"
       dotnet test "$ROOT/jemalloc.NET.sln" -c "$CONFIGURATION" --no-build --nologo "$@" || status=$?
       echo "linux-x64 tests took $((SECONDS - started)) s"

@@ -1,0 +1,72 @@
+using System.Diagnostics;
+using System.Text.Json;
+
+namespace jemalloc.Arrow.Tests;
+
+/// <summary>Runs arrow-check.js under Node with the apache-arrow package ./build.sh installs into artifacts/node.</summary>
+internal static class NodeArrow
+{
+    private static readonly TimeSpan Timeout = TimeSpan.FromMinutes(2);
+    private static readonly JsonSerializerOptions JsonOptions = new() { PropertyNameCaseInsensitive = true };
+
+    /// <summary>The node_modules folder holding apache-arrow: JEMALLOC_NET_NODE_MODULES, else artifacts/node/node_modules above the test assembly.</summary>
+    private static string ModulesFolder()
+    {
+        string? configured = Environment.GetEnvironmentVariable("JEMALLOC_NET_NODE_MODULES");
+        if (!string.IsNullOrEmpty(configured))
+        {
+            return configured;
+        }
+
+        for (DirectoryInfo? folder = new(AppContext.BaseDirectory); folder is not null; folder = folder.Parent)
+        {
+            string candidate = Path.Combine(folder.FullName, "artifacts", "node", "node_modules");
+            if (Directory.Exists(Path.Combine(candidate, "apache-arrow")))
+            {
+                return candidate;
+            }
+        }
+
+        throw new InvalidOperationException("apache-arrow for Node is not installed: ./build.sh test installs it into artifacts/node (or set JEMALLOC_NET_NODE_MODULES to a node_modules folder that has it).");
+    }
+
+    /// <summary>Runs the script; fails the test if Node fails or does not finish in time. Returns its standard output.</summary>
+    internal static string Run(params string[] arguments)
+    {
+        var start = new ProcessStartInfo("node")
+        {
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+            UseShellExecute = false,
+        };
+        start.ArgumentList.Add(Path.Combine(AppContext.BaseDirectory, "arrow-check.js"));
+        foreach (string argument in arguments)
+        {
+            start.ArgumentList.Add(argument);
+        }
+
+        start.Environment["NODE_PATH"] = ModulesFolder();
+        using Process process = Process.Start(start) ?? throw new InvalidOperationException("node did not start");
+        Task<string> output = process.StandardOutput.ReadToEndAsync();
+        Task<string> error = process.StandardError.ReadToEndAsync();
+        if (!process.WaitForExit(Timeout))
+        {
+            process.Kill(entireProcessTree: true);
+            Assert.Fail($"node arrow-check.js {string.Join(' ', arguments)} did not finish within {Timeout.TotalSeconds} s");
+        }
+
+        process.WaitForExit();
+        Assert.True(process.ExitCode == 0, $"node exited with {process.ExitCode}: {error.Result}");
+        return output.Result;
+    }
+
+    /// <summary>Node's reading of an IPC file or stream: per column, its type, length, null count and sum.</summary>
+    internal static Dictionary<string, ColumnSummary> Read(string path)
+    {
+        string json = Run("read", path);
+        return JsonSerializer.Deserialize<Dictionary<string, ColumnSummary>>(json, JsonOptions)
+            ?? throw new InvalidOperationException($"node printed no JSON: {json}");
+    }
+
+    internal sealed record ColumnSummary(string Type, long Length, long Nulls, string Sum);
+}

@@ -1,0 +1,207 @@
+using System.Numerics;
+using System.Runtime.CompilerServices;
+using Apache.Arrow;
+using Apache.Arrow.C;
+using Apache.Arrow.Types;
+using jemalloc.Arrow.Internal;
+
+namespace jemalloc.Arrow;
+
+/// <summary>
+/// A native column seen as Apache Arrow arrays without a copy: each chunk's value buffer (and
+/// validity buffer) is a range of the native block itself. Made by
+/// <see cref="NativeArrowExtensions.ToArrow{T}(NativeBuffer{T}, int)"/>.
+/// </summary>
+/// <remarks>
+/// <para>
+/// While this object is not disposed it holds the native structures (<see cref="NativeBuffer{T}.Acquire"/>):
+/// they cannot be disposed, nor their arena reset. <see cref="Dispose"/> lets go; afterwards the Arrow
+/// arrays throw <see cref="ObjectDisposedException"/> when their buffers are read, instead of reading
+/// memory that may be freed. A chunk exported through the C Data Interface (<see cref="ExportChunk"/>)
+/// holds the structures on its own until the consumer calls the exported array's release callback,
+/// so a C consumer may keep it after this object is disposed.
+/// </para>
+/// <para>
+/// An Arrow buffer is at most 2 GiB, so a column longer than that is a <see cref="ChunkedArray"/> of
+/// several arrays over consecutive ranges of the same block.
+/// </para>
+/// </remarks>
+public sealed class NativeArrowColumn : IDisposable
+{
+    private readonly List<IDisposable> _memories;
+    private readonly nint[] _valueAddresses;
+    private int _disposed;
+
+    internal NativeArrowColumn(ChunkedArray chunks, List<IDisposable> memories, nint[] valueAddresses)
+    {
+        Chunks = chunks;
+        _memories = memories;
+        _valueAddresses = valueAddresses;
+    }
+
+    /// <summary>The column as Arrow arrays, one per chunk.</summary>
+    public ChunkedArray Chunks { get; }
+
+    /// <summary>The Arrow data type of the values.</summary>
+    public IArrowType DataType => Chunks.DataType;
+
+    /// <summary>The number of rows.</summary>
+    public long Length => Chunks.Length;
+
+    /// <summary>How many rows are null.</summary>
+    public long NullCount => Chunks.NullCount;
+
+    /// <summary>The number of chunks (arrays).</summary>
+    public int ChunkCount => Chunks.ArrayCount;
+
+    /// <summary>The column as one Arrow array.</summary>
+    /// <exception cref="InvalidOperationException">The column has more than one chunk: use <see cref="Chunks"/>.</exception>
+    public IArrowArray Array
+    {
+        get
+        {
+            if (ChunkCount != 1)
+            {
+                throw new InvalidOperationException($"The column has {ChunkCount} chunks; use Chunks.");
+            }
+
+            return Chunks.ArrowArray(0);
+        }
+    }
+
+    /// <summary>The address of chunk <paramref name="chunk"/>'s first value in native memory (the address its Arrow value buffer starts at).</summary>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="chunk"/> is negative or not less than <see cref="ChunkCount"/>.</exception>
+    public nint GetValueAddress(int chunk)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegative(chunk);
+        ArgumentOutOfRangeException.ThrowIfGreaterThanOrEqual(chunk, _valueAddresses.Length);
+        return _valueAddresses[chunk];
+    }
+
+    /// <summary>
+    /// Exports chunk <paramref name="chunk"/> through the Arrow C Data Interface into
+    /// <paramref name="destination"/>, without a copy: the exported buffers are the native block.
+    /// The export holds the native structures until the consumer calls the array's release callback.
+    /// </summary>
+    /// <remarks>
+    /// Arrow pins each exported buffer until the release callback; pinning one of this column's
+    /// buffers holds its native structure, so the block outlives this object's <see cref="Dispose"/>
+    /// for as long as the consumer keeps the export.
+    /// </remarks>
+    /// <param name="chunk">The chunk to export.</param>
+    /// <param name="destination">An <c>ArrowArray</c> structure the consumer allocated (for instance with <see cref="CArrowArray.Create"/>).</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="chunk"/> is negative or not less than <see cref="ChunkCount"/>.</exception>
+    /// <exception cref="ArgumentNullException"><paramref name="destination"/> is null.</exception>
+    /// <exception cref="ObjectDisposedException">This column was disposed.</exception>
+    public unsafe void ExportChunk(int chunk, CArrowArray* destination)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegative(chunk);
+        ArgumentOutOfRangeException.ThrowIfGreaterThanOrEqual(chunk, _valueAddresses.Length);
+        ArgumentNullException.ThrowIfNull(destination);
+        ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
+        CArrowArrayExporter.ExportArray(Chunks.ArrowArray(chunk), destination);
+    }
+
+    /// <summary>Lets go of the native structures; the Arrow arrays throw when read afterwards. Disposing again does nothing.</summary>
+    public void Dispose()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
+        {
+            return;
+        }
+
+        foreach (IDisposable memory in _memories)
+        {
+            memory.Dispose();
+        }
+    }
+
+    /// <summary>Builds the chunks over <paramref name="values"/> (and <paramref name="validity"/>).</summary>
+    internal static unsafe NativeArrowColumn Create<T>(NativeBuffer<T> values, NativeBuffer<byte>? validity, int maxChunkLength)
+        where T : unmanaged, IEquatable<T>
+    {
+        IArrowType type = ArrowTypes.Of<T>();
+        long length;
+        byte* valuePointer;
+        using (MemoryLease<T> lease = values.Lease())
+        {
+            length = lease.Length;
+            valuePointer = (byte*)lease.Pointer;
+        }
+
+        byte* bits = null;
+        if (validity is not null)
+        {
+            using MemoryLease<byte> lease = validity.Lease();
+            if (lease.Length < (length + 7) / 8)
+            {
+                throw new ArgumentException($"A validity bitmap for {length:N0} rows needs {(length + 7) / 8:N0} bytes; this one has {lease.Length:N0}.", nameof(validity));
+            }
+
+            bits = (byte*)lease.Pointer;
+        }
+
+        var memories = new List<IDisposable>();
+        var arrays = new List<IArrowArray>();
+        var addresses = new List<nint>();
+        try
+        {
+            for (long start = 0; start < length; start += maxChunkLength)
+            {
+                int count = (int)Math.Min(maxChunkLength, length - start);
+                var valueMemory = new NativeBlockMemory<T>(values, valuePointer + (start * sizeof(T)), count * sizeof(T), owns: false);
+                memories.Add(valueMemory);
+                addresses.Add(valueMemory.Address);
+                ArrowBuffer validityBuffer = ArrowBuffer.Empty;
+                int nullCount = 0;
+                if (bits != null)
+                {
+                    byte* chunkBits = bits + (start >> 3);
+                    int bitmapBytes = (count + 7) >> 3;
+                    var validityMemory = new NativeBlockMemory<byte>(validity!, chunkBits, bitmapBytes, owns: false);
+                    memories.Add(validityMemory);
+                    validityBuffer = new ArrowBuffer(validityMemory.Memory);
+                    nullCount = count - CountSetBits(chunkBits, count);
+                }
+
+                var data = new ArrayData(type, count, nullCount, 0, [validityBuffer, new ArrowBuffer(valueMemory.Memory)]);
+                arrays.Add(ArrowArrayFactory.BuildArray(data));
+            }
+
+            return new NativeArrowColumn(new ChunkedArray(arrays), memories, [.. addresses]);
+        }
+        catch
+        {
+            foreach (IDisposable memory in memories)
+            {
+                memory.Dispose();
+            }
+
+            throw;
+        }
+    }
+
+    private static unsafe int CountSetBits(byte* bits, int count)
+    {
+        int fullBytes = count >> 3;
+        int set = 0;
+        int i = 0;
+        for (; i + sizeof(ulong) <= fullBytes; i += sizeof(ulong))
+        {
+            set += BitOperations.PopCount(Unsafe.ReadUnaligned<ulong>(bits + i));
+        }
+
+        for (; i < fullBytes; i++)
+        {
+            set += BitOperations.PopCount(bits[i]);
+        }
+
+        int tail = count & 7;
+        if (tail != 0)
+        {
+            set += BitOperations.PopCount((uint)(bits[fullBytes] & ((1 << tail) - 1)));
+        }
+
+        return set;
+    }
+}

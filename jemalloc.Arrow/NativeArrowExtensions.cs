@@ -1,0 +1,70 @@
+namespace jemalloc.Arrow;
+
+/// <summary>Native columns as Apache Arrow arrays, with no copy.</summary>
+public static class NativeArrowExtensions
+{
+    /// <summary>
+    /// The column as Arrow arrays whose value buffers are <paramref name="values"/>' native block
+    /// itself, in chunks of at most <paramref name="maxChunkLength"/> rows (by default, 1 GiB of values).
+    /// </summary>
+    /// <typeparam name="T">sbyte, byte, short, ushort, int, uint, long, ulong, Half, float or double.</typeparam>
+    /// <param name="values">A <see cref="HugeArray{T}"/> or <see cref="SafeArray{T}"/>; held until the returned column is disposed.</param>
+    /// <param name="maxChunkLength">The most rows per chunk; 0 for the default. A chunk's values must fit in 2 GiB (an Arrow buffer's limit).</param>
+    /// <returns>The Arrow view, which the caller disposes.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="values"/> is <see langword="null"/>.</exception>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxChunkLength"/> is negative, or its values take more than 2 GiB.</exception>
+    /// <exception cref="NotSupportedException"><typeparamref name="T"/> has no Arrow primitive type of its layout.</exception>
+    /// <exception cref="ObjectDisposedException"><paramref name="values"/> was disposed.</exception>
+    /// <exception cref="InvalidOperationException"><paramref name="values"/> is already held the most times it can be.</exception>
+    public static NativeArrowColumn ToArrow<T>(this NativeBuffer<T> values, int maxChunkLength = 0)
+        where T : unmanaged, IEquatable<T>
+    {
+        ArgumentNullException.ThrowIfNull(values);
+        return NativeArrowColumn.Create(values, null, ChunkLength<T>(maxChunkLength, nullable: false));
+    }
+
+    /// <summary>
+    /// The column as Arrow arrays whose value and validity buffers are the native blocks themselves,
+    /// null where <paramref name="validity"/>'s bit is cleared.
+    /// </summary>
+    /// <typeparam name="T">sbyte, byte, short, ushort, int, uint, long, ulong, Half, float or double.</typeparam>
+    /// <param name="values">The values; held until the returned column is disposed.</param>
+    /// <param name="validity">The validity bitmap in Arrow's layout (bit <c>i % 8</c> of byte <c>i / 8</c> set when row <c>i</c> has a value), at least <c>(rows + 7) / 8</c> bytes; held likewise.</param>
+    /// <param name="maxChunkLength">The most rows per chunk, a multiple of 8 (so each chunk's bitmap starts on a byte); 0 for the default.</param>
+    /// <returns>The Arrow view, which the caller disposes.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="values"/> or <paramref name="validity"/> is <see langword="null"/>.</exception>
+    /// <exception cref="ArgumentException"><paramref name="validity"/> is too short, or <paramref name="maxChunkLength"/> is not a multiple of 8.</exception>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxChunkLength"/> is negative, or its values take more than 2 GiB.</exception>
+    /// <exception cref="NotSupportedException"><typeparamref name="T"/> has no Arrow primitive type of its layout.</exception>
+    /// <exception cref="ObjectDisposedException"><paramref name="values"/> or <paramref name="validity"/> was disposed.</exception>
+    /// <exception cref="InvalidOperationException">A structure is already held the most times it can be.</exception>
+    public static NativeArrowColumn ToArrow<T>(this NativeBuffer<T> values, NativeBuffer<byte> validity, int maxChunkLength = 0)
+        where T : unmanaged, IEquatable<T>
+    {
+        ArgumentNullException.ThrowIfNull(values);
+        ArgumentNullException.ThrowIfNull(validity);
+        return NativeArrowColumn.Create(values, validity, ChunkLength<T>(maxChunkLength, nullable: true));
+    }
+
+    private static unsafe int ChunkLength<T>(int maxChunkLength, bool nullable)
+        where T : unmanaged
+    {
+        ArgumentOutOfRangeException.ThrowIfNegative(maxChunkLength);
+        if (maxChunkLength == 0)
+        {
+            return (1 << 30) / sizeof(T);
+        }
+
+        if ((long)maxChunkLength * sizeof(T) > int.MaxValue)
+        {
+            throw new ArgumentOutOfRangeException(nameof(maxChunkLength), maxChunkLength, $"A chunk of {maxChunkLength:N0} {typeof(T).Name} values takes more than 2 GiB, an Arrow buffer's limit.");
+        }
+
+        if (nullable && maxChunkLength % 8 != 0)
+        {
+            throw new ArgumentException($"With a validity bitmap the chunk length must be a multiple of 8 (so each chunk's bitmap starts on a byte); {maxChunkLength:N0} is not.", nameof(maxChunkLength));
+        }
+
+        return maxChunkLength;
+    }
+}

@@ -1,0 +1,131 @@
+using ParquetSharp;
+using ParquetSharp.Schema;
+
+namespace jemalloc.Parquet.Internal;
+
+/// <summary>
+/// A numeric column written from a native array, with an optional validity bitmap (Arrow's layout).
+/// Values of the physical type's own size go to ParquetSharp straight from the array; 1- and 2-byte
+/// integers are widened to INT32 in a scratch block first.
+/// </summary>
+internal sealed unsafe class NumericWriterColumn<T>(string name, NativeBuffer<T> values, long length, NativeBuffer<byte>? validity)
+    : WriterColumn(name, length)
+    where T : unmanaged, IEquatable<T>
+{
+    private static readonly bool Widens = sizeof(T) < 4 && typeof(T) != typeof(bool);
+
+    internal override Node CreateNode()
+    {
+        using LogicalType logical = ParquetTypes.LogicalOf<T>();
+        return new PrimitiveNode(Name, validity is null ? Repetition.Required : Repetition.Optional, logical, ParquetTypes.PhysicalOf<T>());
+    }
+
+    internal override void Acquire()
+    {
+        values.Acquire();
+        if (validity is not null)
+        {
+            try
+            {
+                validity.Acquire();
+            }
+            catch
+            {
+                values.Release();
+                throw;
+            }
+        }
+    }
+
+    internal override void Release()
+    {
+        values.Release();
+        validity?.Release();
+    }
+
+    internal override void Write(ColumnWriter writer, long start, long count, AllocationOptions scratchOptions)
+    {
+        switch (ParquetTypes.PhysicalOf<T>())
+        {
+            case PhysicalType.Boolean:
+                WriteAs((ColumnWriter<bool>)writer, start, count, scratchOptions);
+                break;
+            case PhysicalType.Int32:
+                WriteAs((ColumnWriter<int>)writer, start, count, scratchOptions);
+                break;
+            case PhysicalType.Int64:
+                WriteAs((ColumnWriter<long>)writer, start, count, scratchOptions);
+                break;
+            case PhysicalType.Int96:
+                WriteAs((ColumnWriter<Int96>)writer, start, count, scratchOptions);
+                break;
+            case PhysicalType.Float:
+                WriteAs((ColumnWriter<float>)writer, start, count, scratchOptions);
+                break;
+            default:
+                WriteAs((ColumnWriter<double>)writer, start, count, scratchOptions);
+                break;
+        }
+    }
+
+    private void WriteAs<TPhysical>(ColumnWriter<TPhysical> writer, long start, long count, AllocationOptions scratchOptions)
+        where TPhysical : unmanaged
+    {
+        int chunk = (int)Math.Min(ChunkRows, count);
+        using SafeArray<int>? wideBlock = Widens ? new SafeArray<int>(chunk, scratchOptions) : null;
+        // Definition levels, then repetition levels: all zero for a flat column, but ParquetSharp's
+        // WriteBatchSpaced requires a span of them.
+        using SafeArray<short>? levelBlock = validity is null ? null : new SafeArray<short>(chunk * 2, scratchOptions);
+        using MemoryLease<T> valueLease = values.Lease();
+        using MemoryLease<byte> validityLease = validity is null ? default : validity.Lease();
+        using MemoryLease<int> wideLease = wideBlock is null ? default : wideBlock.Lease();
+        using MemoryLease<short> levelLease = levelBlock is null ? default : levelBlock.Lease();
+        T* source = (T*)valueLease.Pointer;
+        byte* bits = validity is null ? null : (byte*)validityLease.Pointer;
+        int* wide = wideBlock is null ? null : (int*)wideLease.Pointer;
+        short* levels = levelBlock is null ? null : (short*)levelLease.Pointer;
+        for (long done = 0; done < count;)
+        {
+            int batch = (int)Math.Min(count - done, chunk);
+            long row = start + done;
+            TPhysical* batchValues = (TPhysical*)(source + row);
+            if (wide != null)
+            {
+                Widen(source + row, wide, batch);
+                batchValues = (TPhysical*)wide;
+            }
+
+            var span = new ReadOnlySpan<TPhysical>(batchValues, batch);
+            if (bits is null)
+            {
+                writer.WriteBatch(span);
+            }
+            else
+            {
+                for (int i = 0; i < batch; i++)
+                {
+                    long r = row + i;
+                    levels[i] = (short)((bits[r >> 3] >> (int)(r & 7)) & 1);
+                }
+
+                // The values stay spaced (a null row's slot is skipped); the bitmap is read from the batch's first bit.
+                long firstByte = row >> 3;
+                int bitmapBytes = (int)(((row & 7) + batch + 7) >> 3);
+                writer.WriteBatchSpaced(batch, new ReadOnlySpan<short>(levels, batch), new ReadOnlySpan<short>(levels + chunk, batch), new ReadOnlySpan<byte>(bits + firstByte, bitmapBytes), row & 7, span);
+            }
+
+            done += batch;
+        }
+    }
+
+    private static void Widen(T* source, int* destination, int count)
+    {
+        for (int i = 0; i < count; i++)
+        {
+            destination[i] = typeof(T) == typeof(sbyte) ? *(sbyte*)(source + i)
+                : typeof(T) == typeof(byte) ? *(byte*)(source + i)
+                : typeof(T) == typeof(short) ? *(short*)(source + i)
+                : *(ushort*)(source + i);
+        }
+    }
+}

@@ -1,0 +1,115 @@
+using System.Numerics;
+using System.Runtime.CompilerServices;
+using jemalloc.Parquet.Internal;
+
+namespace jemalloc.Parquet;
+
+/// <summary>
+/// A column that may hold nulls: its values in one native array and, beside it, a validity bitmap in
+/// Arrow's layout (bit <c>i % 8</c> of byte <c>i / 8</c> is set when row <c>i</c> has a value). A null
+/// row's value is <see langword="default"/>. Disposing the column frees both arrays.
+/// </summary>
+/// <typeparam name="T">The element type.</typeparam>
+public sealed class NullableColumn<T> : IDisposable
+    where T : unmanaged, IEquatable<T>
+{
+    /// <summary>
+    /// Wraps values and a validity bitmap the caller made; the column owns both from here on and
+    /// counts the nulls once.
+    /// </summary>
+    /// <param name="values">The values, one per row.</param>
+    /// <param name="validity">The bitmap: at least <c>(values.Length + 7) / 8</c> bytes; bits past the last row are ignored.</param>
+    /// <exception cref="ArgumentNullException"><paramref name="values"/> or <paramref name="validity"/> is <see langword="null"/>.</exception>
+    /// <exception cref="ArgumentException"><paramref name="validity"/> is too short for <paramref name="values"/>, or is the same array.</exception>
+    /// <exception cref="ObjectDisposedException">Either array was disposed.</exception>
+    public NullableColumn(HugeArray<T> values, HugeArray<byte> validity)
+    {
+        ArgumentNullException.ThrowIfNull(values);
+        ArgumentNullException.ThrowIfNull(validity);
+        values.ThrowIfInvalid();
+        validity.ThrowIfInvalid();
+        if (ReferenceEquals(values, validity))
+        {
+            ParquetThrow.Argument(nameof(validity), "The validity bitmap must be an array of its own.");
+        }
+
+        if (validity.Length < BitmapBytes(values.Length))
+        {
+            ParquetThrow.Argument(nameof(validity), $"A validity bitmap for {values.Length:N0} rows needs {BitmapBytes(values.Length):N0} bytes; this one has {validity.Length:N0}.");
+        }
+
+        Values = values;
+        Validity = validity;
+        NullCount = values.Length - CountValid(validity, values.Length);
+    }
+
+    internal NullableColumn(HugeArray<T> values, HugeArray<byte> validity, long nullCount)
+    {
+        Values = values;
+        Validity = validity;
+        NullCount = nullCount;
+    }
+
+    /// <summary>The values; a null row holds <see langword="default"/>.</summary>
+    public HugeArray<T> Values { get; }
+
+    /// <summary>The validity bitmap (Arrow's layout): bit <c>i % 8</c> of byte <c>i / 8</c> is set when row <c>i</c> has a value.</summary>
+    public HugeArray<byte> Validity { get; }
+
+    /// <summary>The number of rows.</summary>
+    public long Length => Values.Length;
+
+    /// <summary>How many rows are null.</summary>
+    public long NullCount { get; }
+
+    /// <summary>Whether row <paramref name="row"/> is null.</summary>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="row"/> is negative or not less than <see cref="Length"/>.</exception>
+    /// <exception cref="ObjectDisposedException">The column was disposed.</exception>
+    public bool IsNull(long row)
+    {
+        if ((ulong)row >= (ulong)Values.Length)
+        {
+            ParquetThrow.ArgumentOutOfRange(nameof(row), row, $"The column has {Values.Length:N0} rows.");
+        }
+
+        return (Validity[row >> 3] & (1 << (int)(row & 7))) == 0;
+    }
+
+    /// <summary>Frees the values and the bitmap.</summary>
+    /// <exception cref="InvalidOperationException">Either array is leased or acquired.</exception>
+    public void Dispose()
+    {
+        Values.Dispose();
+        Validity.Dispose();
+    }
+
+    /// <summary>The bytes a validity bitmap of <paramref name="rows"/> rows takes.</summary>
+    internal static long BitmapBytes(long rows) => (rows + 7) >> 3;
+
+    // Counts the set bits of the first `rows` bits, a word at a time.
+    private static unsafe long CountValid(HugeArray<byte> validity, long rows)
+    {
+        using MemoryLease<byte> lease = validity.Lease();
+        byte* bits = (byte*)lease.Pointer;
+        long fullBytes = rows >> 3;
+        long count = 0;
+        long i = 0;
+        for (; i + sizeof(ulong) <= fullBytes; i += sizeof(ulong))
+        {
+            count += BitOperations.PopCount(Unsafe.ReadUnaligned<ulong>(bits + i));
+        }
+
+        for (; i < fullBytes; i++)
+        {
+            count += BitOperations.PopCount(bits[i]);
+        }
+
+        int tail = (int)(rows & 7);
+        if (tail != 0)
+        {
+            count += BitOperations.PopCount((uint)(bits[fullBytes] & ((1 << tail) - 1)));
+        }
+
+        return count;
+    }
+}
