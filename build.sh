@@ -321,6 +321,9 @@ build_docs() {
   rm -rf "$ROOT/artifacts/docs" "$ROOT/artifacts/docs-api"
   (cd "$ROOT" && dotnet docfx docfx.json --warningsAsErrors) \
     || die "the documentation build failed (DocFX warnings count as errors; see above)"
+  # The site's home is the README (README.html); the template's home link and a served folder ask for index.html.
+  printf '<!DOCTYPE html>\n<meta charset="utf-8">\n<meta http-equiv="refresh" content="0; url=README.html">\n<title>jemalloc.NET</title>\n<a href="README.html">jemalloc.NET</a>\n' \
+    >"$ROOT/artifacts/docs/index.html"
   echo "documentation: $ROOT/artifacts/docs/index.html"
 }
 

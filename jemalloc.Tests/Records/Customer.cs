@@ -1,6 +1,6 @@
 namespace jemalloc.Tests.Records;
 
-/// <summary>The record of the README's worked example: no field is a managed reference.</summary>
+/// <summary>The record of the worked table in docs/records.md: no field is a managed reference.</summary>
 #region example: customer-struct
 public struct Customer : IEquatable<Customer>
 {
