@@ -18,6 +18,8 @@
 #                              and one referencing the add-on packages, on linux-x64
 #   ./build.sh info-all        jembench info per RID under its emulator
 #   ./build.sh test-emulated   test-linux-arm64, test-win-x64, test-package and info-all in one run
+#   ./build.sh docs            the documentation site (docs/ and the API reference, DocFX) into
+#                              artifacts/docs; a DocFX warning fails it
 #
 # Environment:
 #   JEMALLOC_SRC=path    a jemalloc 5.3.0 source tarball (.tar.bz2/.tar.gz) or directory to use
@@ -335,6 +337,21 @@ build_solution() {
 # package, which brings that library's natives; they carry no natives of their own.
 readonly ADDON_PROJECTS=(jemalloc.Parquet/jemalloc.Parquet.csproj jemalloc.Arrow/jemalloc.Arrow.csproj)
 
+# The documentation site: DocFX, a local .NET tool (.config/dotnet-tools.json), reads the library's
+# project for the API reference, and docs/, README.md and CHANGELOG.md for the articles (docfx.json,
+# toc.yml). A warning (a broken link or bookmark, a missing file, an unresolved reference) fails it.
+build_docs() {
+  step "building the documentation site into artifacts/docs"
+  (cd "$ROOT" && dotnet tool restore) >/dev/null || die "dotnet tool restore failed (DocFX, .config/dotnet-tools.json)"
+  rm -rf "$ROOT/artifacts/docs" "$ROOT/artifacts/docs-api"
+  (cd "$ROOT" && dotnet docfx docfx.json --warningsAsErrors) \
+    || die "the documentation build failed (DocFX warnings count as errors; see above)"
+  # The site's home is the README (README.html); the template's home link and a served folder ask for index.html.
+  printf '<!DOCTYPE html>\n<meta charset="utf-8">\n<meta http-equiv="refresh" content="0; url=README.html">\n<title>jemalloc.NET</title>\n<a href="README.html">jemalloc.NET</a>\n' \
+    >"$ROOT/artifacts/docs/index.html"
+  echo "documentation: $ROOT/artifacts/docs/index.html"
+}
+
 pack_package() {
   step "packing jemalloc.NET (linux-x64, linux-arm64, win-x64)"
   dotnet pack "$ROOT/jemalloc.Api/jemalloc.Api.csproj" -c "$CONFIGURATION" --no-build --nologo \
@@ -574,8 +591,9 @@ main() {
     test-package) build_native_all; build_solution; test_package ;;
     info-all) build_native_all; info_all ;;
     pack) build_native_all; build_solution; pack_package ;;
+    docs) build_docs ;;
     -h|--help|help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}" ;;
-    *) die "unknown command '$command' (try: build, native, native-all, jembench, test, test-emulated, test-linux-arm64, test-win-x64, test-package, info-all, pack, help)" ;;
+    *) die "unknown command '$command' (try: build, native, native-all, jembench, test, test-emulated, test-linux-arm64, test-win-x64, test-package, info-all, pack, docs, help)" ;;
   esac
 }
 

@@ -2,7 +2,7 @@ using jemalloc.Tests.Support;
 
 namespace jemalloc.Tests.Buffers;
 
-/// <summary>The usage examples of the project's README, as tests.</summary>
+/// <summary>The usage patterns of the 2018 jemalloc.NET README (copy on read, a copy's free invalidating every copy, structs of native fields), as tests.</summary>
 [Collection(LeakChecked.Name)]
 public sealed class ReadmeExampleTests : LeakCheckedTest
 {

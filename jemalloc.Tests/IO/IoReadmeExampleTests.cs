@@ -6,7 +6,7 @@ using jemalloc.Tests.Support;
 
 namespace jemalloc.Tests.IO;
 
-/// <summary>The examples of the README's "Interop with .NET I/O" section, as tests.</summary>
+/// <summary>The adapters of docs/io.md end to end: a pipe over a pool, a JSON writer, a hand-over streamed out.</summary>
 [Collection(LeakChecked.Name)]
 public sealed class IoReadmeExampleTests : LeakCheckedTest
 {

@@ -1,6 +1,7 @@
 namespace jemalloc.Tests.Records;
 
-/// <summary>The record of the README's worked example: no field is a managed reference.</summary>
+/// <summary>The record of the worked table in docs/records.md: no field is a managed reference.</summary>
+#region example: customer-struct
 public struct Customer : IEquatable<Customer>
 {
     public long Id { get; set; }
@@ -19,3 +20,4 @@ public struct Customer : IEquatable<Customer>
 
     public static bool operator !=(Customer left, Customer right) => !left.Equals(right);
 }
+#endregion

@@ -2,7 +2,7 @@ using jemalloc.Tests.Support;
 
 namespace jemalloc.Tests.Records;
 
-/// <summary>The README's worked example of a native record table, as it is printed there.</summary>
+/// <summary>The worked record table of docs/records.md, its answers checked, and a reset of its names.</summary>
 [Collection(LeakChecked.Name)]
 public sealed class RecordTableExampleTests : LeakCheckedTest
 {
