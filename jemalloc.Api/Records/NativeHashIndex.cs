@@ -254,8 +254,7 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
     /// <exception cref="InvalidOperationException">Another thread is writing, or called from inside a key's Equals or GetHashCode that this index is running.</exception>
     public bool Remove(TKey key)
     {
-        EnterUserCode();
-        BeginWrite();
+        BeginUserWrite();
         Table? table = null;
         long[]? rented = null;
         try
@@ -545,8 +544,7 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
             ThrowHelper.ThrowArgumentOutOfRange(nameof(value), value, "Index values are non-negative (e.g. row numbers).");
         }
 
-        EnterUserCode();
-        BeginWrite();
+        BeginUserWrite();
         Table? table = null;
         try
         {
@@ -668,6 +666,22 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
         if (KeysRunUserCode)
         {
             ReentrancyGuard.Enter(this, TypeName);
+        }
+    }
+
+    // EnterUserCode, then BeginWrite; a refused writer (another thread writes, or the index was
+    // disposed) leaves no trace, or this thread's next call would be taken for a reentrant one.
+    private void BeginUserWrite()
+    {
+        EnterUserCode();
+        try
+        {
+            BeginWrite();
+        }
+        catch
+        {
+            ExitUserCode();
+            throw;
         }
     }
 

@@ -28,6 +28,7 @@ internal static class RecordRoundTwoScenarios
         all["records2-batch-keys-changed-meanwhile"] = BatchKeysChangedMeanwhile;
         all["records2-batch-lookup-vs-writer"] = BatchLookupVsWriter;
         all["records2-throwing-callbacks"] = ThrowingCallbacks;
+        all["records2-refused-writer-then-lookup"] = RefusedWriterThenLookup;
         foreach (Callback callback in new[] { Callback.Equals, Callback.GetHashCode })
         {
             foreach (Inner inner in new[] { Inner.Dispose, Inner.Add, Inner.Remove, Inner.Lookup })
@@ -719,6 +720,45 @@ internal static class RecordRoundTwoScenarios
             ExpectKeys(what, index, added, removed, failedKey: -1);
             Check.NoThrow($"{what}: Dispose afterwards", index.Dispose);
         }
+    }
+
+    // A writer is held inside a key's Equals; a second thread's Add and Remove are refused as a
+    // second writer, and that thread's lookups afterwards are not taken for reentrant calls (the
+    // refused write left no trace of having entered the index). Then the first write completes.
+    private static void RefusedWriterThenLookup()
+    {
+        NativeHashIndex<HostileKey> index = NewIndex();
+        using var inside = new ManualResetEventSlim();
+        using var release = new ManualResetEventSlim();
+        HostileKey.Arm(Callback.Equals, 0, () =>
+        {
+            inside.Set();
+            _ = release.Wait(HangLimit);
+        });
+        Exception? writerError = null;
+        var writer = new Thread(() =>
+        {
+            try
+            {
+                index.Add(new HostileKey(Keys), 2 * Keys);
+            }
+            catch (Exception e)
+            {
+                writerError = e;
+            }
+        })
+        { IsBackground = true };
+        writer.Start();
+        Check.True(inside.Wait(HangLimit), "the writer is inside the key's Equals");
+        Check.ThrowsExactly<InvalidOperationException>("Add while another thread writes", () => index.Add(new HostileKey(Keys + 1), 1));
+        Check.ThrowsExactly<InvalidOperationException>("Remove while another thread writes", () => index.Remove(new HostileKey(1)));
+        Check.NoThrow("a lookup on the refused writer's thread", () => index.TryGetValue(new HostileKey(3), out _));
+        Check.NoThrow("a batch lookup on the refused writer's thread", () => index.TryGetValues([new HostileKey(3)], new long[1]));
+        release.Set();
+        Check.True(writer.Join(HangLimit), "the held writer finished");
+        Check.True(writerError is null, "the held writer threw nothing", $"{writerError}");
+        ExpectKeys("after the refused writes", index, added: Keys, removed: -1, failedKey: -1);
+        Check.NoThrow("Dispose on the refused writer's thread", index.Dispose);
     }
 
     private static Exception? RunWithTimeout(string what, Action action, out bool finished)

@@ -43,6 +43,10 @@ public sealed class RecordRoundTwoTests
     public void A_key_callback_that_throws_leaves_the_index_exactly_as_before() =>
         AdversarialChild.AssertClean("records2-throwing-callbacks");
 
+    [Fact]
+    public void A_writer_refused_as_a_second_writer_leaves_its_thread_free_to_use_the_index() =>
+        AdversarialChild.AssertClean("records2-refused-writer-then-lookup");
+
     [Theory]
     [InlineData("dispose", "equals")]
     [InlineData("dispose", "hash")]
