@@ -44,9 +44,10 @@ public readonly unsafe struct FixedUtf8String : IEquatable<FixedUtf8String>, IEq
         {
             throw new ArgumentException($"The string has an unpaired surrogate at index {e.Index}: it cannot be encoded as UTF-8.", nameof(value), e);
         }
-        catch (ArgumentOutOfRangeException)
+        catch (ArgumentException)
         {
-            // The count does not fit an int: more than int.MaxValue bytes.
+            // The count does not fit an int (the encoding's overflow, after the fallback's above):
+            // more than int.MaxValue bytes.
             byteCount = -1;
         }
 

@@ -200,7 +200,10 @@ internal static class LinuxMemoryLimits
             rest = rest[..^2].TrimEnd();
         }
 
-        return ulong.TryParse(rest, NumberStyles.None, CultureInfo.InvariantCulture, out ulong kilobytes) ? kilobytes * 1024 : null;
+        // Saturating, as Add: a value past ulong.MaxValue bytes must not wrap round to a small one.
+        return ulong.TryParse(rest, NumberStyles.None, CultureInfo.InvariantCulture, out ulong kilobytes)
+            ? kilobytes > ulong.MaxValue / 1024 ? ulong.MaxValue : kilobytes * 1024
+            : null;
     }
 
     /// <summary>"22.1 GiB".</summary>

@@ -290,6 +290,13 @@ internal static class BufferRoundTwoScenarios
         });
         ArgumentOutOfRangeException? fromString = CatchOutOfRange(() => _ = new FixedUtf8String(text));
         Check.True(fromString?.ParamName == "value", "new FixedUtf8String(string) of int.MaxValue UTF-8 bytes names 'value'", fromString?.ToString() ?? "returned normally");
+        text = null!;
+        GC.Collect();
+
+        // 715,827,883 three-byte characters: more UTF-8 bytes than an int counts.
+        text = new string('\u20AC', (int.MaxValue / 3) + 1);
+        fromString = CatchOutOfRange(() => _ = new FixedUtf8String(text));
+        Check.True(fromString?.ParamName == "value", "new FixedUtf8String(string) of more than int.MaxValue UTF-8 bytes names 'value'", fromString?.ToString() ?? "returned normally");
     }
 
     private static ArgumentOutOfRangeException? CatchOutOfRange(Action action)
