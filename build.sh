@@ -344,8 +344,9 @@ build_docs() {
   step "building the documentation site into artifacts/docs"
   (cd "$ROOT" && dotnet tool restore) >/dev/null || die "dotnet tool restore failed (DocFX, .config/dotnet-tools.json)"
   rm -rf "$ROOT/artifacts/docs" "$ROOT/artifacts/docs-api"
+  # --warningsAsErrors makes DocFX exit non-zero on a warning, yet it still prints "Build succeeded with warning".
   (cd "$ROOT" && dotnet docfx docfx.json --warningsAsErrors) \
-    || die "the documentation build failed (DocFX warnings count as errors; see above)"
+    || die "the documentation build failed: a DocFX warning counts as an error (see above)"
   # The site's home is the README (README.html); the template's home link and a served folder ask for index.html.
   printf '<!DOCTYPE html>\n<meta charset="utf-8">\n<meta http-equiv="refresh" content="0; url=README.html">\n<title>jemalloc.NET</title>\n<a href="README.html">jemalloc.NET</a>\n' \
     >"$ROOT/artifacts/docs/index.html"

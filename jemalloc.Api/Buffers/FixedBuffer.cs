@@ -25,7 +25,7 @@ namespace jemalloc;
 /// <para>
 /// Spans and element references are handed out only by a <see cref="Lease"/>, which keeps the
 /// buffer from being freed while they are in use. <see langword="default"/> is an empty buffer that
-/// owns no memory. See the README's "Threading contract" for what holds when threads share a buffer.
+/// owns no memory. See docs/threading.md for what holds when threads share a buffer.
 /// </para>
 /// </remarks>
 public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnumerable<T>

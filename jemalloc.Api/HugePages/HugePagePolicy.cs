@@ -13,7 +13,7 @@ namespace jemalloc;
 /// Why on by default, from 2 MiB: creating and filling freshly allocated memory is dominated by page
 /// faults, one per 4 KiB page, and huge pages take one per 2 MiB, so the gain starts at one huge page
 /// and the threshold is one huge page. <c>jembench hugepages</c> measures it on your machine (the
-/// README has this project's figures).
+/// project's figures are in docs/results/huge-pages.md).
 /// </para>
 /// <para>
 /// The cost: only whole 2 MiB pages inside the array are advised, so resident memory does not grow

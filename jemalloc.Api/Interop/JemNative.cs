@@ -9,7 +9,7 @@ namespace jemalloc.Interop;
 /// <remarks>
 /// <para>
 /// GC transition (measured with <c>jemalloc.Benchmarks.Interop.GcTransitionBenchmarks</c>; figures in the
-/// README): <see cref="SuppressGCTransitionAttribute"/> saves a few nanoseconds per call, but a call
+/// docs/results/gc-transition.md): <see cref="SuppressGCTransitionAttribute"/> saves a few nanoseconds per call, but a call
 /// without transition must never block, take a lock or call back into .NET, or a garbage collection
 /// waits for it (or deadlocks). <c>malloc</c>, <c>free</c> and the other allocation functions can take
 /// an arena mutex, map memory or purge pages, so they keep the normal transition. Only the size
