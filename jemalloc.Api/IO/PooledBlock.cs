@@ -125,9 +125,11 @@ internal sealed unsafe class PooledBlock : MemoryManager<byte>, IDisposable, IPi
                 ThrowHelper.ThrowObjectDisposed(OwnerName);
             }
 
-            if ((state & PinMask) + ((state & ReleasingMask) >> 15) >= MaxPins)
+            // In an arena the rent holds one of the ledger's acquisitions of the block, the pins the rest.
+            int maxPins = _block.AcquiredByRent ? MaxPins - 1 : MaxPins;
+            if ((state & PinMask) + ((state & ReleasingMask) >> 15) >= maxPins)
             {
-                ThrowHelper.ThrowInvalidOperation($"This {OwnerName} is already pinned {MaxPins} times, the most it counts.");
+                ThrowHelper.ThrowInvalidOperation($"This {OwnerName} is already pinned {maxPins} times, the most it counts.");
             }
 
             if (Interlocked.CompareExchange(ref _state, state + 1, state) == state)

@@ -213,6 +213,10 @@ internal static class MallctlPolicy
             ThrowRefused(target.Name,
                 $"Structures (FixedBuffer, SafeArray, HugeArray, ...) allocated in arena {arena} are still live; the {verb} would free their memory under them. Dispose them first, or create the arena with a JemArena, whose Reset()/Dispose() invalidates them.");
         }
+
+        // Checked mode holds freed blocks of the arena: they go now, or the quarantine would free them
+        // after the reset a second time. No structure is left in the arena, so no free adds one meanwhile.
+        Quarantine.ReleaseArena(arena);
     }
 
     // tcache.create, arenas.create, experimental.arenas_create_ext and experimental.batch_alloc check

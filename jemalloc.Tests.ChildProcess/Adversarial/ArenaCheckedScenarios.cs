@@ -28,6 +28,43 @@ internal static class ArenaCheckedScenarios
         all["checked-arena-dispose-quarantined"] = DisposeWithQuarantinedBlocks;
         all["checked-arena-reset-racing-indexer"] = RacingIndexerVsReset;
         all["arena-pool-span-vs-reset"] = PoolSpanVsReset;
+        all["checked-unowned-arena-mallctl-reset"] = UnownedArenaMallctlReset;
+    }
+
+    /// <summary>
+    /// An arena made with <c>arenas.create</c> (no <see cref="JemArena"/>) whose freed structures the
+    /// quarantine holds, reset and destroyed through mallctl once no structure is live in it: the
+    /// quarantine gives the blocks up first, so none is freed twice.
+    /// </summary>
+    private static void UnownedArenaMallctlReset()
+    {
+        Check.True(AllocationLedger.CheckedMode, "JEMALLOC_NET_CHECKED=1 turns checked mode on");
+        uint unowned = MallctlKeys.Arenas.Create.Get();
+        var options = new AllocationOptions(MallocxFlags.Arena(unowned));
+        long quarantined = AllocationLedger.QuarantinedBytes;
+        for (int round = 0; round < 8; round++)
+        {
+            for (int i = 0; i < 32; i++)
+            {
+                new SafeArray<byte>(Size, Old, options).Dispose();
+            }
+
+            Check.True(AllocationLedger.QuarantinedBytes >= quarantined + 32 * Size, $"round {round}: frees in the arena are quarantined");
+            Check.NoThrow($"round {round}: the mallctl reset runs with no structure live", () => MallctlKeys.Arena(unowned).Reset.Run());
+            Check.Equal(quarantined, AllocationLedger.QuarantinedBytes, $"round {round}: the reset took the arena's blocks out of the quarantine first");
+            var arrays = new List<SafeArray<byte>>();
+            for (int i = 0; i < 64; i++)
+            {
+                arrays.Add(new SafeArray<byte>(Size, VictimByte, options));
+            }
+
+            Check.True(arrays.All(a => RaceScenarios.CountNot(a.ToArray(), VictimByte) == 0), $"round {round}: every new array holds its own data");
+            arrays.ForEach(a => a.Dispose());
+        }
+
+        Check.NoThrow("the mallctl destroy runs with no structure live", () => MallctlKeys.Arena(unowned).Destroy.Run());
+        Check.Equal(quarantined, AllocationLedger.QuarantinedBytes, "the destroy took the arena's blocks out of the quarantine first");
+        AllocationLedger.FlushQuarantine();
     }
 
     /// <summary>

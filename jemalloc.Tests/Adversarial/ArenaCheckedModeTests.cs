@@ -29,6 +29,10 @@ public sealed class ArenaCheckedModeTests
     public void Indexers_racing_an_arena_reset_never_see_or_change_a_structure_made_after_it() =>
         AdversarialChild.AssertClean("checked-arena-reset-racing-indexer", checkedMode: true);
 
+    [Fact]
+    public void A_mallctl_reset_or_destroy_of_an_unowned_arena_takes_its_blocks_out_of_the_quarantine_first() =>
+        AdversarialChild.AssertClean("checked-unowned-arena-mallctl-reset", checkedMode: true);
+
     [Theory]
     [InlineData(true)]
     [InlineData(false)]

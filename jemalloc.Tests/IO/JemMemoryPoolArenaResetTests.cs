@@ -122,6 +122,37 @@ public sealed class JemMemoryPoolArenaResetTests : LeakCheckedTest
     }
 
     [Fact]
+    public void A_block_of_an_arena_pool_refuses_the_pin_past_the_most_it_counts_with_the_pool_s_message()
+    {
+        using var arena = new JemArena();
+        using var pool = new JemMemoryPool(arena: arena);
+        IMemoryOwner<byte> owner = pool.Rent(64);
+        var pins = new List<MemoryHandle>();
+        InvalidOperationException? refusal = null;
+        while (refusal is null)
+        {
+            try
+            {
+                pins.Add(owner.Memory.Pin());
+            }
+            catch (InvalidOperationException e) when (e is not ObjectDisposedException)
+            {
+                refusal = e;
+            }
+
+            Assert.True(pins.Count < 40_000, "the pin count has no limit: it would wrap");
+        }
+
+        // The rent holds one of the ledger's 32,767 acquisitions.
+        Assert.Equal(0x7FFE, pins.Count);
+        Assert.Contains($"pinned {0x7FFE} times", refusal.Message, StringComparison.Ordinal);
+        owner.Dispose();
+        Assert.Throws<InvalidOperationException>(arena.Reset);
+        pins.ForEach(pin => pin.Dispose());
+        arena.Reset();
+    }
+
+    [Fact]
     public void A_pool_outside_any_arena_is_not_touched_by_an_arena_s_reset()
     {
         using var arena = new JemArena();
