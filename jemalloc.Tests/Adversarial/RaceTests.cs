@@ -17,7 +17,6 @@ public sealed class RaceTests
     public void Operations_racing_a_free_complete_or_throw_and_never_touch_reused_memory(string scenario) =>
         AdversarialChild.AssertClean(scenario);
 
-    [Trait(EmulatedSubset.Name, EmulatedSubset.Value)]
     [Fact]
     public void Enumeration_racing_a_free_throws_and_never_yields_another_structure_data() =>
         AdversarialChild.AssertClean("race-free-vs-enumeration");
@@ -38,6 +37,7 @@ public sealed class RaceTests
     public void A_racy_copy_of_a_FixedBuffer_is_always_one_whole_buffer() =>
         AdversarialChild.AssertClean("race-fixedbuffer-copies");
 
+    [Trait(EmulatedSubset.Name, EmulatedSubset.Value)]
     [Fact]
     public void The_finalizer_never_frees_memory_under_an_open_lease() =>
         AdversarialChild.AssertClean("race-finalizer-vs-lease");
