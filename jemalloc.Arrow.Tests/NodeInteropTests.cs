@@ -67,6 +67,54 @@ public sealed class NodeInteropTests : IDisposable
         Assert.Equal(new NodeArrow.ColumnSummary("Int32", Rows, 0, expectedN.ToString(System.Globalization.CultureInfo.InvariantCulture)), node["n"]);
     }
 
+    [Fact]
+    public async Task IPC_Node_wrote_copies_into_native_columns_element_by_element()
+    {
+        string path = Path.Combine(_folder, "node.copy.arrow");
+        NodeArrow.Run("write", path, "file", Rows.ToString(System.Globalization.CultureInfo.InvariantCulture));
+        await using FileStream stream = File.OpenRead(path);
+        using var reader = new ArrowFileReader(stream);
+        var ids = new List<IArrowArray>();
+        var xs = new List<IArrowArray>();
+        var batches = new List<RecordBatch>();
+        while (await reader.ReadNextRecordBatchAsync() is RecordBatch batch)
+        {
+            batches.Add(batch);
+            ids.Add(batch.Column("id"));
+            xs.Add(batch.Column("x"));
+        }
+
+        try
+        {
+            var xColumn = new ChunkedArray(xs);
+            Assert.Throws<InvalidOperationException>(() => xColumn.ToHugeArray<double>(AllocationOptions.Default));
+            Assert.Throws<ArgumentException>(() => xColumn.ToHugeArray<long>(AllocationOptions.Default));
+            using HugeArray<long> id = new ChunkedArray(ids).ToHugeArray<long>(AllocationOptions.Default);
+            using HugeArray<double> x = xColumn.ToHugeArray<double>(AllocationOptions.Default, out HugeArray<byte> xValid);
+            using (xValid)
+            {
+                Assert.Equal(Rows, id.Length);
+                for (long i = 0; i < Rows; i++)
+                {
+                    Assert.Equal((i * 3) - 7, id[i]);
+                    bool valid = ((xValid[i >> 3] >> (int)(i & 7)) & 1) != 0;
+                    Assert.Equal(i % 7 != 0, valid);
+                    if (valid)
+                    {
+                        Assert.Equal(i * 0.5, x[i]);
+                    }
+                }
+            }
+        }
+        finally
+        {
+            foreach (RecordBatch batch in batches)
+            {
+                batch.Dispose();
+            }
+        }
+    }
+
     [Theory]
     [InlineData("file")]
     [InlineData("stream")]

@@ -165,6 +165,11 @@ public sealed unsafe class ZeroCopyTests
                 }
 
                 Assert.Equal(4095.0 * 4096 / 2, sum);
+
+                // Brought into a native column of its own: a copy, in another block.
+                using HugeArray<double> copy = imported.ToHugeArray<double>(AllocationOptions.Default);
+                Assert.NotEqual(values.Pointer, copy.Pointer);
+                Assert.Equal(4095.0 * 4096 / 2, copy.VectorSum());
             }
 
             // Disposing the import called the release callback: the column is free to go.

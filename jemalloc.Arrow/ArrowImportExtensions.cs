@@ -1,0 +1,128 @@
+using Apache.Arrow;
+using Apache.Arrow.Types;
+using jemalloc.Arrow.Internal;
+
+namespace jemalloc.Arrow;
+
+/// <summary>
+/// Arrow columns (read from IPC, or imported through the C Data Interface with
+/// <see cref="Apache.Arrow.C.CArrowArrayImporter"/>) brought into native columns. This is one copy:
+/// an imported Arrow buffer belongs to its producer, which frees it on its own terms, so a native
+/// column that the library owns and frees needs its own block.
+/// </summary>
+public static class ArrowImportExtensions
+{
+    /// <summary>Copies a column that has no nulls into a new native array allocated with <paramref name="options"/>.</summary>
+    /// <typeparam name="T">The element type matching the column's Arrow type (sbyte, byte, short, ushort, int, uint, long, ulong, Half, float or double).</typeparam>
+    /// <param name="column">The Arrow column.</param>
+    /// <param name="options">How the array is allocated.</param>
+    /// <returns>A new array, which the caller owns.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="column"/> is <see langword="null"/>.</exception>
+    /// <exception cref="ArgumentException">The column's type is not <typeparamref name="T"/>'s, or it is empty (an array has at least one element).</exception>
+    /// <exception cref="NotSupportedException"><typeparamref name="T"/> has no Arrow primitive type of its layout.</exception>
+    /// <exception cref="InvalidOperationException">The column has nulls: use the overload with a validity bitmap.</exception>
+    /// <exception cref="OutOfMemoryException">The array cannot be allocated.</exception>
+    public static HugeArray<T> ToHugeArray<T>(this ChunkedArray column, AllocationOptions options)
+        where T : unmanaged, IEquatable<T>
+    {
+        Check<T>(column);
+        if (column.NullCount > 0)
+        {
+            throw new InvalidOperationException($"The column has {column.NullCount:N0} nulls; copy it with the overload that returns a validity bitmap.");
+        }
+
+        return Copy<T>(column, options, null);
+    }
+
+    /// <summary>Copies a column, nulls included, into new native values and a validity bitmap (Arrow's layout), both allocated with <paramref name="options"/>.</summary>
+    /// <typeparam name="T">The element type matching the column's Arrow type.</typeparam>
+    /// <param name="column">The Arrow column.</param>
+    /// <param name="options">How the arrays are allocated.</param>
+    /// <param name="validity">The new bitmap: bit <c>i % 8</c> of byte <c>i / 8</c> is set when row <c>i</c> has a value. The caller owns it.</param>
+    /// <returns>The new values (a null row holds whatever the Arrow buffer held there), which the caller owns.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="column"/> is <see langword="null"/>.</exception>
+    /// <exception cref="ArgumentException">The column's type is not <typeparamref name="T"/>'s, or it is empty.</exception>
+    /// <exception cref="NotSupportedException"><typeparamref name="T"/> has no Arrow primitive type of its layout.</exception>
+    /// <exception cref="OutOfMemoryException">The arrays cannot be allocated.</exception>
+    public static HugeArray<T> ToHugeArray<T>(this ChunkedArray column, AllocationOptions options, out HugeArray<byte> validity)
+        where T : unmanaged, IEquatable<T>
+    {
+        Check<T>(column);
+        validity = new HugeArray<byte>((column.Length + 7) / 8, options);
+        try
+        {
+            return Copy<T>(column, options, validity);
+        }
+        catch
+        {
+            validity.Dispose();
+            throw;
+        }
+    }
+
+    /// <summary>Copies one Arrow array that has no nulls into a new native array.</summary>
+    /// <inheritdoc cref="ToHugeArray{T}(ChunkedArray, AllocationOptions)"/>
+    public static HugeArray<T> ToHugeArray<T>(this IArrowArray array, AllocationOptions options)
+        where T : unmanaged, IEquatable<T>
+    {
+        ArgumentNullException.ThrowIfNull(array);
+        return new ChunkedArray([array]).ToHugeArray<T>(options);
+    }
+
+    private static void Check<T>(ChunkedArray column)
+    {
+        ArgumentNullException.ThrowIfNull(column);
+        IArrowType wanted = ArrowTypes.Of<T>();
+        if (column.DataType.TypeId != wanted.TypeId)
+        {
+            throw new ArgumentException($"The column holds {column.DataType.Name} values, not {wanted.Name} ({typeof(T).Name}).", nameof(column));
+        }
+
+        if (column.Length == 0)
+        {
+            throw new ArgumentException("The column is empty; a native array has at least one element.", nameof(column));
+        }
+    }
+
+    private static unsafe HugeArray<T> Copy<T>(ChunkedArray column, AllocationOptions options, HugeArray<byte>? validity)
+        where T : unmanaged, IEquatable<T>
+    {
+        var values = new HugeArray<T>(column.Length, options);
+        try
+        {
+            using MemoryLease<T> valueLease = values.Lease();
+            using MemoryLease<byte> validityLease = validity is null ? default : validity.Lease();
+            byte* destination = (byte*)valueLease.Pointer;
+            byte* bits = validity is null ? null : (byte*)validityLease.Pointer;
+            long row = 0;
+            for (int c = 0; c < column.ArrayCount; c++)
+            {
+                ArrayData data = column.ArrowArray(c).Data;
+                ReadOnlySpan<byte> source = data.Buffers[1].Span.Slice(data.Offset * sizeof(T), data.Length * sizeof(T));
+                source.CopyTo(new Span<byte>(destination + (row * sizeof(T)), source.Length));
+                if (bits != null)
+                {
+                    ReadOnlySpan<byte> sourceBits = data.Buffers[0].Span;
+                    for (int i = 0; i < data.Length; i++)
+                    {
+                        int bit = data.Offset + i;
+                        if (sourceBits.IsEmpty || ((sourceBits[bit >> 3] >> (bit & 7)) & 1) != 0)
+                        {
+                            long r = row + i;
+                            bits[r >> 3] |= (byte)(1 << (int)(r & 7));
+                        }
+                    }
+                }
+
+                row += data.Length;
+            }
+
+            return values;
+        }
+        catch
+        {
+            values.Dispose();
+            throw;
+        }
+    }
+}
