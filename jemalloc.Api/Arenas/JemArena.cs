@@ -351,8 +351,14 @@ public sealed unsafe class JemArena : IDisposable
     /// <see cref="Reset"/> does, and removes it; jemalloc may reuse its index for a later arena.
     /// Calling it again does nothing.
     /// </summary>
+    /// <remarks>
+    /// In checked mode the arena's structures are poisoned first, and the blocks of the arena that the
+    /// quarantine holds are checked and freed before the arena goes; the destruction then hands the
+    /// memory back, so an access racing it is not caught as one racing <see cref="Reset"/> is.
+    /// </remarks>
     /// <exception cref="InvalidOperationException">
-    /// A structure in the arena is acquired (nothing was freed); or a thread still has the arena as
+    /// A structure in the arena is acquired or leased, or a <see cref="JemMemoryPool"/> block in it is
+    /// rented or pinned (nothing was freed); or a thread still has the arena as
     /// its <c>thread.arena</c> (everything was freed, as by <see cref="Reset"/>, but the arena remains).
     /// </exception>
     public void Dispose()
