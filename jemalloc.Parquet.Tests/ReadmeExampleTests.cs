@@ -1,6 +1,6 @@
 namespace jemalloc.Parquet.Tests;
 
-/// <summary>The README's Parquet-to-SIMD example, run as written (the file comes from DuckDB).</summary>
+/// <summary>The docs' Parquet-to-SIMD example (region <c>parquet-simd</c>), run as printed; the file comes from DuckDB, which checks the sums.</summary>
 public sealed class ReadmeExampleTests : IDisposable
 {
     private readonly TempFolder _folder = new();
@@ -15,17 +15,19 @@ public sealed class ReadmeExampleTests : IDisposable
         duck.Execute($"COPY (SELECT i::DOUBLE / 4 AS price, i % 1000 AS qty FROM range(3000000) r(i)) TO '{path}' (FORMAT parquet, COMPRESSION zstd)");
         double expected = duck.Scalar<double>($"SELECT sum(price) FROM read_parquet('{path}')");
 
-        // --- README example (begin) ---
+        string output = _folder.File("priced.parquet");
+
+        #region example: parquet-simd
         using var reader = new NativeParquetReader(path);
         using HugeArray<double> price = reader.ReadColumn<double>("price", AllocationOptions.WithHugePages);
         price.VectorMultiply(1.1);                 // SIMD over native memory, in place
         double total = price.ParallelVectorSum();  // all cores, no managed array, no GC
         new NativeParquetWriter { Compression = ParquetSharp.Compression.Zstd }
             .Add("price", price)
-            .Write(_folder.File("priced.parquet"));
-        // --- README example (end) ---
+            .Write(output);
+        #endregion
 
         Assert.Equal(expected * 1.1, total, 1e-9 * expected);
-        Assert.Equal(total, duck.Scalar<double>($"SELECT sum(price) FROM read_parquet('{_folder.File("priced.parquet")}')"), 1e-9 * total);
+        Assert.Equal(total, duck.Scalar<double>($"SELECT sum(price) FROM read_parquet('{output}')"), 1e-9 * total);
     }
 }

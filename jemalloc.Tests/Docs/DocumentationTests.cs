@@ -107,7 +107,8 @@ public sealed class DocumentationTests
     }
 
     private static IEnumerable<(string File, string Text)> TestSources() =>
-        Directory.EnumerateFiles(Path.Combine(s_root, "jemalloc.Tests"), "*.cs", SearchOption.AllDirectories)
+        Directory.EnumerateDirectories(s_root, "jemalloc*.Tests")
+            .SelectMany(project => Directory.EnumerateFiles(project, "*.cs", SearchOption.AllDirectories))
             .Where(f => !f.Contains($"{Path.DirectorySeparatorChar}obj{Path.DirectorySeparatorChar}", StringComparison.Ordinal)
                         && !f.Contains($"{Path.DirectorySeparatorChar}bin{Path.DirectorySeparatorChar}", StringComparison.Ordinal))
             .Select(f => (f, File.ReadAllText(f)));
