@@ -455,8 +455,12 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
     /// <summary>Whether the writer was disposed, or its block freed by a reset of its arena.</summary>
     internal bool IsDisposed => _disposed || (_handle != default && !_handle.IsValid && HandleFreed());
 
-    /// <inheritdoc cref="IsDisposed"/>
-    bool IWriterGuarded.IsDisposed => IsDisposed;
+    /// <summary>
+    /// Whether <see cref="Dispose"/> (or the finalizer) ran: what the guard checks before and after
+    /// entering. A reset of the writer's arena is checked once, before, by <see cref="BeginWrite"/>
+    /// (a handle check costs a look-up in the ledger's table).
+    /// </summary>
+    bool IWriterGuarded.IsDisposed => _disposed;
 
     /// <summary>
     /// Pins the block for a <see cref="WriterMemory{T}"/> made at <paramref name="version"/>: until
@@ -704,7 +708,11 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
 
     /// <summary>Enters as the one writer; throws if the writer is disposed or another thread is writing.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private void BeginWrite() => _guard.Enter(this, TypeName);
+    private void BeginWrite()
+    {
+        ThrowIfDisposed();
+        _guard.Enter(this, TypeName);
+    }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private void EndWrite() => _guard.Exit();

@@ -10,7 +10,7 @@ public static class NativeBufferWriterExtensions
     /// </summary>
     /// <exception cref="ArgumentNullException"><paramref name="writer"/> is null.</exception>
     /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
-    /// <exception cref="InvalidOperationException">Nothing was written, or a memory of the block is pinned or in use; the writer is unchanged.</exception>
+    /// <exception cref="InvalidOperationException">Nothing was written, a memory of the block is pinned or in use, or another thread is writing; the writer is unchanged.</exception>
     /// <exception cref="OutOfMemoryException">The block could not be shrunk; the writer is unchanged.</exception>
     public static unsafe HugeArray<T> DetachToHugeArray<T>(this NativeBufferWriter<T> writer)
         where T : unmanaged, IEquatable<T>
@@ -26,7 +26,7 @@ public static class NativeBufferWriterExtensions
     /// </summary>
     /// <exception cref="ArgumentNullException"><paramref name="writer"/> is null.</exception>
     /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
-    /// <exception cref="InvalidOperationException">Nothing was written, more than <see cref="int.MaxValue"/> elements were, or a memory of the block is pinned or in use; the writer is unchanged.</exception>
+    /// <exception cref="InvalidOperationException">Nothing was written, more than <see cref="int.MaxValue"/> elements were, a memory of the block is pinned or in use, or another thread is writing; the writer is unchanged.</exception>
     /// <exception cref="OutOfMemoryException">The block could not be shrunk; the writer is unchanged.</exception>
     public static unsafe SafeArray<T> DetachToSafeArray<T>(this NativeBufferWriter<T> writer)
         where T : unmanaged, IEquatable<T>

@@ -9,6 +9,10 @@ public sealed class IoRoundTwoScenarioTests
         AdversarialChild.AssertClean("io2-writer-two-writers");
 
     [Fact]
+    public void In_checked_mode_two_threads_writing_one_NativeBufferWriter_are_refused_the_same_way() =>
+        AdversarialChild.AssertClean("io2-writer-two-writers", checkedMode: true);
+
+    [Fact]
     public void A_NativeBufferWriter_handed_over_or_cleared_while_another_thread_writes_never_shows_a_span_past_its_block() =>
         AdversarialChild.AssertClean("io2-writer-detach-and-clear-vs-writer");
 
