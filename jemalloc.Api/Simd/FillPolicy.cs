@@ -55,6 +55,8 @@ public static class FillPolicy
     private static int s_state = NonTemporalFill.IsSupported ? Undecided : DecidedOrdinary;
     // Boxed so that a reader never sees half of it; written before s_state says it is decided.
     private static object? s_choice = NonTemporalFill.IsSupported ? null : new FillChoice(false, 0, 0, 0);
+    private static long s_measuringWrites;
+    private static long s_refusedWrites;
     // Touched only by the thread that moved s_state to Measuring.
     private static FillMeasurement s_measurement = new();
 
@@ -171,7 +173,7 @@ public static class FillPolicy
         long threshold = Volatile.Read(ref s_threshold);
         if (threshold != Automatic)
         {
-            return NonTemporalFill.IsSupported && (ulong)totalBytes >= (ulong)threshold ? FillKernel.NonTemporal : FillKernel.Ordinary;
+            return NonTemporalFill.IsSupported && threshold != Never && (ulong)totalBytes >= (ulong)threshold ? FillKernel.NonTemporal : FillKernel.Ordinary;
         }
 
         if ((ulong)totalBytes < (ulong)LastLevelCache.Bytes)
@@ -195,7 +197,23 @@ public static class FillPolicy
     /// Takes the measurement for the calling thread if no choice is made and no other thread is
     /// measuring; the caller then adds to <see cref="Measurement"/> and must call <see cref="EndMeasuring"/>.
     /// </summary>
-    internal static bool TryBeginMeasuring() => Interlocked.CompareExchange(ref s_state, Measuring, Undecided) == Undecided;
+    internal static bool TryBeginMeasuring()
+    {
+        if (Interlocked.CompareExchange(ref s_state, Measuring, Undecided) == Undecided)
+        {
+            Interlocked.Increment(ref s_measuringWrites);
+            return true;
+        }
+
+        Interlocked.Increment(ref s_refusedWrites);
+        return false;
+    }
+
+    /// <summary>How many writes took the measurement (a count for tests; it grows only while no choice is made).</summary>
+    internal static long MeasuringWrites => Volatile.Read(ref s_measuringWrites);
+
+    /// <summary>How many writes found the measurement taken by another thread (a count for tests, as <see cref="MeasuringWrites"/>).</summary>
+    internal static long RefusedWrites => Volatile.Read(ref s_refusedWrites);
 
     /// <summary>The evidence so far; only for the thread that holds the measurement.</summary>
     internal static FillMeasurement Measurement => s_measurement;
