@@ -13,9 +13,10 @@ namespace jemalloc.Simd;
 /// </summary>
 internal static unsafe class SimdKernels
 {
-    // The measuring fill's slices: big enough to time well, small enough for many per fill; the
-    // part it times starts on a 2 MiB boundary, so either kernel meets a huge page's fault as often.
-    private const nuint SliceBytes = 512 * 1024;
+    // The measuring fill's slices: long enough that what one slice leaves to drain (dirty lines,
+    // queued streaming writes) is small beside it, short enough that a slice rarely meets a
+    // preemption and a big fill holds many. The part it times starts on a 2 MiB boundary.
+    internal const nuint SliceBytes = 4 * 1024 * 1024;
     private const nuint SliceAlignment = 2 * 1024 * 1024;
 
     /// <summary>
@@ -79,9 +80,11 @@ internal static unsafe class SimdKernels
     /// alternately by the ordinary and the streaming kernel, timing each into <paramref name="measurement"/>.
     /// The first part (up to the last-level cache's size, at most half) is written ordinarily and not
     /// timed: it leaves the cache full of written lines, as it is in the rest of any big fill. Pairs
-    /// of slices alternate which kernel goes first (AB BA BA AB ...), so neither always follows the other.
+    /// of slices alternate which kernel goes first (AB BA BA AB ...), so neither always follows the
+    /// other; the pages of the timed part are faulted in before any slice is timed (a fresh block's
+    /// first fill would otherwise time the page faults, the same for both kernels, not the stores).
     /// </summary>
-    internal static void FillMeasuring<T>(T* destination, nuint count, T value, FillMeasurement measurement)
+    internal static void FillMeasuring<T>(T* destination, nuint count, T value, FillMeasurement measurement, nuint sliceBytes = SliceBytes)
         where T : unmanaged
     {
         nuint size = (nuint)sizeof(T);
@@ -91,7 +94,8 @@ internal static unsafe class SimdKernels
         nuint done = Math.Min(count, (aligned - (nuint)start + size - 1) / size);
         OrdinaryFill(destination, done, value);
 
-        nuint slice = Math.Max(1, SliceBytes / size);
+        TouchPages(destination + done, count - done, value);
+        nuint slice = Math.Max(1, sliceBytes / size);
         double tick = 1.0 / Stopwatch.Frequency;
         for (nuint i = 0; count - done >= slice; i++, done += slice)
         {
@@ -107,6 +111,25 @@ internal static unsafe class SimdKernels
         }
 
         OrdinaryFill(destination + done, count - done, value);
+    }
+
+    // Writes the element at the start of each page of the part to be timed, first to last, before
+    // any slice is timed: a page not yet given to the process (a new block's) faults on its first
+    // write, which costs far more than the stores, and the kernel leaves the page it zeroed in the
+    // cache, where ordinary stores would find it. Touched in order, the pages the first slices
+    // write were zeroed longest ago and have left the cache. The slices write the same value over them.
+    private static void TouchPages<T>(T* slice, nuint count, T value)
+        where T : unmanaged
+    {
+        nuint size = (nuint)sizeof(T);
+        nuint pageSize = (nuint)Environment.SystemPageSize;
+        nuint start = (nuint)slice;
+        nuint end = start + (count * size);
+        for (nuint page = start & ~(pageSize - 1); page < end; page += pageSize)
+        {
+            nuint element = page <= start ? 0 : (page - start) / size;
+            slice[element] = value;
+        }
     }
 
     /// <summary>Clears <paramref name="bytes"/> bytes at <paramref name="address"/> with <paramref name="kernel"/> (never measuring).</summary>

@@ -228,7 +228,8 @@ public sealed unsafe class StreamingKernelTests
                     new Span<byte>(block, (int)total).Fill(GuardByte);
                     byte* start = block + Guard + offset;
                     var measurement = new FillMeasurement();
-                    SimdKernels.FillMeasuring((T*)start, (nuint)count, value, measurement);
+                    // Slices shorter than the policy's (past the streaming floor), so that this block holds several.
+                    SimdKernels.FillMeasuring((T*)start, (nuint)count, value, measurement, sliceBytes: 128 * 1024);
                     Assert.True(measurement.Samples >= 1, $"{sizeof(T)}-byte elements: no slice of each kernel was timed");
                     AssertElements(start, count, value, $"measuring fill of {sizeof(T)}-byte elements at offset {offset}");
                     AssertGuards(block, Guard + offset, bytes, total);
