@@ -158,6 +158,7 @@ public static class FillPolicy
                 ? $"automatic, {cache}; chose {choice}"
                 : $"automatic, {cache}; not chosen yet (the first fill larger than the cache measures)",
             Never => $"never stream, {cache}",
+            Always => $"always stream, {cache}",
             _ => string.Create(CultureInfo.InvariantCulture, $"stream writes of {threshold:N0} bytes or more, {cache}"),
         };
     }

@@ -169,6 +169,7 @@ public sealed unsafe class FillPolicyTests : LeakCheckedTest
             Assert.StartsWith("never stream", FillPolicy.Describe(), StringComparison.Ordinal);
             FillPolicy.NonTemporalThresholdBytes = FillPolicy.Always;
             Assert.Equal(streaming, FillPolicy.KernelFor(1, mayMeasure: true));
+            Assert.StartsWith("always stream", FillPolicy.Describe(), StringComparison.Ordinal);
             FillPolicy.NonTemporalThresholdBytes = 1 << 20;
             Assert.Equal(FillKernel.Ordinary, FillPolicy.KernelFor((1 << 20) - 1, mayMeasure: true));
             Assert.Equal(streaming, FillPolicy.KernelFor(1 << 20, mayMeasure: true));
