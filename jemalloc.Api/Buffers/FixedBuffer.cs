@@ -88,7 +88,7 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
         try
         {
             using MemoryLease<T> lease = BeginOperation();
-            Simd.SimdKernels.Fill(lease.Span, value, Simd.SimdKernels.FillsNonTemporally<T>(lease.Length));
+            Simd.SimdKernels.Fill(lease.Span, value, Simd.SimdKernels.FillKernelFor<T>(lease.Length));
         }
         catch (ObjectDisposedException) when (!_handle.IsValid)
         {
@@ -113,7 +113,7 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
         : this(values.Length, AllocationOptions.Default, AllocationKind.FixedBuffer, zero: false)
     {
         // Not cleared first: the copy writes every element before the buffer is published.
-        values.CopyTo(new Span<T>(UnsafePointer, values.Length));
+        Simd.SimdKernels.Copy(values, new Span<T>(UnsafePointer, values.Length));
     }
 
     internal FixedBuffer(int length, AllocationOptions options, AllocationKind kind, bool zero = true)
@@ -193,7 +193,7 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
     public void Fill(T value)
     {
         using MemoryLease<T> lease = BeginOperation();
-        Simd.SimdKernels.Fill(lease.Span, value, Simd.SimdKernels.FillsNonTemporally<T>(lease.Length));
+        Simd.SimdKernels.Fill(lease.Span, value, Simd.SimdKernels.FillKernelFor<T>(lease.Length));
     }
 
     /// <summary>Copies every element to <paramref name="destination"/>.</summary>
@@ -203,7 +203,7 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
     {
         using MemoryLease<T> lease = BeginOperation();
         BufferGuard.CheckDestination(destination.Length, lease.Length, "buffer");
-        lease.Span.CopyTo(destination);
+        Simd.SimdKernels.Copy(lease.Span, destination[..lease.Span.Length]);
     }
 
     /// <summary>Copies <paramref name="source"/> into the buffer, starting at element <paramref name="destinationIndex"/>.</summary>
@@ -212,7 +212,7 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
     public void CopyFrom(ReadOnlySpan<T> source, int destinationIndex = 0)
     {
         using MemoryLease<T> lease = BeginOperation();
-        source.CopyTo(lease.AsSpan(destinationIndex, source.Length));
+        Simd.SimdKernels.Copy(source, lease.AsSpan(destinationIndex, source.Length));
     }
 
     /// <summary>Copies the elements into a new managed array.</summary>
@@ -220,7 +220,7 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
     public T[] ToArray()
     {
         using MemoryLease<T> lease = BeginOperation();
-        return lease.Span.ToArray();
+        return Simd.SimdKernels.ToArray<T>(lease.Span);
     }
 
     /// <summary>Whether the buffer holds exactly the elements of <paramref name="other"/>, compared bit for bit (so a NaN equals the same NaN).</summary>

@@ -86,7 +86,7 @@ public abstract unsafe class HugeBuffer<T> : NativeBuffer<T>
     public void CopyFrom(ReadOnlySpan<T> source, long destinationIndex)
     {
         using MemoryLease<T> lease = BeginOperation();
-        source.CopyTo(lease.AsSpan(destinationIndex, source.Length));
+        Simd.SimdKernels.Copy(source, lease.AsSpan(destinationIndex, source.Length));
     }
 
     /// <summary>Copies <c>destination.Length</c> elements, starting at element <paramref name="sourceIndex"/>, into <paramref name="destination"/>.</summary>
@@ -95,7 +95,7 @@ public abstract unsafe class HugeBuffer<T> : NativeBuffer<T>
     public void CopyTo(Span<T> destination, long sourceIndex)
     {
         using MemoryLease<T> lease = BeginOperation();
-        lease.AsSpan(sourceIndex, destination.Length).CopyTo(destination);
+        Simd.SimdKernels.Copy(lease.AsSpan(sourceIndex, destination.Length), destination);
     }
 
     /// <summary>

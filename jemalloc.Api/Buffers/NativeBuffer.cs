@@ -173,13 +173,13 @@ public abstract unsafe class NativeBuffer<T> : SafeHandle, IEnumerable<T>, IAllo
     internal T* UnsafePointer => _pointer;
 
     // The one fill of the array-like structures, over a lease the caller holds: the SIMD kernel,
-    // streaming (non-temporal) stores for structures larger than the threshold.
+    // with the stores FillPolicy chose for a structure of this size.
     private static void FillLeased(in MemoryLease<T> lease, T value)
     {
-        bool nonTemporal = Simd.SimdKernels.FillsNonTemporally<T>(lease.Length);
+        Simd.FillKernel kernel = Simd.SimdKernels.FillKernelFor<T>(lease.Length);
         foreach (Span<T> chunk in lease.GetChunks())
         {
-            Simd.SimdKernels.Fill(chunk, value, nonTemporal);
+            Simd.SimdKernels.Fill(chunk, value, kernel);
         }
     }
 

@@ -96,7 +96,7 @@ public abstract unsafe class SafeBuffer<T> : NativeBuffer<T>
     {
         using MemoryLease<T> lease = BeginOperation();
         BufferGuard.CheckDestination(destination.Length, _length, "array");
-        lease.Span.CopyTo(destination);
+        Simd.SimdKernels.Copy(lease.Span, destination[..lease.Span.Length]);
     }
 
     /// <summary>Copies <paramref name="source"/> into the array, starting at <paramref name="destinationIndex"/>.</summary>
@@ -105,7 +105,7 @@ public abstract unsafe class SafeBuffer<T> : NativeBuffer<T>
     public void CopyFrom(ReadOnlySpan<T> source, int destinationIndex = 0)
     {
         using MemoryLease<T> lease = BeginOperation();
-        source.CopyTo(lease.AsSpan(destinationIndex, source.Length));
+        Simd.SimdKernels.Copy(source, lease.AsSpan(destinationIndex, source.Length));
     }
 
     /// <summary>Copies the elements into a new managed array.</summary>
@@ -113,7 +113,7 @@ public abstract unsafe class SafeBuffer<T> : NativeBuffer<T>
     public T[] ToArray()
     {
         using MemoryLease<T> lease = BeginOperation();
-        return lease.Span.ToArray();
+        return Simd.SimdKernels.ToArray<T>(lease.Span);
     }
 
     /// <summary>Whether the array holds the same elements as <paramref name="values"/>, compared with <see cref="IEquatable{T}"/>.</summary>

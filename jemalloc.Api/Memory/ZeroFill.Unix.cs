@@ -1,6 +1,6 @@
-using System.Runtime.InteropServices;
 using System.Runtime.Versioning;
 using jemalloc.Interop;
+using jemalloc.Simd;
 
 namespace jemalloc;
 
@@ -25,7 +25,7 @@ internal static unsafe partial class ZeroFill
     /// swapped; false (nothing cleared) when the page map cannot be used.
     /// </summary>
     [SupportedOSPlatform("linux")]
-    private static bool TryClearResidentPages(byte* start, nuint size)
+    private static bool TryClearResidentPages(byte* start, nuint size, FillKernel kernel)
     {
         int pagemap = Pagemap();
         if (pagemap < 0)
@@ -43,8 +43,8 @@ internal static unsafe partial class ZeroFill
         }
 
         // The partial pages at either end may hold a neighbour's data: cleared as usual.
-        NativeMemory.Clear(start, (nuint)(firstWhole - start));
-        NativeMemory.Clear(endWhole, (nuint)(end - endWhole));
+        SimdKernels.Clear(start, (nuint)(firstWhole - start), kernel);
+        SimdKernels.Clear(endWhole, (nuint)(end - endWhole), kernel);
 
         ulong* entries = stackalloc ulong[BatchPages];
         nuint firstPage = (nuint)firstWhole / pageSize;
@@ -61,7 +61,7 @@ internal static unsafe partial class ZeroFill
             {
                 // Could not tell: clear the rest (and the run before it).
                 nuint from = runStart == nuint.MaxValue ? done : runStart;
-                NativeMemory.Clear(firstWhole + (from * pageSize), (pageCount - from) * pageSize);
+                SimdKernels.Clear(firstWhole + (from * pageSize), (pageCount - from) * pageSize, kernel);
                 return true;
             }
 
@@ -75,7 +75,7 @@ internal static unsafe partial class ZeroFill
                 }
                 else if (!mayHoldData && runStart != nuint.MaxValue)
                 {
-                    NativeMemory.Clear(firstWhole + (runStart * pageSize), (pageIndex - runStart) * pageSize);
+                    SimdKernels.Clear(firstWhole + (runStart * pageSize), (pageIndex - runStart) * pageSize, kernel);
                     runStart = nuint.MaxValue;
                 }
             }
@@ -85,7 +85,7 @@ internal static unsafe partial class ZeroFill
 
         if (runStart != nuint.MaxValue)
         {
-            NativeMemory.Clear(firstWhole + (runStart * pageSize), (pageCount - runStart) * pageSize);
+            SimdKernels.Clear(firstWhole + (runStart * pageSize), (pageCount - runStart) * pageSize, kernel);
         }
 
         return true;

@@ -1,4 +1,4 @@
-using System.Runtime.InteropServices;
+using jemalloc.Simd;
 
 namespace jemalloc;
 
@@ -28,11 +28,13 @@ internal static unsafe partial class ZeroFill
     /// <summary>Leaves <paramref name="size"/> bytes at <paramref name="address"/> reading as zero.</summary>
     internal static void ClearUnlessKnownZero(void* address, nuint size)
     {
-        if (size >= PageLookupThreshold && OperatingSystem.IsLinux() && TryClearResidentPages((byte*)address, size))
+        // What is cleared is written with the stores FillPolicy chose for a write of the whole block's size.
+        FillKernel kernel = FillPolicy.KernelFor(size, mayMeasure: false);
+        if (size >= PageLookupThreshold && OperatingSystem.IsLinux() && TryClearResidentPages((byte*)address, size, kernel))
         {
             return;
         }
 
-        NativeMemory.Clear(address, size);
+        SimdKernels.Clear((byte*)address, size, kernel);
     }
 }

@@ -1,4 +1,6 @@
+using System.Runtime.CompilerServices;
 using System.Runtime.Intrinsics;
+using System.Runtime.Intrinsics.Arm;
 using System.Runtime.Intrinsics.X86;
 
 namespace jemalloc.Simd;
@@ -7,8 +9,9 @@ namespace jemalloc.Simd;
 /// Fills large blocks with non-temporal (streaming) stores: each cache line is written whole
 /// without first being read into the cache (no read-for-ownership) and without evicting the cache's
 /// contents, which is up to half the memory traffic of an ordinary store loop once the block is
-/// larger than the last-level cache. x86/x64 only; elsewhere <see cref="IsSupported"/> is false and
-/// callers use <see cref="Span{T}.Fill"/>. Whether a structure's fill streams is <see cref="FillPolicy"/>'s call.
+/// larger than the last-level cache. x86/x64 (SSE2, AVX, AVX-512 streaming stores) and Arm64 (STNP
+/// pair stores); elsewhere <see cref="IsSupported"/> is false and callers use <see cref="Span{T}.Fill"/>.
+/// Whether a structure's fill streams is <see cref="FillPolicy"/>'s call.
 /// </summary>
 /// <remarks>
 /// The bytes written are exactly those of an element-by-element fill: the head up to the first
@@ -21,15 +24,15 @@ internal static unsafe class NonTemporalFill
     // The pattern is built on the stack: element sizes whose lcm with 64 exceeds this fall back to Span<T>.Fill.
     private const int MaxPatternBytes = 4096;
 
-    // Below this the fixed costs (pattern set-up, fence) are not worth it, whatever the threshold says.
-    private const nuint MinimumBytes = 64 * 1024;
+    /// <summary>Below this the fixed costs (pattern set-up, fence) are not worth it, whatever the policy says.</summary>
+    internal const nuint MinimumBytes = 64 * 1024;
 
-    /// <summary>Whether the CPU has non-temporal vector stores (every x64 CPU has SSE2).</summary>
-    internal static bool IsSupported => Sse2.IsSupported;
+    /// <summary>Whether the CPU has non-temporal vector stores (every x64 CPU has SSE2; every Arm64 CPU has STNP).</summary>
+    internal static bool IsSupported => Sse2.IsSupported || AdvSimd.Arm64.IsSupported;
 
-    /// <summary>Whether a fill of <paramref name="totalBytes"/> bytes (the whole structure) should stream, by <see cref="FillPolicy.NonTemporalThresholdBytes"/>.</summary>
-    internal static bool ShouldUse(nuint totalBytes) =>
-        IsSupported && (ulong)totalBytes >= (ulong)FillPolicy.NonTemporalThresholdBytes;
+    /// <summary>Whether elements of <typeparamref name="T"/> can be streamed (their pattern fits).</summary>
+    internal static bool CanStream<T>()
+        where T : unmanaged => IsSupported && PatternBytes((nuint)sizeof(T)) <= MaxPatternBytes;
 
     /// <summary>
     /// Writes <paramref name="value"/> to the <paramref name="count"/> elements at <paramref name="destination"/>
@@ -45,7 +48,7 @@ internal static unsafe class NonTemporalFill
         }
 
         nuint size = (nuint)sizeof(T);
-        nuint patternBytes = size / Gcd(size, 64) * 64;
+        nuint patternBytes = PatternBytes(size);
         nuint bytes = count * size;
         if (patternBytes > MaxPatternBytes || bytes < MinimumBytes)
         {
@@ -90,10 +93,55 @@ internal static unsafe class NonTemporalFill
             tailPhase = tailPhase + 1 == size ? 0 : tailPhase + 1;
         }
 
-        // Streaming stores are weakly ordered: make them visible before any later store (e.g. a lease's release).
-        Sse.StoreFence();
+        Fence();
         return true;
     }
+
+    /// <summary>
+    /// Makes the streamed stores visible before any later store (e.g. a lease's release): on x86
+    /// they are weakly ordered until a store fence; on Arm64 a full barrier orders them.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal static void Fence()
+    {
+        if (Sse.IsSupported)
+        {
+            Sse.StoreFence();
+        }
+        else
+        {
+            Interlocked.MemoryBarrier();
+        }
+    }
+
+    /// <summary>Stores one 64-byte line at <paramref name="p"/> (64-byte aligned) from <paramref name="line"/> (any alignment), non-temporally.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal static void StreamLine(byte* p, byte* line)
+    {
+        if (Avx512F.IsSupported && Vector512.IsHardwareAccelerated)
+        {
+            Avx512F.StoreAlignedNonTemporal(p, Vector512.Load(line));
+        }
+        else if (Avx.IsSupported)
+        {
+            Avx.StoreAlignedNonTemporal(p, Vector256.Load(line));
+            Avx.StoreAlignedNonTemporal(p + 32, Vector256.Load(line + 32));
+        }
+        else if (Sse2.IsSupported)
+        {
+            Sse2.StoreAlignedNonTemporal(p, Vector128.Load(line));
+            Sse2.StoreAlignedNonTemporal(p + 16, Vector128.Load(line + 16));
+            Sse2.StoreAlignedNonTemporal(p + 32, Vector128.Load(line + 32));
+            Sse2.StoreAlignedNonTemporal(p + 48, Vector128.Load(line + 48));
+        }
+        else
+        {
+            AdvSimd.Arm64.StorePairNonTemporal(p, Vector128.Load(line), Vector128.Load(line + 16));
+            AdvSimd.Arm64.StorePairNonTemporal(p + 32, Vector128.Load(line + 32), Vector128.Load(line + 48));
+        }
+    }
+
+    private static nuint PatternBytes(nuint size) => size / Gcd(size, 64) * 64;
 
     // The body when one cache line holds whole elements (sizes 1, 2, 4, ... 64): the line stays in registers.
     private static void StreamOneLine(byte* p, nuint bytes, byte* pattern)
@@ -139,12 +187,23 @@ internal static unsafe class NonTemporalFill
             Vector128<byte> b = Vector128.Load(pattern + 16);
             Vector128<byte> c = Vector128.Load(pattern + 32);
             Vector128<byte> d = Vector128.Load(pattern + 48);
-            for (; p < end; p += 64)
+            if (Sse2.IsSupported)
             {
-                Sse2.StoreAlignedNonTemporal(p, a);
-                Sse2.StoreAlignedNonTemporal(p + 16, b);
-                Sse2.StoreAlignedNonTemporal(p + 32, c);
-                Sse2.StoreAlignedNonTemporal(p + 48, d);
+                for (; p < end; p += 64)
+                {
+                    Sse2.StoreAlignedNonTemporal(p, a);
+                    Sse2.StoreAlignedNonTemporal(p + 16, b);
+                    Sse2.StoreAlignedNonTemporal(p + 32, c);
+                    Sse2.StoreAlignedNonTemporal(p + 48, d);
+                }
+            }
+            else
+            {
+                for (; p < end; p += 64)
+                {
+                    AdvSimd.Arm64.StorePairNonTemporal(p, a, b);
+                    AdvSimd.Arm64.StorePairNonTemporal(p + 32, c, d);
+                }
             }
         }
     }
@@ -154,23 +213,9 @@ internal static unsafe class NonTemporalFill
     {
         byte* end = p + bytes;
         nuint offset = 0;
-        bool wide = Avx.IsSupported;
         for (; p < end; p += 64)
         {
-            byte* line = pattern + offset;
-            if (wide)
-            {
-                Avx.StoreAlignedNonTemporal(p, Vector256.Load(line));
-                Avx.StoreAlignedNonTemporal(p + 32, Vector256.Load(line + 32));
-            }
-            else
-            {
-                Sse2.StoreAlignedNonTemporal(p, Vector128.Load(line));
-                Sse2.StoreAlignedNonTemporal(p + 16, Vector128.Load(line + 16));
-                Sse2.StoreAlignedNonTemporal(p + 32, Vector128.Load(line + 32));
-                Sse2.StoreAlignedNonTemporal(p + 48, Vector128.Load(line + 48));
-            }
-
+            StreamLine(p, pattern + offset);
             offset += 64;
             if (offset == patternBytes)
             {

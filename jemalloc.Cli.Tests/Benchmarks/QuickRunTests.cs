@@ -59,9 +59,12 @@ public sealed class QuickRunTests : IDisposable
     [Fact]
     public void Array_create_fill_and_math_run_and_check_their_results()
     {
-        RunQuick("array", "--create", "--fill", "--math", "-l", "-u", "1000");
+        Jembench.Result result = RunQuick("array", "--create", "--fill", "--math", "-l", "-u", "1000");
+        // Under the table: the fill policy the run's fills used.
+        Assert.Contains("Fill policy: automatic, last-level cache ", result.Output, StringComparison.Ordinal);
         AssertChecked("SafeArray<UInt64> create: ", 6);
-        AssertChecked("SafeArray<UInt64> fill", 3);
+        AssertChecked("SafeArray<UInt64> fill", 5);
+        AssertChecked("SafeArray<UInt64> fill: fill policy's choice", 1);
         AssertChecked("SafeArray<UInt64> math", 7);
     }
 
@@ -77,7 +80,8 @@ public sealed class QuickRunTests : IDisposable
     {
         RunQuick("buffer", "--create", "--fill", "--math", "-d", "1000");
         AssertChecked("FixedBuffer<Double> create", 6);
-        AssertChecked("FixedBuffer<Double> fill", 3);
+        AssertChecked("FixedBuffer<Double> fill", 5);
+        AssertChecked("FixedBuffer<Double> fill: fill policy's choice", 1);
         AssertChecked("FixedBuffer<Double> math", 7);
     }
 
@@ -90,7 +94,8 @@ public sealed class QuickRunTests : IDisposable
         Assert.Contains("ns/element", csv, StringComparison.Ordinal);
         Assert.Contains("GB/s", csv, StringComparison.Ordinal);
         AssertChecked("HugeArray<UInt16> create", 6);
-        AssertChecked("HugeArray<UInt16> fill", 3);
+        AssertChecked("HugeArray<UInt16> fill", 5);
+        AssertChecked("HugeArray<UInt16> fill: fill policy's choice", 1);
         AssertChecked("HugeArray<UInt16> math", 11);
     }
 
@@ -139,6 +144,9 @@ public sealed class QuickRunTests : IDisposable
         Assert.Contains("opt.tcache_nslots_small_max", result.Output, StringComparison.Ordinal);
         Assert.Contains("stats.allocated", result.Output, StringComparison.Ordinal);
         Assert.Contains("Begin jemalloc statistics", result.Output, StringComparison.Ordinal);
+        // The fill policy, with the automatic choice made and its figures.
+        Assert.Contains("fill policy: automatic, last-level cache ", result.Output, StringComparison.Ordinal);
+        Assert.Contains("; chose ", result.Output, StringComparison.Ordinal);
     }
 
     [Fact]

@@ -186,7 +186,14 @@ public static class SuiteCommands
             suites.Add(mathSuite.MakeGenericType(type));
         }
 
-        return RunInProcess(settings, categories, sizes, output, [.. suites]);
+        int exit = RunInProcess(settings, categories, sizes, output, [.. suites]);
+        if (options.Fill)
+        {
+            // The suites ran in this process: this is the choice their fills made.
+            output.WriteLine($"Fill policy: {FillPolicy.Describe()}");
+        }
+
+        return exit;
     }
 
     /// <summary>The verb's operations as benchmark categories; at least one is required.</summary>

@@ -78,17 +78,17 @@ public sealed unsafe class CreateWithValueTests : LeakCheckedTest
     {
         const int Threshold = 1 << 20;
         int length = (Threshold / sizeof(ulong)) + 13;
-        Assert.False(SimdKernels.FillsNonTemporally<ulong>(length)); // off by default
+        Assert.Equal(FillKernel.Ordinary, SimdKernels.FillKernelFor<ulong>(length)); // automatic: smaller than the last-level cache
         FillPolicy.NonTemporalThresholdBytes = Threshold;
         try
         {
-            Assert.Equal(NonTemporalFill.IsSupported, SimdKernels.FillsNonTemporally<ulong>(length));
-            Assert.False(SimdKernels.FillsNonTemporally<ulong>(length - 14));
+            Assert.Equal(NonTemporalFill.IsSupported ? FillKernel.NonTemporal : FillKernel.Ordinary, SimdKernels.FillKernelFor<ulong>(length));
+            Assert.Equal(FillKernel.Ordinary, SimdKernels.FillKernelFor<ulong>(length - 14));
             FillsEveryElement(length);
         }
         finally
         {
-            FillPolicy.NonTemporalThresholdBytes = FillPolicy.Never;
+            FillPolicy.NonTemporalThresholdBytes = FillPolicy.Automatic;
         }
     }
 
@@ -125,7 +125,7 @@ public sealed unsafe class CreateWithValueTests : LeakCheckedTest
         }
         finally
         {
-            FillPolicy.NonTemporalThresholdBytes = FillPolicy.Never;
+            FillPolicy.NonTemporalThresholdBytes = FillPolicy.Automatic;
         }
     }
 
@@ -150,22 +150,23 @@ public sealed unsafe class CreateWithValueTests : LeakCheckedTest
     }
 
     [Fact]
-    public void FillPolicy_defaults_to_never_and_refuses_a_negative_threshold()
+    public void FillPolicy_defaults_to_automatic_and_refuses_a_negative_threshold()
     {
-        Assert.Equal(FillPolicy.Never, FillPolicy.NonTemporalThresholdBytes);
-        Assert.Throws<ArgumentOutOfRangeException>(() => FillPolicy.NonTemporalThresholdBytes = -1);
-        Assert.Equal(FillPolicy.Never, FillPolicy.NonTemporalThresholdBytes);
-        FillPolicy.NonTemporalThresholdBytes = 0;
+        Assert.Equal(FillPolicy.Automatic, FillPolicy.NonTemporalThresholdBytes);
+        Assert.Throws<ArgumentOutOfRangeException>(() => FillPolicy.NonTemporalThresholdBytes = -2);
+        Assert.Throws<ArgumentOutOfRangeException>(() => FillPolicy.NonTemporalThresholdBytes = long.MinValue);
+        Assert.Equal(FillPolicy.Automatic, FillPolicy.NonTemporalThresholdBytes);
+        FillPolicy.NonTemporalThresholdBytes = FillPolicy.Always;
         try
         {
             // Everything streams that the kernel can stream; blocks too small for it use Span<T>.Fill.
-            Assert.Equal(NonTemporalFill.IsSupported, SimdKernels.FillsNonTemporally<byte>(1));
+            Assert.Equal(NonTemporalFill.IsSupported ? FillKernel.NonTemporal : FillKernel.Ordinary, SimdKernels.FillKernelFor<byte>(1));
             using var small = new SafeArray<int>(5, 9);
             Assert.All(small.ToArray(), v => Assert.Equal(9, v));
         }
         finally
         {
-            FillPolicy.NonTemporalThresholdBytes = FillPolicy.Never;
+            FillPolicy.NonTemporalThresholdBytes = FillPolicy.Automatic;
         }
     }
 
@@ -282,7 +283,7 @@ public sealed unsafe class CreateWithValueTests : LeakCheckedTest
         }
         finally
         {
-            FillPolicy.NonTemporalThresholdBytes = FillPolicy.Never;
+            FillPolicy.NonTemporalThresholdBytes = FillPolicy.Automatic;
         }
     }
 

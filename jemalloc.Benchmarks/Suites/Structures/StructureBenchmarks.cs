@@ -88,8 +88,24 @@ public abstract unsafe class StructureBenchmarks<T> where T : unmanaged, IEquata
     [BenchmarkCategory(Categories.Fill)]
     public void FillNonTemporalLimit() => MachineLimits.NonTemporalFill((T*)NativePointer, Parameter, Value);
 
+    /// <summary>
+    /// The library's fill policy on the same bytes: <see cref="FillPolicy.Fill{T}(Span{T}, T)"/>, which
+    /// writes with the kernel the policy chose (jembench prints the choice and its figures under the
+    /// table), next to the two limits and without the structure's own overhead.
+    /// </summary>
+    [Benchmark(Description = "Fill policy's choice: FillPolicy.Fill")]
+    [BenchmarkCategory(Categories.Fill)]
+    public void FillPolicyChoice()
+    {
+        T* pointer = (T*)NativePointer;
+        for (long done = 0; done < Parameter; done += int.MaxValue)
+        {
+            FillPolicy.Fill(new Span<T>(pointer + done, (int)Math.Min(Parameter - done, int.MaxValue)), Value);
+        }
+    }
+
     /// <summary>Allocates the native structure and pages it in.</summary>
-    [GlobalSetup(Targets = [nameof(FillNative), nameof(FillMachineLimit), nameof(FillNonTemporalLimit)])]
+    [GlobalSetup(Targets = [nameof(FillNative), nameof(FillMachineLimit), nameof(FillNonTemporalLimit), nameof(FillPolicyChoice)])]
     public void SetupNativeFill()
     {
         AllocateNative(hugePages: false);
@@ -103,6 +119,21 @@ public abstract unsafe class StructureBenchmarks<T> where T : unmanaged, IEquata
         try
         {
             CheckNative($"{StructureName} fill: {StructureName} [{Parameter}]", $"every element of the {StructureName} holds the fill value", Value);
+        }
+        finally
+        {
+            FreeNative();
+            Collect();
+        }
+    }
+
+    /// <summary>Checks every element the fill policy's row wrote, and frees the structure.</summary>
+    [GlobalCleanup(Target = nameof(FillPolicyChoice))]
+    public void CleanupFillPolicyChoice()
+    {
+        try
+        {
+            CheckNative($"{StructureName} fill: fill policy's choice [{Parameter}]", $"every element of the {StructureName} holds the fill value", Value);
         }
         finally
         {
