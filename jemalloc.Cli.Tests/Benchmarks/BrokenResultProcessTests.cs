@@ -120,6 +120,7 @@ public sealed class BrokenResultProcessTests : IDisposable
         "SafeArray<Int64> fill: managed array [1001]",
         "SafeArray<Int64> fill: SafeArray<Int64> [1001]",
         "SafeArray<Int64> fill: machine limit [1001]",
+        "SafeArray<Int64> fill: fill policy's choice [1001]",
         "SafeArray<Int64> create: managed array [1001]",
         "SafeArray<Int64> create: SafeArray<Int64> (4 KiB pages) [1001]",
         "SafeArray<Int64> create: SafeArray<Int64> (huge pages) [1001]",
@@ -134,8 +135,8 @@ public sealed class BrokenResultProcessTests : IDisposable
     public void The_main_job_fails_every_row_whose_result_has_one_wrong_element(string position)
     {
         ChildProcessRunner.Result result = Run(position, InProcessTimeout, "array", "--fill", "-l", "1001");
-        // Fill: managed, SafeArray, memset and non-temporal stores; create: managed and four native ways.
-        AssertEveryBenchmarkFailed(result, benchmarks: 9);
+        // Fill: managed, SafeArray, memset, non-temporal stores and the fill policy's choice; create: managed and four native ways.
+        AssertEveryBenchmarkFailed(result, benchmarks: 10);
         foreach (string row in ArrayFillRows)
         {
             Assert.True(result.Output.Contains($"wrong result: {row}: ", StringComparison.Ordinal), $"expected a wrong result for '{row}': {result}");
@@ -154,11 +155,11 @@ public sealed class BrokenResultProcessTests : IDisposable
 
     [Fact]
     public void Every_buffer_row_with_wrong_results_exits_2() =>
-        AssertEveryBenchmarkFailed(Run(broken: true, InProcessTimeout, "buffer", "--fill", "--math", "-i", "1001"), benchmarks: 14);
+        AssertEveryBenchmarkFailed(Run(broken: true, InProcessTimeout, "buffer", "--fill", "--math", "-i", "1001"), benchmarks: 15);
 
     [Fact]
     public void Every_hugearray_row_with_wrong_results_exits_2() =>
-        AssertEveryBenchmarkFailed(Run(broken: true, InProcessTimeout, "hugearray", "--fill", "--math", "-b", "1001"), benchmarks: 17);
+        AssertEveryBenchmarkFailed(Run(broken: true, InProcessTimeout, "hugearray", "--fill", "--math", "-b", "1001"), benchmarks: 18);
 
     [Fact]
     public void Every_vector_row_with_wrong_pixels_exits_2()
@@ -198,8 +199,8 @@ public sealed class BrokenResultProcessTests : IDisposable
         // The guard itself: a suite that checks nothing (here: every check dropped) proves nothing.
         ChildProcessRunner.Result result = Run(BrokenResultSwitch.NoChecks, InProcessTimeout, "array", "--fill", "-l", "1001");
         Assert.True(result.ExitCode == Program.ExitBenchmarkFailed, $"expected exit code {Program.ExitBenchmarkFailed}: {result}");
-        Assert.Contains("jembench: FAILED: 9 problem(s); 0 result check(s) passed.", result.Output, StringComparison.Ordinal);
-        Assert.Equal(9, Lines(result, "  no result check was made: SafeArrayBenchmarks<Int64>."));
+        Assert.Contains("jembench: FAILED: 10 problem(s); 0 result check(s) passed.", result.Output, StringComparison.Ordinal);
+        Assert.Equal(10, Lines(result, "  no result check was made: SafeArrayBenchmarks<Int64>."));
         Assert.DoesNotContain("every benchmark ran", result.Output, StringComparison.Ordinal);
     }
 
