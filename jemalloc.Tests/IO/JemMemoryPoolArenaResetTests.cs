@@ -105,8 +105,7 @@ public sealed class JemMemoryPoolArenaResetTests : LeakCheckedTest
         LeavesLeaksToTheFinalizer();
         using var arena = new JemArena();
         using var pool = new JemMemoryPool(arena: arena);
-        RentAndDrop(pool);
-        Assert.Throws<InvalidOperationException>(arena.Reset);
+        RentSeeTheResetRefusedAndDrop(pool, arena);
         for (int i = 0; i < 3; i++)
         {
             GC.Collect();
@@ -118,7 +117,15 @@ public sealed class JemMemoryPoolArenaResetTests : LeakCheckedTest
         Assert.Equal(0L, pool.GetStatistics().OutstandingBytes);
 
         [MethodImpl(MethodImplOptions.NoInlining)]
-        static void RentAndDrop(JemMemoryPool pool) => pool.Rent(4096).Memory.Span.Fill(1);
+        // The owner is kept alive until the refusal is seen (a collection started by a test running
+        // beside this one could otherwise finalize it first), then dropped without Dispose on return.
+        static void RentSeeTheResetRefusedAndDrop(JemMemoryPool pool, JemArena arena)
+        {
+            IMemoryOwner<byte> owner = pool.Rent(4096);
+            owner.Memory.Span.Fill(1);
+            Assert.Throws<InvalidOperationException>(arena.Reset);
+            GC.KeepAlive(owner);
+        }
     }
 
     [Fact]
