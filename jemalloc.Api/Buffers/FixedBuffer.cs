@@ -88,7 +88,7 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
         try
         {
             using MemoryLease<T> lease = BeginOperation();
-            Simd.SimdKernels.Fill(lease.Span, value, Simd.SimdKernels.FillKernelFor<T>(lease.Length));
+            Simd.SimdKernels.Fill(lease.Span, value, Simd.SimdKernels.FillPlanFor<T>(lease.Length));
         }
         catch (ObjectDisposedException) when (!_handle.IsValid)
         {
@@ -193,7 +193,7 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
     public void Fill(T value)
     {
         using MemoryLease<T> lease = BeginOperation();
-        Simd.SimdKernels.Fill(lease.Span, value, Simd.SimdKernels.FillKernelFor<T>(lease.Length));
+        Simd.SimdKernels.Fill(lease.Span, value, Simd.SimdKernels.FillPlanFor<T>(lease.Length));
     }
 
     /// <summary>Copies every element to <paramref name="destination"/>.</summary>

@@ -176,10 +176,10 @@ public abstract unsafe class NativeBuffer<T> : SafeHandle, IEnumerable<T>, IAllo
     // with the stores FillPolicy chose for a structure of this size.
     private static void FillLeased(in MemoryLease<T> lease, T value)
     {
-        Simd.FillKernel kernel = Simd.SimdKernels.FillKernelFor<T>(lease.Length);
+        Simd.FillPlan plan = Simd.SimdKernels.FillPlanFor<T>(lease.Length);
         foreach (Span<T> chunk in lease.GetChunks())
         {
-            Simd.SimdKernels.Fill(chunk, value, kernel);
+            Simd.SimdKernels.Fill(chunk, value, plan);
         }
     }
 

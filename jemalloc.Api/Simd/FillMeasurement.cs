@@ -49,7 +49,7 @@ internal sealed class FillMeasurement
     /// <summary>
     /// The choice, once each kernel has <see cref="SamplesNeeded"/> slices (or, with
     /// <paramref name="force"/>, from whatever there is: ordinary stores unless streaming was clearly
-    /// faster); false before.
+    /// faster); false before. The choice's band is all sizes: <see cref="FillPolicy"/> sets its own.
     /// </summary>
     internal bool TryDecide(bool force, out FillChoice choice)
     {
@@ -60,7 +60,7 @@ internal sealed class FillMeasurement
         }
 
         bool streams = Samples > 0 && _bestNonTemporal > _bestOrdinary * (1 + Margin);
-        choice = new FillChoice(streams, _bestOrdinary, _bestNonTemporal, Samples);
+        choice = new FillChoice(0, long.MaxValue, streams, _bestOrdinary, _bestNonTemporal, Samples);
         return true;
     }
 }

@@ -16,12 +16,14 @@ namespace jemalloc;
 /// <remarks>
 /// <para>
 /// Automatic: writes smaller than the last-level cache (<see cref="LastLevelCacheBytes"/>, read from
-/// the OS) always use ordinary stores. The first fills larger than it write alternate slices with
-/// each kernel and time them; once each kernel has enough slices, the best slice of each is
-/// compared, and streaming is chosen only if it is clearly faster, so noise never makes the choice.
-/// The choice is made once per process (<see cref="AutomaticChoice"/>) and costs later writes
-/// nothing. Until it is made, writes that do not measure (copies, clears, parallel fills) use
-/// ordinary stores.
+/// the OS) always use ordinary stores. Larger writes fall in one of three size bands, from the cache
+/// size C: [C, 4C), [4C, 16C) and 16C or more, since on some hosts streaming wins for blocks a few
+/// times the cache and loses for far larger ones. In each band, the first fills write alternate
+/// slices with each kernel and time them; once each kernel has enough slices, the best slice of
+/// each is compared, and streaming is chosen only if it is clearly faster, so noise never makes the
+/// choice. Each band's choice is made once per process (<see cref="AutomaticChoices"/>) and costs
+/// later writes nothing. Until a band's choice is made, writes in it that do not measure (copies,
+/// clears, parallel fills) use ordinary stores.
 /// </para>
 /// <para>
 /// Explicit: a threshold of <see cref="Always"/>, <see cref="Never"/> or any size in bytes streams
@@ -41,24 +43,31 @@ public static class FillPolicy
     /// <summary>The threshold that never streams.</summary>
     public const long Never = long.MaxValue;
 
+    /// <summary>The number of size bands the automatic setting chooses for.</summary>
+    internal const int BandCount = 3;
+
+    // Each band is this many times wider than the one before it, the first starting at the cache size.
+    private const int BandFactor = 4;
+
     private const int Undecided = 0;
     private const int Measuring = 1;
     private const int DecidedOrdinary = 2;
     private const int DecidedNonTemporal = 3;
 
-    // The scratch block DecideAutomaticChoice measures on, when no fill has yet: twice the cache, within these bounds.
+    // DecideAutomaticChoices measures each band on a scratch block sized within it: these many
+    // eighths of the band's lower bound (twice it for the bounded bands, a little over it for the last,
+    // which has no upper bound and can be large), and never less than the measurement needs.
     private const long MinimumScratchBytes = 64L << 20;
-    private const long MaximumScratchBytes = 1L << 30;
     private const int MaximumScratchPasses = 16;
 
     private static long s_threshold = Automatic;
-    private static int s_state = NonTemporalFill.IsSupported ? Undecided : DecidedOrdinary;
-    // Boxed so that a reader never sees half of it; written before s_state says it is decided.
-    private static object? s_choice = NonTemporalFill.IsSupported ? null : new FillChoice(false, 0, 0, 0);
+    // Per band. A band's choice is boxed so that a reader never sees half of it; written before its state says it is decided.
+    private static readonly int[] s_state = NewStates();
+    private static readonly object?[] s_choice = new object?[BandCount];
+    // Touched only by the thread that moved the band's state to Measuring.
+    private static readonly FillMeasurement[] s_measurement = [new(), new(), new()];
     private static long s_measuringWrites;
     private static long s_refusedWrites;
-    // Touched only by the thread that moved s_state to Measuring.
-    private static FillMeasurement s_measurement = new();
 
     /// <summary>
     /// The size in bytes of a write (a whole structure's, for fills) from which it streams;
@@ -83,55 +92,59 @@ public static class FillPolicy
     /// <summary>The last-level cache's size in bytes as the OS (or the CPU) reports it: the size from which the automatic choice applies.</summary>
     public static long LastLevelCacheBytes => LastLevelCache.Bytes;
 
-    /// <summary>What the automatic setting chose and the figures it measured; <see langword="null"/> until it has chosen.</summary>
-    public static FillChoice? AutomaticChoice => Volatile.Read(ref s_state) >= DecidedOrdinary ? (FillChoice)Volatile.Read(ref s_choice)! : null;
+    /// <summary>
+    /// The automatic setting's choices made so far, one per size band that has chosen, smallest band
+    /// first, each with the figures it measured; empty until the first band has chosen.
+    /// </summary>
+    public static IReadOnlyList<FillChoice> AutomaticChoices
+    {
+        get
+        {
+            var made = new List<FillChoice>(BandCount);
+            for (int band = 0; band < BandCount; band++)
+            {
+                if (ChoiceOf(band) is FillChoice choice)
+                {
+                    made.Add(choice);
+                }
+            }
+
+            return made;
+        }
+    }
 
     /// <summary>
-    /// Makes the automatic choice now if no fill has made it yet, by measuring both kernels on a
-    /// scratch block of twice the last-level cache (at least 64 MiB, at most 1 GiB, freed after),
-    /// and returns it. An application can call this at start-up to keep the measuring off its first fill.
+    /// The automatic choice that applies to a write of <paramref name="writeBytes"/> bytes (a whole
+    /// structure's, for fills); <see langword="null"/> when the write is smaller than the last-level
+    /// cache (such writes always use ordinary stores) or its size band has not chosen yet.
     /// </summary>
-    /// <exception cref="OutOfMemoryException">The scratch block cannot be had.</exception>
-    public static unsafe FillChoice DecideAutomaticChoice()
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="writeBytes"/> is negative.</exception>
+    public static FillChoice? AutomaticChoiceFor(long writeBytes)
     {
-        SpinWait wait = default;
-        while (true)
+        if (writeBytes < 0)
         {
-            if (AutomaticChoice is FillChoice made)
-            {
-                return made;
-            }
-
-            if (TryBeginMeasuring())
-            {
-                break;
-            }
-
-            // Another thread's fill is measuring: its fill ends soon.
-            wait.SpinOnce();
+            ThrowHelper.ThrowArgumentOutOfRange(nameof(writeBytes), writeBytes, "A write's size cannot be negative.");
         }
 
-        nuint bytes = (nuint)Math.Clamp(2 * LastLevelCache.Bytes, MinimumScratchBytes, MaximumScratchBytes);
-        byte* scratch = null;
-        bool decided = false;
-        try
-        {
-            scratch = (byte*)NativeMemory.Alloc(bytes);
-            NativeMemory.Clear(scratch, bytes); // paged in before anything is timed
-            for (int pass = 0; pass < MaximumScratchPasses && s_measurement.Samples < FillMeasurement.SamplesNeeded; pass++)
-            {
-                SimdKernels.FillMeasuring(scratch, bytes, (byte)pass, s_measurement);
-            }
+        int band = BandOf((ulong)writeBytes);
+        return band < 0 ? null : ChoiceOf(band);
+    }
 
-            decided = true;
-        }
-        finally
+    /// <summary>
+    /// Makes the automatic choice of every size band no fill has made it for yet, by measuring both
+    /// kernels on a scratch block within each band (freed after), and returns the choices, smallest
+    /// band first. An application can call this at start-up to keep the measuring off its first big
+    /// fills; it needs a block of about twice 4 times the last-level cache for the middle band.
+    /// </summary>
+    /// <exception cref="OutOfMemoryException">A scratch block cannot be had.</exception>
+    public static IReadOnlyList<FillChoice> DecideAutomaticChoices()
+    {
+        for (int band = 0; band < BandCount; band++)
         {
-            NativeMemory.Free(scratch);
-            EndMeasuring(force: decided);
+            DecideBand(band);
         }
 
-        return AutomaticChoice!.Value;
+        return AutomaticChoices;
     }
 
     /// <summary>
@@ -142,7 +155,7 @@ public static class FillPolicy
     /// </summary>
     /// <typeparam name="T">The element type.</typeparam>
     public static void Fill<T>(Span<T> destination, T value)
-        where T : unmanaged => SimdKernels.Fill(destination, value, SimdKernels.FillKernelFor<T>(destination.Length));
+        where T : unmanaged => SimdKernels.Fill(destination, value, SimdKernels.FillPlanFor<T>(destination.Length));
 
     /// <summary>
     /// One line on the policy in effect: the setting, the last-level cache size and where it was
@@ -154,9 +167,7 @@ public static class FillPolicy
         string cache = string.Create(CultureInfo.InvariantCulture, $"last-level cache {LastLevelCache.Bytes / 1024.0 / 1024.0:0.#} MiB ({LastLevelCache.Source})");
         return threshold switch
         {
-            Automatic => AutomaticChoice is FillChoice choice
-                ? $"automatic, {cache}; chose {choice}"
-                : $"automatic, {cache}; not chosen yet (the first fill larger than the cache measures)",
+            Automatic => $"automatic, {cache}; {DescribeBands()}",
             Never => $"never stream, {cache}",
             Always => $"always stream, {cache}",
             _ => string.Create(CultureInfo.InvariantCulture, $"stream writes of {threshold:N0} bytes or more, {cache}"),
@@ -166,28 +177,64 @@ public static class FillPolicy
     /// <summary>
     /// The kernel for one write of <paramref name="totalBytes"/> (a whole structure's, for fills).
     /// <see cref="FillKernel.Undecided"/> only when <paramref name="mayMeasure"/>: the write may then
-    /// measure (see <see cref="SimdKernels.Fill{T}(Span{T}, T, FillKernel)"/>); otherwise an undecided
+    /// measure (see <see cref="SimdKernels.Fill{T}(Span{T}, T, FillPlan)"/>); otherwise an undecided
     /// choice reads as ordinary.
     /// </summary>
     internal static FillKernel KernelFor(nuint totalBytes, bool mayMeasure)
     {
+        FillPlan plan = PlanFor(totalBytes);
+        return mayMeasure ? plan.Kernel : plan.WithoutMeasuring().Kernel;
+    }
+
+    /// <summary>The plan for one write of <paramref name="totalBytes"/>: its kernel (maybe undecided) and its band.</summary>
+    internal static FillPlan PlanFor(nuint totalBytes)
+    {
         long threshold = Volatile.Read(ref s_threshold);
         if (threshold != Automatic)
         {
-            return NonTemporalFill.IsSupported && threshold != Never && (ulong)totalBytes >= (ulong)threshold ? FillKernel.NonTemporal : FillKernel.Ordinary;
+            return new(NonTemporalFill.IsSupported && threshold != Never && (ulong)totalBytes >= (ulong)threshold ? FillKernel.NonTemporal : FillKernel.Ordinary, -1);
         }
 
-        if ((ulong)totalBytes < (ulong)LastLevelCache.Bytes)
-        {
-            return FillKernel.Ordinary;
-        }
-
-        FillKernel kernel = Decided();
-        return kernel == FillKernel.Undecided && !mayMeasure ? FillKernel.Ordinary : kernel;
+        int band = BandOf(totalBytes);
+        return band < 0 ? new(FillKernel.Ordinary, -1) : new(Decided(band), band);
     }
 
-    /// <summary>The automatic choice, or <see cref="FillKernel.Undecided"/> while none is made.</summary>
-    internal static FillKernel Decided() => Volatile.Read(ref s_state) switch
+    /// <summary>The size band of a write of <paramref name="totalBytes"/>: -1 below the last-level cache, else 0 to <see cref="BandCount"/> - 1.</summary>
+    internal static int BandOf(ulong totalBytes)
+    {
+        ulong from = (ulong)LastLevelCache.Bytes;
+        if (totalBytes < from)
+        {
+            return -1;
+        }
+
+        int band = 0;
+        while (band < BandCount - 1 && totalBytes / BandFactor >= from)
+        {
+            from *= BandFactor;
+            band++;
+        }
+
+        return band;
+    }
+
+    /// <summary>The smallest write of <paramref name="band"/>, in bytes.</summary>
+    internal static long BandStartBytes(int band)
+    {
+        long start = LastLevelCache.Bytes;
+        for (int i = 0; i < band; i++)
+        {
+            start *= BandFactor;
+        }
+
+        return start;
+    }
+
+    /// <summary>The first write size past <paramref name="band"/>, in bytes; <see cref="long.MaxValue"/> for the last.</summary>
+    internal static long BandEndBytes(int band) => band == BandCount - 1 ? long.MaxValue : BandStartBytes(band + 1);
+
+    /// <summary>The automatic choice of <paramref name="band"/>, or <see cref="FillKernel.Undecided"/> while none is made.</summary>
+    internal static FillKernel Decided(int band) => Volatile.Read(ref s_state[band]) switch
     {
         DecidedOrdinary => FillKernel.Ordinary,
         DecidedNonTemporal => FillKernel.NonTemporal,
@@ -195,12 +242,13 @@ public static class FillPolicy
     };
 
     /// <summary>
-    /// Takes the measurement for the calling thread if no choice is made and no other thread is
-    /// measuring; the caller then adds to <see cref="Measurement"/> and must call <see cref="EndMeasuring"/>.
+    /// Takes <paramref name="band"/>'s measurement for the calling thread if its choice is not made
+    /// and no other thread is measuring it; the caller then adds to <see cref="Measurement"/> and
+    /// must call <see cref="EndMeasuring"/>.
     /// </summary>
-    internal static bool TryBeginMeasuring()
+    internal static bool TryBeginMeasuring(int band)
     {
-        if (Interlocked.CompareExchange(ref s_state, Measuring, Undecided) == Undecided)
+        if (Interlocked.CompareExchange(ref s_state[band], Measuring, Undecided) == Undecided)
         {
             Interlocked.Increment(ref s_measuringWrites);
             return true;
@@ -216,36 +264,118 @@ public static class FillPolicy
     /// <summary>How many writes found the measurement taken by another thread (a count for tests, as <see cref="MeasuringWrites"/>).</summary>
     internal static long RefusedWrites => Volatile.Read(ref s_refusedWrites);
 
-    /// <summary>The evidence so far; only for the thread that holds the measurement.</summary>
-    internal static FillMeasurement Measurement => s_measurement;
+    /// <summary><paramref name="band"/>'s evidence so far; only for the thread that holds its measurement.</summary>
+    internal static FillMeasurement Measurement(int band) => s_measurement[band];
 
     /// <summary>
-    /// Gives the measurement back: the choice is made if the evidence suffices (or, with
-    /// <paramref name="force"/>, from whatever there is), else the next big fill measures on.
+    /// Gives <paramref name="band"/>'s measurement back: its choice is made if the evidence suffices
+    /// (or, with <paramref name="force"/>, from whatever there is), else the band's next big fill measures on.
     /// </summary>
-    internal static void EndMeasuring(bool force = false)
+    internal static void EndMeasuring(int band, bool force = false)
     {
-        if (s_measurement.TryDecide(force, out FillChoice choice))
+        if (s_measurement[band].TryDecide(force, out FillChoice measured))
         {
-            Volatile.Write(ref s_choice, choice);
-            Volatile.Write(ref s_state, choice.NonTemporal ? DecidedNonTemporal : DecidedOrdinary);
+            FillChoice choice = measured with { FromBytes = BandStartBytes(band), ToBytes = BandEndBytes(band) };
+            Volatile.Write(ref s_choice[band], choice);
+            Volatile.Write(ref s_state[band], choice.NonTemporal ? DecidedNonTemporal : DecidedOrdinary);
         }
         else
         {
-            Volatile.Write(ref s_state, Undecided);
+            Volatile.Write(ref s_state[band], Undecided);
         }
     }
 
-    /// <summary>Forgets the automatic choice and its evidence (tests only: the choice is otherwise made once per process).</summary>
-    internal static void ForgetAutomaticChoiceForTests()
+    /// <summary>Forgets every automatic choice and its evidence (tests only: a choice is otherwise made once per process).</summary>
+    internal static void ForgetAutomaticChoicesForTests()
     {
         if (!NonTemporalFill.IsSupported)
         {
             return;
         }
 
-        s_measurement = new FillMeasurement();
-        Volatile.Write(ref s_choice, null);
-        Volatile.Write(ref s_state, Undecided);
+        for (int band = 0; band < BandCount; band++)
+        {
+            s_measurement[band] = new FillMeasurement();
+            Volatile.Write(ref s_choice[band], null);
+            Volatile.Write(ref s_state[band], Undecided);
+        }
+    }
+
+    private static ReadOnlySpan<int> ScratchEighths => [16, 16, 10];
+
+    private static int[] NewStates()
+    {
+        int[] states = new int[BandCount];
+        states.AsSpan().Fill(NonTemporalFill.IsSupported ? Undecided : DecidedOrdinary);
+        return states;
+    }
+
+    private static FillChoice? ChoiceOf(int band)
+    {
+        if (Volatile.Read(ref s_state[band]) < DecidedOrdinary)
+        {
+            return null;
+        }
+
+        // Set before the state, except where the CPU cannot stream: then every band is ordinary, unmeasured.
+        return Volatile.Read(ref s_choice[band]) is FillChoice choice
+            ? choice
+            : new FillChoice(BandStartBytes(band), BandEndBytes(band), false, 0, 0, 0);
+    }
+
+    private static string DescribeBands()
+    {
+        var parts = new List<string>(BandCount);
+        for (int band = 0; band < BandCount; band++)
+        {
+            parts.Add(ChoiceOf(band) is FillChoice choice
+                ? choice.ToString()
+                : $"{FillChoice.DescribeBand(BandStartBytes(band), BandEndBytes(band))}: not chosen yet (the first fills of this size measure)");
+        }
+
+        return string.Join("; ", parts);
+    }
+
+    private static unsafe void DecideBand(int band)
+    {
+        SpinWait wait = default;
+        while (true)
+        {
+            if (ChoiceOf(band) is not null)
+            {
+                return;
+            }
+
+            if (TryBeginMeasuring(band))
+            {
+                break;
+            }
+
+            // Another thread's fill is measuring this band: its fill ends soon.
+            wait.SpinOnce();
+        }
+
+        long start = BandStartBytes(band);
+        long bytes = Math.Max(MinimumScratchBytes, start / 8 * ScratchEighths[band]);
+        bytes = Math.Min(bytes, BandEndBytes(band) - 1);
+        byte* scratch = null;
+        bool decided = false;
+        try
+        {
+            scratch = (byte*)NativeMemory.Alloc((nuint)bytes);
+            NativeMemory.Clear(scratch, (nuint)bytes); // paged in before anything is timed
+            FillMeasurement measurement = s_measurement[band];
+            for (int pass = 0; pass < MaximumScratchPasses && measurement.Samples < FillMeasurement.SamplesNeeded; pass++)
+            {
+                SimdKernels.FillMeasuring(scratch, (nuint)bytes, (byte)pass, measurement);
+            }
+
+            decided = true;
+        }
+        finally
+        {
+            NativeMemory.Free(scratch);
+            EndMeasuring(band, force: decided);
+        }
     }
 }

@@ -21,33 +21,34 @@ internal static unsafe class SimdKernels
 
     /// <summary>
     /// Sets every element of <paramref name="span"/> to <paramref name="value"/> with the kernel
-    /// <see cref="FillPolicy"/> chose for the caller's whole structure (<see cref="FillKernelFor{T}"/>):
+    /// <see cref="FillPolicy"/> chose for the caller's whole structure (<see cref="FillPlanFor{T}"/>):
     /// <see cref="Span{T}.Fill"/>, or non-temporal stores where the CPU has them. While the automatic
-    /// choice is not made, one thread at a time measures both kernels on this span's slices
-    /// (<see cref="FillMeasuring{T}"/>); the others use <see cref="Span{T}.Fill"/>.
+    /// choice of the structure's size band is not made, one thread at a time measures both kernels on
+    /// this span's slices (<see cref="FillMeasuring{T}"/>); the others use <see cref="Span{T}.Fill"/>.
     /// The one fill kernel of every structure's <c>Fill</c>, <c>VectorFill</c>, <c>ParallelVectorFill</c>
     /// and create-with-value constructor.
     /// </summary>
-    internal static void Fill<T>(Span<T> span, T value, FillKernel kernel)
+    internal static void Fill<T>(Span<T> span, T value, FillPlan plan)
         where T : unmanaged
     {
+        FillKernel kernel = plan.Kernel;
         if (kernel == FillKernel.Undecided)
         {
-            kernel = FillPolicy.Decided();
+            kernel = FillPolicy.Decided(plan.Band);
             if (kernel == FillKernel.Undecided)
             {
-                if (NonTemporalFill.CanStream<T>() && FillPolicy.TryBeginMeasuring())
+                if (NonTemporalFill.CanStream<T>() && FillPolicy.TryBeginMeasuring(plan.Band))
                 {
                     try
                     {
                         fixed (T* pointer = span)
                         {
-                            FillMeasuring(pointer, (nuint)span.Length, value, FillPolicy.Measurement);
+                            FillMeasuring(pointer, (nuint)span.Length, value, FillPolicy.Measurement(plan.Band));
                         }
                     }
                     finally
                     {
-                        FillPolicy.EndMeasuring();
+                        FillPolicy.EndMeasuring(plan.Band);
                     }
 
                     return;
@@ -71,9 +72,9 @@ internal static unsafe class SimdKernels
         span.Fill(value);
     }
 
-    /// <summary>The kernel for a fill of a whole structure of <paramref name="length"/> elements (it may measure).</summary>
-    internal static FillKernel FillKernelFor<T>(long length)
-        where T : unmanaged => FillPolicy.KernelFor((nuint)length * (nuint)sizeof(T), mayMeasure: true);
+    /// <summary>The plan for a fill of a whole structure of <paramref name="length"/> elements (it may measure).</summary>
+    internal static FillPlan FillPlanFor<T>(long length)
+        where T : unmanaged => FillPolicy.PlanFor((nuint)length * (nuint)sizeof(T));
 
     /// <summary>
     /// Fills <paramref name="count"/> elements at <paramref name="destination"/> in slices written

@@ -165,16 +165,16 @@ public static class VectorOperations
         using MemoryLease<T> lease = Begin(buffer);
         var partitions = Partitions<T>.Of(lease);
         // Whether to stream depends on the whole array, not on one partition: the cores share the last-level cache.
-        FillKernel kernel = SimdKernels.FillKernelFor<T>(lease.Length);
+        FillPlan plan = SimdKernels.FillPlanFor<T>(lease.Length);
         if (partitions.Count == 1)
         {
-            SimdKernels.Fill(partitions[0], value, kernel);
+            SimdKernels.Fill(partitions[0], value, plan);
             return;
         }
 
         // Partitions filled at once would time each other's slices: a parallel fill measures nothing.
-        kernel = kernel == FillKernel.Undecided ? FillKernel.Ordinary : kernel;
-        Parallel.For(0, partitions.Count, i => SimdKernels.Fill(partitions[i], value, kernel));
+        plan = plan.WithoutMeasuring();
+        Parallel.For(0, partitions.Count, i => SimdKernels.Fill(partitions[i], value, plan));
     }
 
     /// <summary>Multiplies every element by <paramref name="factor"/> in place, using every core.</summary>
@@ -231,10 +231,10 @@ public static class VectorOperations
     private static void Fill<T>(in MemoryLease<T> lease, T value)
         where T : unmanaged, INumber<T>
     {
-        FillKernel kernel = SimdKernels.FillKernelFor<T>(lease.Length);
+        FillPlan plan = SimdKernels.FillPlanFor<T>(lease.Length);
         foreach (Span<T> chunk in lease.GetChunks())
         {
-            SimdKernels.Fill(chunk, value, kernel);
+            SimdKernels.Fill(chunk, value, plan);
         }
     }
 

@@ -144,9 +144,11 @@ public sealed class QuickRunTests : IDisposable
         Assert.Contains("opt.tcache_nslots_small_max", result.Output, StringComparison.Ordinal);
         Assert.Contains("stats.allocated", result.Output, StringComparison.Ordinal);
         Assert.Contains("Begin jemalloc statistics", result.Output, StringComparison.Ordinal);
-        // The fill policy, with the automatic choice made and its figures.
+        // The fill policy, with every size band's automatic choice made and its figures.
         Assert.Contains("fill policy: automatic, last-level cache ", result.Output, StringComparison.Ordinal);
-        Assert.Contains("; chose ", result.Output, StringComparison.Ordinal);
+        Assert.Contains("best of ", result.Output, StringComparison.Ordinal);
+        Assert.Contains(" MiB: ", result.Output, StringComparison.Ordinal);
+        Assert.DoesNotContain("not chosen yet", result.Output, StringComparison.Ordinal);
     }
 
     [Fact]

@@ -62,8 +62,8 @@ public static class InfoCommand
         output.WriteLine($"pages: jemalloc {Jem.PageSize.ToString("N0", CultureInfo.InvariantCulture)} bytes (compiled in), OS {Environment.SystemPageSize.ToString("N0", CultureInfo.InvariantCulture)} bytes");
         output.WriteLine($"transparent huge pages: {HugePageInfo.Mode}");
         output.WriteLine($"{Jem.ConfigurationVariable}: {Environment.GetEnvironmentVariable(Jem.ConfigurationVariable) ?? "(not set)"}");
-        // Made now (a short measurement on a scratch block), so that it can be shown with its figures.
-        _ = FillPolicy.DecideAutomaticChoice();
+        // Made now (a short measurement on a scratch block per size band), so that it can be shown with its figures.
+        _ = FillPolicy.DecideAutomaticChoices();
         output.WriteLine($"fill policy: {FillPolicy.Describe()}");
         output.WriteLine();
         output.WriteLine("Effective options:");

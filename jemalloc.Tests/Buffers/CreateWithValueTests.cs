@@ -78,12 +78,12 @@ public sealed unsafe class CreateWithValueTests : LeakCheckedTest
     {
         const int Threshold = 1 << 20;
         int length = (Threshold / sizeof(ulong)) + 13;
-        Assert.Equal(FillKernel.Ordinary, SimdKernels.FillKernelFor<ulong>(length)); // automatic: smaller than the last-level cache
+        Assert.Equal(FillKernel.Ordinary, SimdKernels.FillPlanFor<ulong>(length).Kernel); // automatic: smaller than the last-level cache
         FillPolicy.NonTemporalThresholdBytes = Threshold;
         try
         {
-            Assert.Equal(NonTemporalFill.IsSupported ? FillKernel.NonTemporal : FillKernel.Ordinary, SimdKernels.FillKernelFor<ulong>(length));
-            Assert.Equal(FillKernel.Ordinary, SimdKernels.FillKernelFor<ulong>(length - 14));
+            Assert.Equal(NonTemporalFill.IsSupported ? FillKernel.NonTemporal : FillKernel.Ordinary, SimdKernels.FillPlanFor<ulong>(length).Kernel);
+            Assert.Equal(FillKernel.Ordinary, SimdKernels.FillPlanFor<ulong>(length - 14).Kernel);
             FillsEveryElement(length);
         }
         finally
@@ -160,7 +160,7 @@ public sealed unsafe class CreateWithValueTests : LeakCheckedTest
         try
         {
             // Everything streams that the kernel can stream; blocks too small for it use Span<T>.Fill.
-            Assert.Equal(NonTemporalFill.IsSupported ? FillKernel.NonTemporal : FillKernel.Ordinary, SimdKernels.FillKernelFor<byte>(1));
+            Assert.Equal(NonTemporalFill.IsSupported ? FillKernel.NonTemporal : FillKernel.Ordinary, SimdKernels.FillPlanFor<byte>(1).Kernel);
             using var small = new SafeArray<int>(5, 9);
             Assert.All(small.ToArray(), v => Assert.Equal(9, v));
         }

@@ -15,73 +15,163 @@ public sealed unsafe class FillPolicyTests : LeakCheckedTest
     private const ulong Value = 0x0123456789ABCDEFUL;
 
     // Elements of a fill just larger than the last-level cache: the size from which the choice applies.
-    private static int BigLength => checked((int)(FillPolicy.LastLevelCacheBytes / sizeof(ulong))) + 13;
+    private static int BigLength => checked((int)(Cache / sizeof(ulong))) + 13;
+
+    private static long Cache => FillPolicy.LastLevelCacheBytes;
 
     [Fact]
-    public void The_first_fill_larger_than_the_cache_makes_the_choice_once_and_later_fills_keep_it()
+    public void The_first_fills_of_a_size_band_make_its_choice_once_and_later_fills_keep_it()
     {
-        FillPolicy.ForgetAutomaticChoiceForTests();
+        FillPolicy.ForgetAutomaticChoicesForTests();
         try
         {
-            Assert.Null(FillPolicy.AutomaticChoice);
+            Assert.Empty(FillPolicy.AutomaticChoices);
             Assert.Contains("not chosen yet", FillPolicy.Describe(), StringComparison.Ordinal);
 
-            // Below the cache: ordinary stores, nothing measured.
+            // Below the cache: ordinary stores, nothing measured, no choice applies.
             long measuring = FillPolicy.MeasuringWrites;
             using (var small = new SafeArray<ulong>(BigLength - 14, Value))
             {
                 AssertHolds(small, Value);
             }
 
-            Assert.Equal(FillKernel.Ordinary, FillPolicy.KernelFor((nuint)FillPolicy.LastLevelCacheBytes - 1, mayMeasure: true));
+            Assert.Equal(FillKernel.Ordinary, FillPolicy.KernelFor((nuint)Cache - 1, mayMeasure: true));
             Assert.Equal(measuring, FillPolicy.MeasuringWrites);
-            Assert.Null(FillPolicy.AutomaticChoice);
+            Assert.Empty(FillPolicy.AutomaticChoices);
+            Assert.Null(FillPolicy.AutomaticChoiceFor(Cache - 1));
 
-            // A fill long enough for the slices needed measures (its untimed first part is the cache's size) and chooses.
-            using var array = new HugeArray<ulong>(BigLength + ((2L * FillMeasurement.SamplesNeeded + 2) * (long)SimdKernels.SliceBytes / sizeof(ulong)));
-            array.Fill(Value);
-            Assert.Equal(measuring + 1, FillPolicy.MeasuringWrites);
-            FillChoice choice = Assert.NotNull(FillPolicy.AutomaticChoice);
+            // A fill in the first band (from the cache size to 4 times it) measures, fill after fill
+            // (its untimed first part is the cache's size), until each kernel has its slices.
+            long length = (4 * Cache / sizeof(ulong)) - 1;
+            using var array = new HugeArray<ulong>(length);
+            int fills = 0;
+            while (FillPolicy.AutomaticChoiceFor(Cache) is null && fills < 8)
+            {
+                array.Fill(Value + (ulong)fills);
+                AssertHolds(array, Value + (ulong)fills);
+                fills++;
+            }
+
+            Assert.Equal(measuring + fills, FillPolicy.MeasuringWrites);
+            FillChoice choice = Assert.NotNull(FillPolicy.AutomaticChoiceFor(Cache));
+            Assert.Equal(Cache, choice.FromBytes);
+            Assert.Equal(4 * Cache, choice.ToBytes);
             Assert.True(choice.SamplesPerKernel >= FillMeasurement.SamplesNeeded, choice.ToString());
             Assert.True(choice.OrdinaryBytesPerSecond > 0 && choice.NonTemporalBytesPerSecond > 0, choice.ToString());
-            AssertHolds(array, Value);
+            Assert.Equal([choice], FillPolicy.AutomaticChoices);
             Assert.Contains(choice.ToString(), FillPolicy.Describe(), StringComparison.Ordinal);
 
-            // Kept: every later write of that size uses it, nothing measures again.
+            // Kept for the band: every later write in it uses it, nothing measures again; the next band has not chosen.
             FillKernel chosen = choice.NonTemporal ? FillKernel.NonTemporal : FillKernel.Ordinary;
-            Assert.Equal(chosen, FillPolicy.KernelFor((nuint)FillPolicy.LastLevelCacheBytes, mayMeasure: true));
-            Assert.Equal(chosen, FillPolicy.KernelFor(nuint.MaxValue, mayMeasure: false));
+            Assert.Equal(chosen, FillPolicy.KernelFor((nuint)Cache, mayMeasure: true));
+            Assert.Equal(chosen, FillPolicy.KernelFor((nuint)(4 * Cache) - 1, mayMeasure: false));
+            Assert.Equal(choice, FillPolicy.AutomaticChoiceFor((4 * Cache) - 1));
+            Assert.Null(FillPolicy.AutomaticChoiceFor(4 * Cache));
+            Assert.Equal(FillKernel.Ordinary, FillPolicy.KernelFor((nuint)(4 * Cache), mayMeasure: false));
+            Assert.Equal(NonTemporalFill.IsSupported ? FillKernel.Undecided : FillKernel.Ordinary, FillPolicy.KernelFor((nuint)(4 * Cache), mayMeasure: true));
             array.Fill(~Value);
             array.VectorFill(Value);
             AssertHolds(array, Value);
-            Assert.Equal(measuring + 1, FillPolicy.MeasuringWrites);
-            Assert.Equal(choice, FillPolicy.AutomaticChoice);
-            Assert.Equal(choice, FillPolicy.DecideAutomaticChoice());
+            Assert.Equal(measuring + fills, FillPolicy.MeasuringWrites);
+            Assert.Equal(choice, FillPolicy.AutomaticChoiceFor(Cache));
         }
         finally
         {
-            FillPolicy.ForgetAutomaticChoiceForTests();
+            FillPolicy.ForgetAutomaticChoicesForTests();
         }
     }
 
     [Fact]
-    public void Deciding_now_measures_on_a_scratch_block_when_no_fill_has()
+    public void Deciding_now_measures_every_band_on_a_scratch_block_and_the_bands_tile_the_sizes_above_the_cache()
     {
-        FillPolicy.ForgetAutomaticChoiceForTests();
+        FillPolicy.ForgetAutomaticChoicesForTests();
         try
         {
             long measuring = FillPolicy.MeasuringWrites;
-            FillChoice choice = FillPolicy.DecideAutomaticChoice();
-            Assert.Equal(measuring + 1, FillPolicy.MeasuringWrites);
-            Assert.True(choice.SamplesPerKernel >= FillMeasurement.SamplesNeeded, choice.ToString());
-            Assert.Equal(choice, FillPolicy.AutomaticChoice);
-            Assert.Equal(choice, FillPolicy.DecideAutomaticChoice());
-            Assert.Equal(measuring + 1, FillPolicy.MeasuringWrites);
+            IReadOnlyList<FillChoice> choices = FillPolicy.DecideAutomaticChoices();
+            Assert.Equal(measuring + FillPolicy.BandCount, FillPolicy.MeasuringWrites);
+            Assert.Equal(FillPolicy.BandCount, choices.Count);
+            Assert.Equal(Cache, choices[0].FromBytes);
+            for (int band = 0; band < choices.Count; band++)
+            {
+                FillChoice choice = choices[band];
+                Assert.True(choice.SamplesPerKernel >= FillMeasurement.SamplesNeeded, choice.ToString());
+                Assert.Equal(band == choices.Count - 1 ? long.MaxValue : choices[band + 1].FromBytes, choice.ToBytes);
+                Assert.Equal(choice, FillPolicy.AutomaticChoiceFor(choice.FromBytes));
+                Assert.Contains(choice.ToString(), FillPolicy.Describe(), StringComparison.Ordinal);
+            }
+
+            Assert.Equal(choices, FillPolicy.AutomaticChoices);
+            Assert.Equal(choices, FillPolicy.DecideAutomaticChoices());
+            Assert.Equal(measuring + FillPolicy.BandCount, FillPolicy.MeasuringWrites);
+            Assert.DoesNotContain("not chosen yet", FillPolicy.Describe(), StringComparison.Ordinal);
         }
         finally
         {
-            FillPolicy.ForgetAutomaticChoiceForTests();
+            FillPolicy.ForgetAutomaticChoicesForTests();
         }
+    }
+
+    [Fact]
+    public void Each_band_keeps_its_own_choice_so_a_host_where_streaming_wins_only_below_some_size_gets_both()
+    {
+        if (!NonTemporalFill.IsSupported)
+        {
+            Assert.Equal(FillKernel.Ordinary, FillPolicy.KernelFor((nuint)Cache, mayMeasure: true));
+            return;
+        }
+
+        FillPolicy.ForgetAutomaticChoicesForTests();
+        try
+        {
+            // The development host: streaming clearly faster a few times the cache, slower far beyond it.
+            Feed(band: 0, ordinaryBytesPerSecond: 20e9, streamingBytesPerSecond: 30e9);
+            Feed(band: 2, ordinaryBytesPerSecond: 9e9, streamingBytesPerSecond: 7e9);
+
+            Assert.Equal(FillKernel.NonTemporal, FillPolicy.KernelFor((nuint)Cache, mayMeasure: false));
+            Assert.Equal(FillKernel.NonTemporal, FillPolicy.KernelFor((nuint)(4 * Cache) - 1, mayMeasure: true));
+            Assert.Equal(FillKernel.Undecided, FillPolicy.KernelFor((nuint)(4 * Cache), mayMeasure: true));
+            Assert.Equal(FillKernel.Ordinary, FillPolicy.KernelFor((nuint)(16 * Cache), mayMeasure: true));
+            Assert.Equal(FillKernel.Ordinary, FillPolicy.KernelFor(nuint.MaxValue, mayMeasure: true));
+
+            FillChoice first = Assert.NotNull(FillPolicy.AutomaticChoiceFor(2 * Cache));
+            FillChoice last = Assert.NotNull(FillPolicy.AutomaticChoiceFor(long.MaxValue));
+            Assert.True(first.NonTemporal);
+            Assert.False(last.NonTemporal);
+            Assert.Equal((16 * Cache, long.MaxValue), (last.FromBytes, last.ToBytes));
+            Assert.Null(FillPolicy.AutomaticChoiceFor(8 * Cache));
+            Assert.Equal([first, last], FillPolicy.AutomaticChoices);
+            string described = FillPolicy.Describe();
+            Assert.Contains(first.ToString(), described, StringComparison.Ordinal);
+            Assert.Contains(last.ToString(), described, StringComparison.Ordinal);
+            Assert.Contains("not chosen yet", described, StringComparison.Ordinal);
+
+            // The plans a structure's fill follows, by its whole size.
+            Assert.Equal(new FillPlan(FillKernel.NonTemporal, 0), SimdKernels.FillPlanFor<ulong>(Cache / sizeof(ulong)));
+            Assert.Equal(new FillPlan(FillKernel.Ordinary, 2), SimdKernels.FillPlanFor<ulong>(2 * Cache));
+            Assert.Equal(new FillPlan(FillKernel.Ordinary, -1), SimdKernels.FillPlanFor<ulong>((Cache / sizeof(ulong)) - 1));
+        }
+        finally
+        {
+            FillPolicy.ForgetAutomaticChoicesForTests();
+        }
+    }
+
+    [Fact]
+    public void Bands_start_at_the_cache_size_and_grow_fourfold_and_a_negative_size_is_refused()
+    {
+        Assert.Equal(-1, FillPolicy.BandOf(0));
+        Assert.Equal(-1, FillPolicy.BandOf((ulong)Cache - 1));
+        Assert.Equal(0, FillPolicy.BandOf((ulong)Cache));
+        Assert.Equal(0, FillPolicy.BandOf((4 * (ulong)Cache) - 1));
+        Assert.Equal(1, FillPolicy.BandOf(4 * (ulong)Cache));
+        Assert.Equal(1, FillPolicy.BandOf((16 * (ulong)Cache) - 1));
+        Assert.Equal(2, FillPolicy.BandOf(16 * (ulong)Cache));
+        Assert.Equal(2, FillPolicy.BandOf(ulong.MaxValue));
+        Assert.Equal(FillPolicy.BandCount - 1, FillPolicy.BandOf(ulong.MaxValue));
+
+        var thrown = Assert.Throws<ArgumentOutOfRangeException>(() => FillPolicy.AutomaticChoiceFor(-1));
+        Assert.Equal("writeBytes", thrown.ParamName);
     }
 
     [Fact]
@@ -101,7 +191,7 @@ public sealed unsafe class FillPolicyTests : LeakCheckedTest
             // Until fills have met: one measuring while another found it taken and used ordinary stores.
             for (int round = 0; round < 50 && FillPolicy.RefusedWrites == refusedBefore; round++)
             {
-                FillPolicy.ForgetAutomaticChoiceForTests();
+                FillPolicy.ForgetAutomaticChoicesForTests();
                 ulong value = Value + (ulong)round;
                 using var start = new Barrier(Threads);
                 Workers.Run(Threads, t =>
@@ -120,7 +210,7 @@ public sealed unsafe class FillPolicyTests : LeakCheckedTest
         }
         finally
         {
-            FillPolicy.ForgetAutomaticChoiceForTests();
+            FillPolicy.ForgetAutomaticChoicesForTests();
             foreach (SafeArray<ulong> array in arrays)
             {
                 array.Dispose();
@@ -131,7 +221,7 @@ public sealed unsafe class FillPolicyTests : LeakCheckedTest
     [Fact]
     public void A_parallel_fill_or_a_copy_does_not_measure_while_no_choice_is_made()
     {
-        FillPolicy.ForgetAutomaticChoiceForTests();
+        FillPolicy.ForgetAutomaticChoicesForTests();
         try
         {
             long measuring = FillPolicy.MeasuringWrites;
@@ -146,20 +236,20 @@ public sealed unsafe class FillPolicyTests : LeakCheckedTest
 
             AssertHolds(copy, Value);
             Assert.Equal(measuring, FillPolicy.MeasuringWrites);
-            Assert.Null(FillPolicy.AutomaticChoice);
+            Assert.Empty(FillPolicy.AutomaticChoices);
             Assert.Equal(FillKernel.Ordinary, FillPolicy.KernelFor(nuint.MaxValue, mayMeasure: false));
             Assert.Equal(NonTemporalFill.IsSupported ? FillKernel.Undecided : FillKernel.Ordinary, FillPolicy.KernelFor(nuint.MaxValue, mayMeasure: true));
         }
         finally
         {
-            FillPolicy.ForgetAutomaticChoiceForTests();
+            FillPolicy.ForgetAutomaticChoicesForTests();
         }
     }
 
     [Fact]
     public void Explicit_settings_override_the_automatic_choice_and_measure_nothing()
     {
-        FillPolicy.ForgetAutomaticChoiceForTests();
+        FillPolicy.ForgetAutomaticChoicesForTests();
         FillKernel streaming = NonTemporalFill.IsSupported ? FillKernel.NonTemporal : FillKernel.Ordinary;
         try
         {
@@ -180,12 +270,12 @@ public sealed unsafe class FillPolicyTests : LeakCheckedTest
             }
 
             Assert.Equal(measuring, FillPolicy.MeasuringWrites);
-            Assert.Null(FillPolicy.AutomaticChoice);
+            Assert.Empty(FillPolicy.AutomaticChoices);
         }
         finally
         {
             FillPolicy.NonTemporalThresholdBytes = FillPolicy.Automatic;
-            FillPolicy.ForgetAutomaticChoiceForTests();
+            FillPolicy.ForgetAutomaticChoicesForTests();
         }
     }
 
@@ -283,6 +373,21 @@ public sealed unsafe class FillPolicyTests : LeakCheckedTest
             TestArena.Destroy(arena);
             FillPolicy.NonTemporalThresholdBytes = FillPolicy.Automatic;
         }
+    }
+
+    // One band's measurement fed slices at the given true speeds, alternating kernels, until it decides.
+    private static void Feed(int band, double ordinaryBytesPerSecond, double streamingBytesPerSecond)
+    {
+        const long SliceBytes = 4 << 20;
+        Assert.True(FillPolicy.TryBeginMeasuring(band), $"band {band} is being measured or has chosen");
+        for (int i = 0; i < FillMeasurement.SamplesNeeded; i++)
+        {
+            FillPolicy.Measurement(band).Add(nonTemporal: false, SliceBytes, SliceBytes / ordinaryBytesPerSecond);
+            FillPolicy.Measurement(band).Add(nonTemporal: true, SliceBytes, SliceBytes / streamingBytesPerSecond);
+        }
+
+        FillPolicy.EndMeasuring(band);
+        Assert.Equal(streamingBytesPerSecond > ordinaryBytesPerSecond ? FillKernel.NonTemporal : FillKernel.Ordinary, FillPolicy.Decided(band));
     }
 
     private static void AssertHolds<T>(NativeBuffer<T> structure, T value)

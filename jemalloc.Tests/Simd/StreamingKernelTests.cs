@@ -190,7 +190,7 @@ public sealed unsafe class StreamingKernelTests
                     if (!streamed)
                     {
                         // The structures' fill falls back to ordinary stores, with the same values.
-                        SimdKernels.Fill(new Span<T>(start, (int)count), value, FillKernel.NonTemporal);
+                        SimdKernels.Fill(new Span<T>(start, (int)count), value, new FillPlan(FillKernel.NonTemporal, -1));
                     }
 
                     AssertElements(start, count, value, $"{sizeof(T)}-byte elements at offset {offset}");
