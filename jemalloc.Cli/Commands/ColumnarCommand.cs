@@ -263,6 +263,9 @@ public static class ColumnarCommand
             {
                 Goal(output, "page faults, managed / native-huge", managed.PageFaults, Math.Max(1, huge.PageFaults), 10);
             }
+
+            output.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                $"  CPU time (user + system), managed / native-huge: {(managed.UserSeconds + managed.SystemSeconds) / (huge.UserSeconds + huge.SystemSeconds):F3}x (no goal: what a busy machine leaves alone, unlike wall time)"));
         }
 
         if (managed is not null)
