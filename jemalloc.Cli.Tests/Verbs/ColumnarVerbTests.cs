@@ -155,6 +155,16 @@ public sealed class ColumnarVerbTests : IDisposable
     }
 
     [Fact]
+    public void A_folder_the_file_cannot_be_written_to_is_a_clear_error()
+    {
+        // /proc exists, so --dir passes the check before the run, but no file can be made in it (not even by root).
+        Jembench.Result result = Jembench.Run("columnar", "--columns", "1", "--rows", "1000", "--dir", "/proc");
+        Assert.True(result.ExitCode == Program.ExitBadArguments, result.All);
+        Assert.Contains("columnar: the Parquet file could not be written to '/proc/jembench-columnar-", result.Error, StringComparison.Ordinal);
+        Assert.DoesNotContain("| managed |", result.Output, StringComparison.Ordinal);
+    }
+
+    [Fact]
     public void A_child_asked_for_two_sides_is_refused()
     {
         Jembench.Result result = Jembench.Run("columnar", "--child-file", Path.Combine(_folder, "x.parquet"), "--side", "managed,decode");

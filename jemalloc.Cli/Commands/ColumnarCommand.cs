@@ -124,7 +124,18 @@ public static class ColumnarCommand
         output.WriteLine(string.Create(CultureInfo.InvariantCulture,
             $"columnar: {options.Columns} columns x {rows:N0} rows of doubles ({MemoryCheck.Format(dataBytes)}, --budget {options.Budget}), {codec} Parquet; sides: {string.Join(", ", sides.Select(Name))}; {Environment.ProcessorCount} cores; GC: {(System.Runtime.GCSettings.IsServerGC ? "server" : "workstation")}."));
         var write = Stopwatch.StartNew();
-        ColumnarReference reference = ColumnarData.Write(path, options.Columns, rows, codec);
+        ColumnarReference reference;
+        try
+        {
+            reference = ColumnarData.Write(path, options.Columns, rows, codec);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException or ParquetException)
+        {
+            // The folder passed the check before the run but takes no file (read-only, full, or not a real folder).
+            error.WriteLine($"columnar: the Parquet file could not be written to '{path}': {e.Message}");
+            return Program.ExitBadArguments;
+        }
+
         output.WriteLine(string.Create(CultureInfo.InvariantCulture,
             $"columnar: generated and wrote {path}: {new FileInfo(path).Length / MiB:N0} MiB in {write.Elapsed.TotalSeconds:F1} s."));
         var results = new List<ColumnarResult>();
