@@ -165,6 +165,18 @@ public sealed class ColumnarVerbTests : IDisposable
     }
 
     [Fact]
+    public void A_chart_that_cannot_be_written_is_a_clear_error_after_the_run()
+    {
+        // /proc exists, so the path passes the check before the run, but no file can be made in it.
+        const string path = "/proc/columnar-chart.svg";
+        Jembench.Result result = Jembench.Run("columnar", "--columns", "1", "--rows", "1000", "--side", "decode", "--dir", _folder, "--plot", path);
+        Assert.True(result.ExitCode == Program.ExitBadArguments, result.All);
+        Assert.Contains("| decode |", result.Output, StringComparison.Ordinal);
+        Assert.Contains($"columnar: the chart could not be written to '{path}'", result.Error, StringComparison.Ordinal);
+        Assert.Throws<CommandLineException>(() => ColumnarChart.Write([], "/no-such-folder/chart.png"));
+    }
+
+    [Fact]
     public void A_child_asked_for_two_sides_is_refused()
     {
         Jembench.Result result = Jembench.Run("columnar", "--child-file", Path.Combine(_folder, "x.parquet"), "--side", "managed,decode");
