@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using System.Runtime.InteropServices;
 using jemalloc.Benchmarks.Infrastructure;
 using jemalloc.Parquet;
 using ParquetSharp;
@@ -138,7 +139,7 @@ public static unsafe class ColumnarHarness
 
         double load = meter.Lap();
         var sums = new double[arrays.Length];
-        var handles = new System.Runtime.InteropServices.GCHandle[arrays.Length];
+        var handles = new GCHandle[arrays.Length];
         var pointers = new nint[arrays.Length];
         ulong rowCheck;
         double sum;
@@ -146,7 +147,7 @@ public static unsafe class ColumnarHarness
         {
             for (int c = 0; c < arrays.Length; c++)
             {
-                handles[c] = System.Runtime.InteropServices.GCHandle.Alloc(arrays[c], System.Runtime.InteropServices.GCHandleType.Pinned);
+                handles[c] = GCHandle.Alloc(arrays[c], GCHandleType.Pinned);
                 pointers[c] = handles[c].AddrOfPinnedObject();
                 sums[c] = ColumnarKernels.ParallelSum((double*)pointers[c], rows);
             }
@@ -158,7 +159,7 @@ public static unsafe class ColumnarHarness
         }
         finally
         {
-            foreach (System.Runtime.InteropServices.GCHandle handle in handles)
+            foreach (GCHandle handle in handles)
             {
                 if (handle.IsAllocated)
                 {
@@ -183,7 +184,7 @@ public static unsafe class ColumnarHarness
         int columns = metadata.NumColumns;
         double[][] buffers = [.. Enumerable.Range(0, columns).Select(_ => new double[ChunkRows])];
         var pointers = new nint[columns];
-        var handles = new System.Runtime.InteropServices.GCHandle[columns];
+        var handles = new GCHandle[columns];
         var sums = new double[columns];
         ulong rowCheck = 0;
         long row = 0;
@@ -191,7 +192,7 @@ public static unsafe class ColumnarHarness
         {
             for (int c = 0; c < columns; c++)
             {
-                handles[c] = System.Runtime.InteropServices.GCHandle.Alloc(buffers[c], System.Runtime.InteropServices.GCHandleType.Pinned);
+                handles[c] = GCHandle.Alloc(buffers[c], GCHandleType.Pinned);
                 pointers[c] = handles[c].AddrOfPinnedObject();
             }
 
@@ -235,7 +236,7 @@ public static unsafe class ColumnarHarness
         }
         finally
         {
-            foreach (System.Runtime.InteropServices.GCHandle handle in handles)
+            foreach (GCHandle handle in handles)
             {
                 if (handle.IsAllocated)
                 {
