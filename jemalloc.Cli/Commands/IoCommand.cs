@@ -86,13 +86,13 @@ public static partial class IoCommand
 
     /// <summary>A size in bytes: a whole number, optionally with a unit (KB, MB, GB, TB in powers of 1000; KiB, MiB, GiB, TiB in powers of 1024).</summary>
     /// <exception cref="CommandLineException">The text is not a size, or the size is below 1 or overflows.</exception>
-    public static long ParseSize(string option, string text)
+    public static long ParseSize(string option, string text, string verb = "io")
     {
         ArgumentNullException.ThrowIfNull(option);
         Match match = SizePattern().Match(text ?? "");
         if (!match.Success)
         {
-            throw new CommandLineException($"io: {option} '{text}' is not a size: give bytes, or a number with KB, MB, GB, TB, KiB, MiB, GiB or TiB (e.g. 100MB).");
+            throw new CommandLineException($"{verb}: {option} '{text}' is not a size: give bytes, or a number with KB, MB, GB, TB, KiB, MiB, GiB or TiB (e.g. 100MB).");
         }
 
         long unit = match.Groups[2].Value.ToUpperInvariant() switch
@@ -109,12 +109,12 @@ public static partial class IoCommand
         };
         if (!long.TryParse(match.Groups[1].Value, NumberStyles.None, CultureInfo.InvariantCulture, out long number) || number > long.MaxValue / unit)
         {
-            throw new CommandLineException($"io: {option} '{text}' is too large.");
+            throw new CommandLineException($"{verb}: {option} '{text}' is too large.");
         }
 
         if (number < 1)
         {
-            throw new CommandLineException($"io: {option} must be at least 1 byte; got '{text}'.");
+            throw new CommandLineException($"{verb}: {option} must be at least 1 byte; got '{text}'.");
         }
 
         return number * unit;
