@@ -114,7 +114,7 @@ public static class SuiteCommands
             RequireRange("alloc", "allocation count", size, AbsurdAllocations);
         }
 
-        int[] threads = [.. options.Threads.Distinct()];
+        int[] threads = options.ThreadCounts();
         foreach (int count in threads)
         {
             RequireRange("alloc --threads", "thread count", count, WorkerTeam.MaxThreads);
