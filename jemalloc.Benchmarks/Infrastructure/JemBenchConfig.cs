@@ -87,6 +87,7 @@ public static class JemBenchConfig
             .AddColumn(CategoriesColumn.Default, PageFaultsColumn.Instance)
             .AddColumn([.. FragmentationColumns.All])
             .AddColumn(PerElementColumn.NanosecondsPerElement, PerElementColumn.GigabytesPerSecond)
+            .AddColumn(AllocationRateColumn.Instance, CoresColumn.Instance)
             .AddLogger(ConsoleLogger.Default)
             .AddDiagnoser(MemoryDiagnoser.Default, ResourceDiagnoser.Instance)
             .AddEventProcessor(ResultCheckCollector.Instance)

@@ -41,6 +41,9 @@ internal static unsafe class SmallObjectWorkload
         return (nint)memory;
     }
 
+    /// <summary>A block's size plus its first and last byte (what <see cref="Touch"/> wrote there).</summary>
+    public static long ReadEnds(byte* memory, int size) => size + memory[0] + memory[size - 1];
+
     /// <summary>The sum of each block's size and last byte.</summary>
     public static long Sum(nint[] pointers, int[] sizes)
     {

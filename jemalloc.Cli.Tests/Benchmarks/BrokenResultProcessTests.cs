@@ -63,6 +63,40 @@ public sealed class BrokenResultProcessTests : IDisposable
     }
 
     [Fact]
+    public void In_process_alloc_threads_with_wrong_results_fails_every_row()
+    {
+        // 1 thread: freed on the allocating thread; 2 threads: on the allocating and on the next thread.
+        ChildProcessRunner.Result result = Run(broken: true, InProcessTimeout, "alloc", "--in-process", "--threads", "1,2", "16");
+        AssertEveryBenchmarkFailed(result, benchmarks: 3 * AllocThreadsRows);
+        Assert.Contains("wrong result: alloc --threads 2 x16, freed on the next thread: sum of the sizes and of both marks of every block", result.Output, StringComparison.Ordinal);
+        Assert.Contains("wrong result: alloc --threads 1 x16, freed on the allocating thread: ", result.Output, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void In_process_alloc_threads_with_right_results_exits_0() =>
+        AssertSucceeded(Run(broken: false, InProcessTimeout, "alloc", "--in-process", "--threads", "1,2", "16"));
+
+    [Fact]
+    public void Out_of_process_alloc_threads_with_wrong_results_fails_every_row()
+    {
+        // --conf gives one configuration, so one benchmark process: the checks made there must reach this one.
+        ChildProcessRunner.Result result = Run(broken: true, OutOfProcessTimeout, "alloc", "--conf", "tcache:true", "--threads", "2", "16");
+        // The benchmark process also reports each wrong check as a failed cleanup, so count the wrong results only.
+        Assert.True(result.ExitCode == Program.ExitBenchmarkFailed, $"expected exit code {Program.ExitBenchmarkFailed}: {result}");
+        Assert.True(Lines(result, "  wrong result: ") == 2 * AllocThreadsRows, $"expected {2 * AllocThreadsRows} wrong results, one per benchmark: {result}");
+        Assert.DoesNotContain("no result check was made", result.Output, StringComparison.Ordinal);
+        Assert.Contains("wrong result: alloc --threads 2 x16, freed on the next thread: ", result.Output, StringComparison.Ordinal);
+        Assert.Contains("wrong result: alloc --threads 2 x16, freed on the allocating thread: ", result.Output, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void Out_of_process_alloc_threads_with_right_results_exits_0() =>
+        AssertSucceeded(Run(broken: false, OutOfProcessTimeout, "alloc", "--conf", "tcache:true", "--threads", "2", "16"));
+
+    // The multi-thread alloc suite's allocators: 7, less mimalloc's where the library is missing.
+    private static int AllocThreadsRows => Mimalloc.IsAvailable ? 7 : 6;
+
+    [Fact]
     public void Micro_with_a_wrong_result_exits_2_naming_it()
     {
         ChildProcessRunner.Result result = Run(broken: true, InProcessTimeout, "micro", "--filter", "*AllocationBenchmarks*");

@@ -120,6 +120,27 @@ public sealed class QuickRunTests : IDisposable
     }
 
     [Fact]
+    public void Alloc_threads_runs_every_thread_count_and_freeing_thread_and_checks_its_results()
+    {
+        // One more thread than cores, so the oversubscribed rows are run and said so.
+        int cores = Environment.ProcessorCount;
+        int many = cores + 1;
+        Jembench.Result result = RunQuick("alloc", "--in-process", "--threads", $"1,{many}", "64", "-e", "csv");
+        int rows = Mimalloc.IsAvailable ? 7 : 6;
+        // Freed on the allocating thread at 1 and at `many` threads; on the next thread only at `many`.
+        Assert.Equal(rows, ResultChecks.All.Count(c => c.Passed && c.Benchmark == "alloc --threads 1 x64, freed on the allocating thread"));
+        Assert.Equal(rows, ResultChecks.All.Count(c => c.Passed && c.Benchmark == $"alloc --threads {many} x64, freed on the allocating thread"));
+        Assert.Equal(rows, ResultChecks.All.Count(c => c.Passed && c.Benchmark == $"alloc --threads {many} x64, freed on the next thread"));
+        Assert.Equal(3 * rows, ResultChecks.All.Count);
+        Assert.DoesNotContain(ResultChecks.All, c => c.Benchmark == "alloc --threads 1 x64, freed on the next thread");
+        Assert.Contains($"this machine has {cores} logical cores: the {many}-thread rows run more threads than cores", result.Output, StringComparison.Ordinal);
+        Assert.Contains("freeing on the next thread needs 2 threads or more", result.Output, StringComparison.Ordinal);
+        string csv = ExportedCsv();
+        Assert.Contains(CoresColumn.Describe(many, cores), csv, StringComparison.Ordinal);
+        Assert.Contains("M allocs/s", csv, StringComparison.Ordinal);
+    }
+
+    [Fact]
     public void Alloc_without_mimalloc_says_so_and_leaves_its_row_out()
     {
         Environment.SetEnvironmentVariable(Mimalloc.HideVariable, "1");

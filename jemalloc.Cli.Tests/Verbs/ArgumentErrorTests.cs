@@ -141,6 +141,20 @@ public class ArgumentErrorTests
     [Fact]
     public void Alloc_count_out_of_range_is_refused() => AssertRefused("out of range", "alloc", "0");
 
+    [Theory]
+    [InlineData("0")]
+    [InlineData("1,65")]
+    [InlineData("-2")]
+    public void Alloc_thread_counts_out_of_range_are_refused(string threads) =>
+        AssertRefused("thread count", "alloc", "--in-process", "--threads", threads, "64");
+
+    [Theory]
+    [InlineData("")]
+    [InlineData("1,two")]
+    [InlineData("1;2")]
+    public void Alloc_thread_counts_that_are_not_a_list_are_refused(string threads) =>
+        AssertRefused("is not a comma-separated list of thread counts", "alloc", "--in-process", "--threads", threads, "64");
+
     [Fact]
     public void Micro_with_a_filter_that_matches_nothing_is_refused() =>
         AssertRefused("micro", "micro", "--filter", "NoSuchBenchmarkAnywhere", "--quick");

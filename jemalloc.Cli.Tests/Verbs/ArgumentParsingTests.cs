@@ -115,6 +115,16 @@ public class ArgumentParsingTests
     }
 
     [Fact]
+    public void Alloc_thread_counts_parse_and_leave_the_counts_after_them_positional()
+    {
+        var options = Parsed<AllocOptions>("alloc", "--threads", "1,2,4", "2048");
+        Assert.Equal([1, 2, 4], options.ThreadCounts());
+        Assert.Equal([2048L], options.Sizes);
+        Assert.Equal([2, 1], Parsed<AllocOptions>("alloc", "--threads", "2, 2,1").ThreadCounts());
+        Assert.Empty(Parsed<AllocOptions>("alloc", "64").ThreadCounts());
+    }
+
+    [Fact]
     public void Micro_list_shows_only_the_classes_the_patterns_match_with_or_without_filter()
     {
         Jembench.Result byFilter = Jembench.Run("micro", "--list", "--filter", "*IndexerBenchmarks*");

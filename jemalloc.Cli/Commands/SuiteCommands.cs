@@ -100,11 +100,13 @@ public static class SuiteCommands
         return RunInProcess(settings, [Categories.Mandelbrot], sizes, output, typeof(MandelbrotBenchmarks<>).MakeGenericType(type));
     }
 
-    /// <summary>Runs <c>jembench alloc</c>.</summary>
+    /// <summary>Runs <c>jembench alloc</c>: the single-thread suite, or with <c>--threads</c> the multi-thread one.</summary>
     /// <exception cref="CommandLineException">The arguments are wrong.</exception>
+    /// <exception cref="InsufficientMemoryException">The run would not fit in memory.</exception>
     public static int Alloc(AllocOptions options, TextWriter output)
     {
         ArgumentNullException.ThrowIfNull(options);
+        ArgumentNullException.ThrowIfNull(output);
         RunSettings settings = options.ToRunSettings() with { ForceInProcess = options.InProcess };
         long[] sizes = Sizes(options.Sizes, settings, quick: 256, normal: 2048);
         foreach (long size in sizes)
@@ -112,7 +114,16 @@ public static class SuiteCommands
             RequireRange("alloc", "allocation count", size, AbsurdAllocations);
         }
 
-        MemoryCheck.EnsureFits("alloc", new MemoryNeed(sizes.Max() * 4096, sizes.Max() * 4096, $"{sizes.Max():N0} allocations of up to 4096 bytes"));
+        int[] threads = options.ThreadCounts();
+        foreach (int count in threads)
+        {
+            RequireRange("alloc --threads", "thread count", count, WorkerTeam.MaxThreads);
+        }
+
+        Type suite = threads.Length > 0 ? typeof(AllocThreadsBenchmarks) : typeof(AllocBenchmarks);
+        // Each thread of the multi-thread suite holds up to two rounds of its blocks (the next-thread ring).
+        long blocksAlive = threads.Length > 0 ? sizes.Max() * 2 * threads.Max() : sizes.Max();
+        MemoryCheck.EnsureFits("alloc", new MemoryNeed(blocksAlive * 4096, blocksAlive * 4096, $"{blocksAlive:N0} allocations of up to 4096 bytes"));
         // A missing mimalloc leaves its row out, said so; it is never measured as something else.
         bool mimalloc = Mimalloc.IsAvailable;
         if (!mimalloc)
@@ -120,7 +131,16 @@ public static class SuiteCommands
             output.WriteLine(Mimalloc.MissingMessage);
         }
 
-        IFilter rows = new SimpleFilter(b => mimalloc || b.Descriptor.WorkloadMethod.Name != nameof(AllocBenchmarks.MimallocMallocFree));
+        if (threads.Length > 0)
+        {
+            SuiteParameters.Threads = threads;
+            DescribeThreads(threads, output);
+        }
+
+        IFilter rows = new SimpleFilter(b =>
+            (mimalloc || b.Descriptor.WorkloadMethod.Name != nameof(AllocBenchmarks.MimallocMallocFree)) &&
+            !(b.Parameters.Items.Any(p => p.Name == nameof(AllocThreadsBenchmarks.FreedOn) && p.Value is FreedOn.NextThread) &&
+              b.Parameters.Items.Any(p => p.Name == nameof(AllocThreadsBenchmarks.Threads) && p.Value is 1)));
         if (settings.ForceInProcess)
         {
             if (settings.Conf is string inProcessConf)
@@ -130,7 +150,7 @@ public static class SuiteCommands
 
             SuiteParameters.Sizes = sizes;
             IConfig inProcess = ((ManualConfig)JemBenchConfig.Create(settings, [], JemBenchConfig.InProcessJob(settings))).AddFilter(rows);
-            return Report(SuiteRunner.Run(inProcess, typeof(AllocBenchmarks)), output);
+            return Report(SuiteRunner.Run(inProcess, suite), output);
         }
 
         // jemalloc reads its options only when it loads: each configuration gets its own process.
@@ -144,7 +164,21 @@ public static class SuiteCommands
         settings = settings with { ArtifactsPath = settings.ArtifactsPath ?? Path.GetFullPath("BenchmarkDotNet.Artifacts") };
         OutOfProcess.EnterSourceTree(output);
         SuiteParameters.Sizes = sizes;
-        return Report(SuiteRunner.Run(((ManualConfig)JemBenchConfig.Create(settings, [], jobs)).AddFilter(rows), typeof(AllocBenchmarks)), output);
+        return Report(SuiteRunner.Run(((ManualConfig)JemBenchConfig.Create(settings, [], jobs)).AddFilter(rows), suite), output);
+    }
+
+    /// <summary>Says what the thread counts mean on this machine: more threads than cores, and the rows a single thread cannot run.</summary>
+    internal static void DescribeThreads(IReadOnlyCollection<int> threads, TextWriter output)
+    {
+        int cores = Environment.ProcessorCount;
+        int[] oversubscribed = [.. threads.Where(count => count > cores)];
+        output.WriteLine(oversubscribed.Length > 0
+            ? $"jembench: this machine has {cores} logical cores: the {string.Join(", ", oversubscribed)}-thread rows run more threads than cores, which take turns (their Cores column says so)."
+            : $"jembench: this machine has {cores} logical cores.");
+        if (threads.Contains(1))
+        {
+            output.WriteLine("jembench: freeing on the next thread needs 2 threads or more: at 1 thread only the rows freed on the allocating thread run.");
+        }
     }
 
     private static int Structure(string verb, string structure, StructureOptions options, TextWriter output, Type fillSuite, Type mathSuite, bool huge)

@@ -1,0 +1,28 @@
+using System.Runtime.InteropServices;
+using jemalloc.Benchmarks.Infrastructure;
+using static jemalloc.Benchmarks.Infrastructure.SmallObjectWorkload;
+
+namespace jemalloc.Benchmarks.Suites.BlockSources;
+
+/// <summary>The raw pair a <see cref="FixedBuffer{T}"/> wraps, with its zeroing: <c>mallocx</c>, clear, <c>sdallocx</c>.</summary>
+internal readonly unsafe struct JemClearedBlocks : IBlockSource<nint>
+{
+    public static nint Allocate(int size, byte mark)
+    {
+        byte* memory = (byte*)Jem.Mallocx((nuint)size);
+        if (memory == null)
+        {
+            NativeMemoryError.Throw("jemalloc", (nuint)size);
+        }
+
+        NativeMemory.Clear(memory, (nuint)size);
+        return Touch(memory, size, mark);
+    }
+
+    public static long ReadAndFree(nint block, int size)
+    {
+        long value = ReadEnds((byte*)block, size);
+        Jem.Sdallocx((void*)block, (nuint)size, 0);
+        return value;
+    }
+}
