@@ -215,7 +215,7 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
 
     /// <summary>The written elements <c>[start, start + length)</c>; valid until the next write, growth or dispose.</summary>
     /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
-    /// <exception cref="ArgumentOutOfRangeException">The range is not inside the written elements.</exception>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="start"/> is outside the written elements, or <paramref name="length"/> is negative or runs past them.</exception>
     /// <exception cref="InvalidOperationException">Another thread is writing.</exception>
     public ReadOnlySpan<T> GetWrittenSpan(long start, int length)
     {
@@ -223,7 +223,7 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         long written = _written;
         T* pointer = _pointer;
         EndRead(version);
-        BufferGuard.CheckRange(start, length, written, nameof(start), "written data");
+        BufferGuard.CheckRange(start, length, written, nameof(start), nameof(length), "written data");
         return new ReadOnlySpan<T>(pointer + start, length);
     }
 
