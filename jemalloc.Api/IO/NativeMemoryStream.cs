@@ -307,10 +307,11 @@ public sealed class NativeMemoryStream : Stream, IWriterGuarded
             return;
         }
 
-        // A growth that moves the writer's block frees the old one: bytes of the block itself (its
-        // WrittenSpan, a memory of its WrittenSequence) are read from where the growth put them.
+        // Bytes of the block itself (its WrittenSpan, a memory of its WrittenSequence, a chunk of
+        // CopyTo into this stream) are read from where the growth copied them; the growth keeps the
+        // old block, which the caller (a CopyTo holding a lease on it) may still be reading.
         long offsetInBlock = !buffer.IsEmpty && _writer is not null && end > _writer.Capacity ? OffsetInBlock(buffer) : -1;
-        Reserve(end);
+        Reserve(end, keepOld: offsetInBlock >= 0);
         using MemoryLease<byte> lease = BeginOperation();
         long length = CurrentLength;
         if (!buffer.IsEmpty)
@@ -703,12 +704,12 @@ public sealed class NativeMemoryStream : Stream, IWriterGuarded
         return (long)(start - block);
     }
 
-    /// <summary>Makes room for <paramref name="end"/> bytes: grows a writer, refuses past an array's capacity.</summary>
-    private void Reserve(long end)
+    /// <summary>Makes room for <paramref name="end"/> bytes: grows a writer (keeping its old block if <paramref name="keepOld"/>), refuses past an array's capacity.</summary>
+    private void Reserve(long end, bool keepOld = false)
     {
         if (_writer is not null)
         {
-            _writer.EnsureCapacityFor(end);
+            _writer.EnsureCapacityFor(end, keepOld);
         }
         else if (end > _capacity)
         {
