@@ -79,29 +79,6 @@ public sealed unsafe class NativeBufferWriterGrowthTests : LeakCheckedTest
         Assert.Equal(0, ProbeBytes());
     }
 
-    [Theory]
-    [InlineData(0)]
-    [InlineData(50)]
-    [InlineData(200)]
-    public void CopyTo_into_itself_that_must_grow_appends_as_MemoryStream_does(int position)
-    {
-        byte[] data = Enumerable.Range(0, 200).Select(i => (byte)(i * 7 + 1)).ToArray();
-        using var native = new NativeMemoryStream();
-        var managed = new MemoryStream();
-        native.Write(data);
-        managed.Write(data);
-        Assert.True(native.Capacity < 2 * data.Length - position || position == data.Length, "The copy must grow the stream.");
-        native.Position = position;
-        managed.Position = position;
-
-        native.CopyTo(native);
-        managed.CopyTo(managed);
-
-        Assert.Equal(managed.ToArray(), native.ToArray());
-        Assert.Equal(managed.Position, native.Position);
-        Assert.Equal(managed.Length, native.Length);
-    }
-
     [Fact]
     public void A_hand_over_frees_the_blocks_kept_by_growths()
     {
