@@ -352,9 +352,13 @@ public sealed unsafe class JemArena : IDisposable
     /// Calling it again does nothing.
     /// </summary>
     /// <remarks>
-    /// In checked mode the arena's structures are poisoned first, and the blocks of the arena that the
-    /// quarantine holds are checked and freed before the arena goes; the destruction then hands the
-    /// memory back, so an access racing it is not caught as one racing <see cref="Reset"/> is.
+    /// In checked mode the dispose follows <see cref="Reset"/>'s rule: it frees each structure and raw
+    /// allocation of the arena into the quarantine (poisoned and held), marks the arena destroyed, and
+    /// destroys the jemalloc arena only once the quarantine has let all of its blocks go (as it lets
+    /// the oldest blocks go past its limit, or on <see cref="AllocationLedger.FlushQuarantine"/>). An
+    /// access racing the dispose therefore reads poison or throws, never unmapped memory or memory of
+    /// a later allocation. Only while a raw allocation made with checked mode off may be live is the
+    /// arena destroyed at once, its structures only poisoned, as <see cref="Reset"/> then resets it.
     /// </remarks>
     /// <exception cref="InvalidOperationException">
     /// A structure in the arena is acquired or leased, or a <see cref="JemMemoryPool"/> block in it is
@@ -376,6 +380,12 @@ public sealed unsafe class JemArena : IDisposable
         catch (ObjectDisposedException)
         {
             return; // Another thread destroyed it meanwhile.
+        }
+
+        if (AllocationLedger.CheckedMode && !_untrackedRaw)
+        {
+            DisposeChecked();
+            return;
         }
 
         try
@@ -478,6 +488,66 @@ public sealed unsafe class JemArena : IDisposable
         {
             _account.Exit();
         }
+    }
+
+    /// <summary>
+    /// Checked mode's dispose, with the gate closed: every structure and raw allocation goes into the
+    /// quarantine, as in a checked <see cref="Reset"/>; the arena refuses everything from now on, and
+    /// jemalloc's arena is destroyed once the quarantine holds none of its blocks.
+    /// </summary>
+    /// <exception cref="InvalidOperationException">A structure in the arena is acquired or leased, or a pool block in it rented; nothing was freed.</exception>
+    private void DisposeChecked()
+    {
+        try
+        {
+            _ = AllocationLedger.InvalidateArena(Index, freeEach: true);
+            _account.WaitUntilEmpty();
+            _threadCaches.FlushAll();
+            QuarantineRawBlocks();
+        }
+        catch
+        {
+            _account.Reopen(cleared: false);
+            throw;
+        }
+
+        // Every later entry fails, so no block of the arena comes into the quarantine any more.
+        _account.MarkDestroyed();
+        Quarantine.DestroyWhenDrained(Index, DestroyDrained);
+        // With the gate open: a UseAfterFreeDetected handler may allocate (elsewhere).
+        Quarantine.EvictOverLimit();
+    }
+
+    /// <summary>
+    /// The end of a checked-mode dispose, once the quarantine holds no block of the arena: on the thread
+    /// whose free, flush or dispose let the last one go, so it throws nothing. A thread that has the
+    /// arena as its <c>thread.arena</c> keeps jemalloc from destroying it: it is reset instead, and its
+    /// index stays taken.
+    /// </summary>
+    private void DestroyDrained()
+    {
+        try
+        {
+            _threadCaches.FlushAll();
+            ArenaDirectory.Forget(Index);
+            MallctlClient.RunNative($"arena.{Index}.destroy");
+            ArenaDirectory.MarkDestroyed(Index);
+        }
+        catch (MallctlException)
+        {
+            ArenaDirectory.MarkCreated(Index);
+            try
+            {
+                MallctlClient.RunNative($"arena.{Index}.reset");
+            }
+            catch (MallctlException)
+            {
+                // Nothing is live in it: its memory stays with jemalloc's arena, which remains.
+            }
+        }
+
+        ForgetRawBlocks();
+        _threadCaches.Dispose();
     }
 
     // With the gate closed and the thread caches flushed: checked mode's reset frees each live raw

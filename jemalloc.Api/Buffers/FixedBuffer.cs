@@ -129,24 +129,7 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
 
     /// <summary>The number of elements; 0 for <see langword="default"/>.</summary>
     /// <exception cref="ObjectDisposedException">The buffer was freed (its slot may already describe other memory).</exception>
-    public int Length
-    {
-        get
-        {
-            if (_handle == default)
-            {
-                return 0;
-            }
-
-            ulong check = SlotState.KeyCheck(SlotTable.ReadKey(ref SlotTable.HotOf(_handle.Slot)), _handle.Value);
-            if (check < SlotState.KeyMatch)
-            {
-                ThrowHelper.ThrowObjectDisposed(TypeName);
-            }
-
-            return (int)(uint)check;
-        }
-    }
+    public int Length => LengthOf(TypeName);
 
     /// <summary>Whether the memory is still allocated (no copy has freed it). <see langword="false"/> for <see langword="default"/>.</summary>
     public bool IsValid => _handle.IsValid;
@@ -186,7 +169,7 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
     /// span, element references and pointer. Use it as <c>using var lease = buffer.Lease();</c>.
     /// </summary>
     /// <exception cref="ObjectDisposedException">The buffer was freed, or is <see langword="default"/>.</exception>
-    public MemoryLease<T> Lease() => BeginLease(withToken: true);
+    public MemoryLease<T> Lease() => BeginLease(withToken: true, TypeName);
 
     /// <summary>Sets every element to <paramref name="value"/>.</summary>
     /// <exception cref="ObjectDisposedException">The buffer was freed, or is <see langword="default"/>.</exception>
@@ -259,7 +242,37 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
     internal T* UnsafePointer => (T*)SlotTable.HotOf(_handle.Slot).Pointer;
 
     /// <summary>A lease for one of the library's own operations: no token, closed exactly once by the caller's <see langword="using"/>.</summary>
-    internal MemoryLease<T> BeginOperation() => BeginLease(withToken: false);
+    internal MemoryLease<T> BeginOperation() => BeginLease(withToken: false, TypeName);
+
+    /// <summary>
+    /// <see cref="BeginOperation()"/> for a structure built on this buffer: its exceptions name
+    /// <paramref name="ownerName"/> (a freed <see cref="FixedUtf8String"/> says so, not "FixedBuffer").
+    /// </summary>
+    /// <exception cref="ObjectDisposedException">The buffer was freed, or is <see langword="default"/>.</exception>
+    internal MemoryLease<T> BeginOperation(string ownerName) => BeginLease(withToken: false, ownerName);
+
+    /// <summary><see cref="Lease()"/> for a structure built on this buffer, whose exceptions name <paramref name="ownerName"/>.</summary>
+    /// <exception cref="ObjectDisposedException">The buffer was freed, or is <see langword="default"/>.</exception>
+    internal MemoryLease<T> LeaseFor(string ownerName) => BeginLease(withToken: true, ownerName);
+
+    /// <summary>The number of elements, 0 for <see langword="default"/>; a freed buffer's exception names <paramref name="ownerName"/>.</summary>
+    /// <exception cref="ObjectDisposedException">The buffer was freed (its slot may already describe other memory).</exception>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal int LengthOf(string ownerName)
+    {
+        if (_handle == default)
+        {
+            return 0;
+        }
+
+        ulong check = SlotState.KeyCheck(SlotTable.ReadKey(ref SlotTable.HotOf(_handle.Slot)), _handle.Value);
+        if (check < SlotState.KeyMatch)
+        {
+            ThrowHelper.ThrowObjectDisposed(ownerName);
+        }
+
+        return (int)(uint)check;
+    }
 
     /// <summary>Enumerates copies of the elements, checking validity at each step.</summary>
     public Enumerator GetEnumerator() => new(this);
@@ -306,9 +319,9 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
     private static void ThrowIndexFailure(int index, AllocationHandle handle) =>
         ThrowHelper.ThrowIndexFailure(index, handle.IsValid ? (uint)SlotTable.HotOf(handle.Slot).Key : 0u, handle, TypeName);
 
-    private MemoryLease<T> BeginLease(bool withToken)
+    private MemoryLease<T> BeginLease(bool withToken, string ownerName)
     {
-        AllocationLedger.EnterLease(_handle, TypeName);
+        AllocationLedger.EnterLease(_handle, ownerName);
         AllocationHandle token = default;
         if (withToken)
         {

@@ -53,7 +53,7 @@ public readonly unsafe struct FixedUtf8String : IEquatable<FixedUtf8String>, IEq
 
         CheckLength(byteCount, value.Length, nameof(value));
         _buffer = new FixedBuffer<byte>(byteCount + 1, AllocationOptions.Default, AllocationKind.Utf8String);
-        using MemoryLease<byte> lease = _buffer.BeginOperation();
+        using MemoryLease<byte> lease = _buffer.BeginOperation(TypeName);
         StrictUtf8.GetBytes(value, lease.Span);
     }
 
@@ -78,7 +78,7 @@ public readonly unsafe struct FixedUtf8String : IEquatable<FixedUtf8String>, IEq
         // may be changed by another thread meanwhile, and the bytes checked must be the bytes kept.
         _buffer = new FixedBuffer<byte>(utf8.Length + 1, AllocationOptions.Default, AllocationKind.Utf8String);
         int invalidAt = -1;
-        using (MemoryLease<byte> lease = _buffer.BeginOperation())
+        using (MemoryLease<byte> lease = _buffer.BeginOperation(TypeName))
         {
             ReadOnlySpan<byte> copy = lease.Span[..utf8.Length];
             utf8.CopyTo(lease.Span);
@@ -99,7 +99,7 @@ public readonly unsafe struct FixedUtf8String : IEquatable<FixedUtf8String>, IEq
     public const int MaxLength = int.MaxValue - 1;
 
     /// <summary>The length in UTF-8 bytes (without the terminating zero).</summary>
-    public int Length => _buffer.Length == 0 ? 0 : _buffer.Length - 1;
+    public int Length => Math.Max(_buffer.LengthOf(TypeName) - 1, 0);
 
     /// <summary>Whether the string's memory is still allocated. <see langword="false"/> for <see langword="default"/>.</summary>
     public bool IsValid => _buffer.IsValid;
@@ -122,7 +122,7 @@ public readonly unsafe struct FixedUtf8String : IEquatable<FixedUtf8String>, IEq
     /// </summary>
     /// <exception cref="ObjectDisposedException">The string was freed.</exception>
     public ReadOnlyMemoryLease<byte> Lease() =>
-        _buffer == default ? default : new ReadOnlyMemoryLease<byte>(_buffer.Lease(), Length);
+        _buffer == default ? default : new ReadOnlyMemoryLease<byte>(_buffer.LeaseFor(TypeName), Length);
 
     /// <summary>Copies the UTF-8 bytes (without the terminating zero) into a new array.</summary>
     /// <exception cref="ObjectDisposedException">The string was freed.</exception>
@@ -286,15 +286,13 @@ public readonly unsafe struct FixedUtf8String : IEquatable<FixedUtf8String>, IEq
     {
         using MemoryLease<byte> lease = Open();
         ReadOnlySpan<byte> bytes = Text(lease.Span);
-        if ((ulong)(uint)startIndex + (uint)length > (uint)bytes.Length)
-        {
-            ThrowHelper.ThrowArgumentOutOfRange(nameof(startIndex), startIndex, $"The range [{startIndex}, {startIndex}+{length}) is not inside the string of {bytes.Length} bytes.");
-        }
-
+        BufferGuard.CheckRange(startIndex, length, bytes.Length, nameof(startIndex), nameof(length), "string");
         ReadOnlySpan<byte> part = bytes.Slice(startIndex, length);
         if (!Utf8.IsValid(part))
         {
-            ThrowHelper.ThrowArgument(nameof(startIndex), $"The range [{startIndex}, {startIndex}+{length}) cuts a multi-byte UTF-8 character (at byte {startIndex + FirstInvalidOffset(part)}).");
+            // The argument that cuts: the start if it falls on a continuation byte, otherwise the end.
+            string cut = startIndex < bytes.Length && (bytes[startIndex] & 0xC0) == 0x80 ? nameof(startIndex) : nameof(length);
+            ThrowHelper.ThrowArgument(cut, $"The range [{startIndex}, {startIndex}+{length}) cuts a multi-byte UTF-8 character (at byte {startIndex + FirstInvalidOffset(part)}).");
         }
 
         return new FixedUtf8String(part);
@@ -357,7 +355,7 @@ public readonly unsafe struct FixedUtf8String : IEquatable<FixedUtf8String>, IEq
     private delegate TResult Utf8Operation<TResult>(ReadOnlySpan<byte> encoded, ReadOnlySpan<byte> mine);
 
     /// <summary>A lease for the string's own operations; an empty one for <see langword="default"/>, which reads as the empty string.</summary>
-    private MemoryLease<byte> Open() => _buffer == default ? default : _buffer.BeginOperation();
+    private MemoryLease<byte> Open() => _buffer == default ? default : _buffer.BeginOperation(TypeName);
 
     /// <summary>The text of a leased buffer: without the terminating zero.</summary>
     private static ReadOnlySpan<byte> Text(ReadOnlySpan<byte> withTerminator) => withTerminator.IsEmpty ? default : withTerminator[..^1];

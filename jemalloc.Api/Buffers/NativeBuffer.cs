@@ -219,9 +219,9 @@ public abstract unsafe class NativeBuffer<T> : SafeHandle, IEnumerable<T>, IAllo
     [DoesNotReturn]
     private protected void ThrowIndexFailure(long index) => ThrowHelper.ThrowIndexFailure(index, _length, _handle, this);
 
-    /// <summary>Throws unless <c>[start, start + count)</c> is inside the structure.</summary>
+    /// <summary>Throws unless <c>[start, start + count)</c> is inside the structure; the count is a span's length, so <paramref name="paramName"/> is named either way.</summary>
     private protected void CheckRange(long start, int count, string paramName) =>
-        BufferGuard.CheckRange(start, count, _length, paramName, "array");
+        BufferGuard.CheckRange(start, count, _length, paramName, paramName, "array");
 
     private MemoryLease<T> BeginLease(bool withToken)
     {

@@ -21,9 +21,12 @@ namespace jemalloc;
 /// <see cref="InvalidOperationException"/>, so two writers can never count past the block. A read of the
 /// written elements (<see cref="WrittenSpan"/>, <see cref="GetWrittenSpan"/>, <see cref="WrittenSequence"/>,
 /// a checked memory's span) that meets a write in progress throws the same; readers do not exclude
-/// each other. A span already returned cannot be checked: a growth moves the block,
-/// so a <see cref="Span{T}"/> from <see cref="GetSpan"/> or <see cref="WrittenSpan"/> is valid only until
-/// the next <see cref="GetSpan"/>, <see cref="GetMemory"/> or <see cref="Dispose"/>. A <see cref="Memory{T}"/>
+/// each other. A span already returned cannot be checked, but it never reads freed memory because of a
+/// growth: a growth that moves the block after a span or memory of it was handed out keeps the old
+/// block allocated, as a stale snapshot (as an <see cref="ArrayBufferWriter{T}"/>'s old array stays
+/// readable), until the block is handed over or the writer disposed; the blocks kept hold fewer
+/// elements than <see cref="Capacity"/>. A span read after a growth shows the elements as they were
+/// then, not later writes. A <see cref="Memory{T}"/>
 /// from <see cref="GetMemory"/> is checked whenever it is used: after a growth it throws
 /// <see cref="InvalidOperationException"/>, after <see cref="Dispose"/> <see cref="ObjectDisposedException"/>,
 /// never reaching moved or freed memory. While it is pinned, the writer refuses to grow, hand over or be disposed, and its arena refuses to reset.
@@ -55,6 +58,14 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
     // The pin count of a writer whose finalizer ended the pins nobody could end any more.
     private const int PinsEndedByFinalizer = int.MinValue;
     private bool _disposed;
+
+    // Whether a span, memory or sequence of the block went out since it was last moved: a growth then
+    // keeps the old block (_retired) instead of freeing it, since that span may still be read.
+    private bool _handedOut;
+
+    // Blocks left by growths, kept allocated (stale, never written again) until a hand-over or
+    // Dispose; with the doubling growth they hold fewer bytes than the block itself.
+    private List<AllocationHandle>? _retired;
     private readonly AllocationOptions _options;
     private readonly Lock _gate = new();
 
@@ -127,6 +138,7 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         // Another object's finalizer may resurrect the writer or a handle of its pins: the writer
         // refuses every use from now on, and such a handle's dispose ends nothing (Unpin).
         _disposed = true;
+        FreeRetired();
         int pins = Interlocked.Exchange(ref _pins, PinsEndedByFinalizer);
         if (pins > 0)
         {
@@ -193,7 +205,7 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         }
     }
 
-    /// <summary>The elements written so far; valid until the next write, growth or dispose.</summary>
+    /// <summary>The elements written so far; after a growth the span still reads them as they were, until a hand-over or dispose.</summary>
     /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
     /// <exception cref="InvalidOperationException">More than <see cref="int.MaxValue"/> elements were written (use <see cref="GetWrittenSpan"/>), or another thread is writing.</exception>
     public ReadOnlySpan<T> WrittenSpan
@@ -213,9 +225,9 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         }
     }
 
-    /// <summary>The written elements <c>[start, start + length)</c>; valid until the next write, growth or dispose.</summary>
+    /// <summary>The written elements <c>[start, start + length)</c>; after a growth the span still reads them as they were, until a hand-over or dispose.</summary>
     /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
-    /// <exception cref="ArgumentOutOfRangeException">The range is not inside the written elements.</exception>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="start"/> is outside the written elements, or <paramref name="length"/> is negative or runs past them.</exception>
     /// <exception cref="InvalidOperationException">Another thread is writing.</exception>
     public ReadOnlySpan<T> GetWrittenSpan(long start, int length)
     {
@@ -223,7 +235,7 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         long written = _written;
         T* pointer = _pointer;
         EndRead(version);
-        BufferGuard.CheckRange(start, length, written, nameof(start), "written data");
+        BufferGuard.CheckRange(start, length, written, nameof(start), nameof(length), "written data");
         return new ReadOnlySpan<T>(pointer + start, length);
     }
 
@@ -278,6 +290,7 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         try
         {
             int length = Reserve(sizeHint);
+            _handedOut = true;
             return new Span<T>(_pointer + _written, length);
         }
         finally
@@ -301,6 +314,7 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         try
         {
             int length = Reserve(sizeHint);
+            _handedOut = true;
             return new WriterMemory<T>(this, _version, _written, length).AsMemory();
         }
         finally
@@ -379,6 +393,7 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
                 }
             }
 
+            FreeRetired();
             _disposed = true;
             _version++;
             _pointer = null;
@@ -449,6 +464,10 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         _written = 0;
         _capacity = 0;
         _version++;
+        _handedOut = false;
+        // The hand-over ends the spans of the writer's blocks: the ones growths kept go now (a new
+        // writer's worth of growths would otherwise add to them each time).
+        FreeRetired();
         return handle;
     }
 
@@ -577,11 +596,18 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
     /// <exception cref="InvalidOperationException">The block must grow while a <see cref="Memory{T}"/> of it is pinned.</exception>
     /// <exception cref="OverflowException">The grown capacity in bytes does not fit in the address space.</exception>
     /// <exception cref="OutOfMemoryException">The memory cannot be had; the writer is unchanged.</exception>
-    internal void EnsureCapacityFor(long length)
+    /// <param name="length">The elements to make room for.</param>
+    /// <param name="keepOld">Whether a growth must keep the old block (the caller is reading from it, under a lease of its own).</param>
+    internal void EnsureCapacityFor(long length, bool keepOld = false)
     {
         BeginWrite();
         try
         {
+            if (keepOld)
+            {
+                _handedOut = true;
+            }
+
             EnsureCapacity(length);
         }
         finally
@@ -676,6 +702,10 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
                 _pointer = (T*)AllocationLedger.Allocate(bytes, options, AllocationKind.BufferWriter, ElementTypes.IdOf<T>(), 0, null, out _handle, zero: false);
             }
         }
+        else if (capacity > _capacity && Volatile.Read(ref _handedOut))
+        {
+            MoveKeepingOld(bytes, options);
+        }
         else
         {
             // Under a lease, as the ledger's resize asks: nothing can free the block meanwhile.
@@ -692,6 +722,61 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
 
         _capacity = capacity;
         _version++;
+    }
+
+    /// <summary>
+    /// A growth after a span or memory of the block was handed out: a new block, a copy of the whole
+    /// old one (elements written but not yet advanced included, as a resize keeps them), and the old
+    /// block kept until a hand-over or <see cref="Dispose"/>, so a span of it read on any thread
+    /// meanwhile reads allocated memory. The caller sets the capacity and version.
+    /// </summary>
+    /// <exception cref="ObjectDisposedException">The writer was disposed, or its arena reset.</exception>
+    /// <exception cref="OutOfMemoryException">The memory cannot be had; the writer is unchanged.</exception>
+    private void MoveKeepingOld(nuint bytes, AllocationOptions options)
+    {
+        // Under the gate a dispose takes: one that ran before is seen here, one that waits sees the new block.
+        lock (_gate)
+        {
+            ThrowIfDisposed();
+            AllocationHandle old = _handle;
+            // Under a lease on the old block, so an arena reset cannot free it under the copy.
+            AllocationLedger.EnterLease(old, nameof(NativeBufferWriter<T>));
+            try
+            {
+                T* moved = (T*)AllocationLedger.Allocate(bytes, options, AllocationKind.BufferWriter, ElementTypes.IdOf<T>(), 0, null, out AllocationHandle grown, zero: false);
+                Buffer.MemoryCopy(_pointer, moved, (long)bytes, _capacity * sizeof(T));
+                (_retired ??= []).Add(old);
+                _handle = grown;
+                _pointer = moved;
+            }
+            finally
+            {
+                AllocationLedger.ExitLease(old);
+            }
+
+            // Until a span of the new block goes out, a growth may free it.
+            _handedOut = false;
+        }
+    }
+
+    /// <summary>Frees the blocks growths kept; one still leased (by a stream's copy into itself) is left live, a leak the ledger shows, rather than freed under it.</summary>
+    private void FreeRetired()
+    {
+        lock (_gate)
+        {
+            if (_retired is null)
+            {
+                return;
+            }
+
+            foreach (AllocationHandle old in _retired)
+            {
+                // Nothing if an arena reset freed it already.
+                AllocationLedger.FreeOwned(old);
+            }
+
+            _retired = null;
+        }
     }
 
     /// <summary>
@@ -727,6 +812,9 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
     private long BeginRead()
     {
         ThrowIfDisposed();
+        // Before EndRead's barrier: a writer that enters after the read's checks passed sees it, and
+        // its growth keeps the block the read hands out.
+        _handedOut = true;
         long version = Volatile.Read(ref _version);
         if (_guard.IsHeld)
         {

@@ -307,10 +307,11 @@ public sealed class NativeMemoryStream : Stream, IWriterGuarded
             return;
         }
 
-        // A growth that moves the writer's block frees the old one: bytes of the block itself (its
-        // WrittenSpan, a memory of its WrittenSequence) are read from where the growth put them.
+        // Bytes of the block itself (its WrittenSpan, a memory of its WrittenSequence, a chunk of
+        // CopyTo into this stream) are read from where the growth copied them; the growth keeps the
+        // old block, which the caller (a CopyTo holding a lease on it) may still be reading.
         long offsetInBlock = !buffer.IsEmpty && _writer is not null && end > _writer.Capacity ? OffsetInBlock(buffer) : -1;
-        Reserve(end);
+        Reserve(end, keepOld: offsetInBlock >= 0);
         using MemoryLease<byte> lease = BeginOperation();
         long length = CurrentLength;
         if (!buffer.IsEmpty)
@@ -533,6 +534,12 @@ public sealed class NativeMemoryStream : Stream, IWriterGuarded
     public override void CopyTo(Stream destination, int bufferSize)
     {
         ValidateCopyToArguments(destination, bufferSize);
+        if (ReferenceEquals(destination, this))
+        {
+            CopyToSelf(bufferSize);
+            return;
+        }
+
         while (true)
         {
             // Each chunk: the destination's write may dispose this stream (a leaveOpen one disposes
@@ -592,9 +599,85 @@ public sealed class NativeMemoryStream : Stream, IWriterGuarded
     {
         ValidateCopyToArguments(destination, bufferSize);
         ThrowIfDisposed();
-        return cancellationToken.IsCancellationRequested
-            ? Task.FromCanceled(cancellationToken)
-            : CopyToAsyncCore(destination, bufferSize, cancellationToken);
+        if (cancellationToken.IsCancellationRequested)
+        {
+            return Task.FromCanceled(cancellationToken);
+        }
+
+        if (ReferenceEquals(destination, this))
+        {
+            // As MemoryStream copies into itself: at once, synchronously.
+            try
+            {
+                CopyToSelf(bufferSize);
+                return Task.CompletedTask;
+            }
+            catch (Exception e)
+            {
+                return Task.FromException(e);
+            }
+        }
+
+        return CopyToAsyncCore(destination, bufferSize, cancellationToken);
+    }
+
+    /// <summary>
+    /// <see cref="CopyTo(Stream, int)"/> into this stream itself, as <see cref="MemoryStream"/> does it:
+    /// the bytes from the position to the end, as they were before the copy, are appended at the end,
+    /// and the position ends after them. Room for all of them is made first, so a stream that cannot
+    /// grow refuses before writing anything; then they are written in chunks of at most
+    /// <paramref name="bufferSize"/> bytes, each from under a lease.
+    /// </summary>
+    private void CopyToSelf(int bufferSize)
+    {
+        ThrowIfDisposed();
+        Enter();
+        long start, end;
+        try
+        {
+            start = _position;
+            end = CurrentLength;
+            if (start >= end)
+            {
+                return;
+            }
+
+            // Moved first, as MemoryStream moves it (its read) before the write that may throw.
+            _position = end;
+
+            // Past MaxLength the first chunk's write throws the IOException a write past it throws.
+            if (end - start <= MaxLength - end)
+            {
+                Reserve(end + (end - start));
+            }
+        }
+        finally
+        {
+            _guard.Exit();
+        }
+
+        for (long offset = start; offset < end;)
+        {
+            int count = (int)Math.Min(end - offset, bufferSize);
+            ThrowIfDisposed();
+            Enter();
+            MemoryLease<byte> lease;
+            try
+            {
+                lease = BeginOperation();
+            }
+            finally
+            {
+                _guard.Exit();
+            }
+
+            using (lease)
+            {
+                Write(lease.AsSpan(offset, count));
+            }
+
+            offset += count;
+        }
     }
 
     /// <summary>Copies the contents (all of them, whatever the position) into a new managed array.</summary>
@@ -703,12 +786,12 @@ public sealed class NativeMemoryStream : Stream, IWriterGuarded
         return (long)(start - block);
     }
 
-    /// <summary>Makes room for <paramref name="end"/> bytes: grows a writer, refuses past an array's capacity.</summary>
-    private void Reserve(long end)
+    /// <summary>Makes room for <paramref name="end"/> bytes: grows a writer (keeping its old block if <paramref name="keepOld"/>), refuses past an array's capacity.</summary>
+    private void Reserve(long end, bool keepOld = false)
     {
         if (_writer is not null)
         {
-            _writer.EnsureCapacityFor(end);
+            _writer.EnsureCapacityFor(end, keepOld);
         }
         else if (end > _capacity)
         {

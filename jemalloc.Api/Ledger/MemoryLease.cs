@@ -110,7 +110,7 @@ public ref struct MemoryLease<T>
     public readonly unsafe Span<T> AsSpan(long start, int length)
     {
         ThrowIfClosed();
-        BufferGuard.CheckRange(start, length, _length, nameof(start), "structure");
+        BufferGuard.CheckRange(start, length, _length, nameof(start), nameof(length), "structure");
         return new Span<T>(_pointer + start, length);
     }
 

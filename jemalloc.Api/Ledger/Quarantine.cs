@@ -15,7 +15,7 @@ namespace jemalloc;
 /// the arena's blocks out. Blocks larger than the limit are freed at once. Slow by design: one pass to
 /// poison and one to check.
 /// </remarks>
-internal static unsafe class Quarantine
+internal static unsafe partial class Quarantine
 {
     /// <summary>The byte freed memory is filled with in checked mode.</summary>
     internal const byte Poison = 0xDB;
@@ -120,6 +120,7 @@ internal static unsafe class Quarantine
         {
             Blocks.Enqueue(block);
             s_bytes += (long)block.Size;
+            CountInPendingArena(block);
         }
 
         if (evict)
@@ -140,6 +141,7 @@ internal static unsafe class Quarantine
     internal static void ReleaseArena(uint arena)
     {
         List<UseAfterFreeEventArgs>? reports = null;
+        Action? destroy;
         lock (Releasing)
         {
             List<Block>? taken = null;
@@ -168,8 +170,11 @@ internal static unsafe class Quarantine
                     (reports ??= []).Add(report);
                 }
             }
+
+            destroy = TakePendingDestroy(arena);
         }
 
+        destroy?.Invoke();
         foreach (UseAfterFreeEventArgs report in reports ?? [])
         {
             WriteDetected?.Invoke(null, report);
@@ -197,6 +202,7 @@ internal static unsafe class Quarantine
         while (true)
         {
             UseAfterFreeEventArgs? report;
+            Action? destroy;
             lock (Releasing)
             {
                 Block block;
@@ -209,12 +215,15 @@ internal static unsafe class Quarantine
 
                     block = Blocks.Dequeue();
                     s_bytes -= (long)block.Size;
+                    destroy = UncountInPendingArena(block);
                 }
 
                 report = Release(block);
             }
 
-            // Outside the locks: a handler may free (and so admit and evict) on this thread.
+            // Outside the locks: the arena's last held block is freed, so its destruction waited
+            // for nothing else; a handler may free (and so admit and evict) on this thread.
+            destroy?.Invoke();
             if (report is not null)
             {
                 WriteDetected?.Invoke(null, report);

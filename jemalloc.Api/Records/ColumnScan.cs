@@ -46,10 +46,7 @@ public static unsafe class ColumnScan
     {
         ArgumentNullException.ThrowIfNull(column);
         CheckBounds(min, max);
-        if (start < 0 || count < 0 || start > column.Length - count)
-        {
-            ThrowHelper.ThrowArgumentOutOfRange(nameof(start), start, $"The range [{start}, {start}+{count}) is not inside the column of {column.Length} elements.");
-        }
+        BufferGuard.CheckRange(start, count, column.Length, nameof(start), nameof(count), "column");
 
         if (matches.Length < count)
         {

@@ -214,6 +214,21 @@ public sealed class BrokenResultProcessTests : IDisposable
     public void Every_hugepages_row_with_a_wrong_result_exits_2() =>
         AssertEveryBenchmarkFailed(Run(broken: true, InProcessTimeout, "hugepages", "--create", "--columnar", "--columns", "3", "100003"), benchmarks: 7);
 
+    [Theory]
+    [InlineData(BrokenResultSwitch.First)]
+    [InlineData(BrokenResultSwitch.Middle)]
+    [InlineData(BrokenResultSwitch.Last)]
+    public void Every_hugepages_row_fails_with_one_wrong_element_of_what_its_last_timed_operation_made(string position)
+    {
+        // One element of the created array or of the result column; the columnar sums are left right,
+        // so the row-by-row check of the result column is the one that must catch it.
+        ChildProcessRunner.Result result = Run(position, InProcessTimeout, "hugepages", "--create", "--columnar", "--columns", "3", "100003");
+        AssertEveryBenchmarkFailed(result, benchmarks: 7);
+        Assert.Equal(4, Lines(result, "  wrong result: hugepages create x100003: "));
+        Assert.Equal(3, Lines(result, "  wrong result: hugepages columnar x100003: "));
+        Assert.True(result.Output.Contains("rows of the result column (last timed operation) is the sum of its row", StringComparison.Ordinal), $"the row check caught it: {result}");
+    }
+
     [Fact]
     public void Every_arena_row_with_a_wrong_result_exits_2() =>
         AssertEveryBenchmarkFailed(Run(broken: true, InProcessTimeout, "arena", "1000"), benchmarks: 7);

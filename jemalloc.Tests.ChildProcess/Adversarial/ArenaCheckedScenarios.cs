@@ -27,6 +27,7 @@ internal static class ArenaCheckedScenarios
         all["checked-arena-reset-untracked-raw"] = ResetWithUntrackedRaw;
         all["checked-arena-dispose-quarantined"] = DisposeWithQuarantinedBlocks;
         all["checked-arena-reset-racing-indexer"] = RacingIndexerVsReset;
+        all["checked-arena-dispose-racing-indexer"] = RacingIndexerVsDispose;
         all["arena-pool-span-vs-reset"] = PoolSpanVsReset;
         all["checked-unowned-arena-mallctl-reset"] = UnownedArenaMallctlReset;
     }
@@ -164,29 +165,152 @@ internal static class ArenaCheckedScenarios
     }
 
     /// <summary>
-    /// Disposing an arena whose blocks the quarantine holds frees them before the arena is destroyed:
-    /// nothing is freed twice, and a new arena (which may get the same index) works.
+    /// In checked mode an arena's <see cref="JemArena.Dispose"/> follows <see cref="JemArena.Reset"/>'s
+    /// rule: its structures (freed ones and live ones) are poisoned and held in the quarantine, and the
+    /// jemalloc arena is destroyed only once the quarantine has let all of them go. A raw pointer read
+    /// after the dispose, as an access racing it would, reads poison: never unmapped memory (a crash)
+    /// or memory jemalloc gave to someone else. Flushing the quarantine then destroys the arenas.
     /// </summary>
-    private static void DisposeWithQuarantinedBlocks()
+    private static unsafe void DisposeWithQuarantinedBlocks()
     {
         Check.True(AllocationLedger.CheckedMode, "JEMALLOC_NET_CHECKED=1 turns checked mode on");
         long quarantined = AllocationLedger.QuarantinedBytes;
+        var indices = new List<uint>();
         for (int round = 0; round < 8; round++)
         {
             var arena = new JemArena();
+            indices.Add(arena.Index);
+            var freed = new List<nint>();
             for (int i = 0; i < 32; i++)
             {
-                new SafeArray<byte>(Size, Old, arena.Options).Dispose();
+                var array = new SafeArray<byte>(Size, Old, arena.Options);
+                freed.Add(PointerOf(array));
+                array.Dispose();
             }
 
             var live = new SafeArray<byte>(Size, Old, arena.Options);
+            nint livePointer = PointerOf(live);
             Check.True(AllocationLedger.QuarantinedBytes >= quarantined + 32 * Size, $"round {round}: the frees in the arena are quarantined");
             arena.Dispose();
-            Check.Equal(quarantined, AllocationLedger.QuarantinedBytes, $"round {round}: the arena's destruction took its blocks out of the quarantine first");
-            Check.Throws<ObjectDisposedException>($"round {round}: the destruction invalidated the live array", () => _ = live[0]);
+            Check.True(arena.IsDisposed, $"round {round}: the arena says it is disposed");
+            Check.Throws<ObjectDisposedException>($"round {round}: the arena refuses new structures", () => new SafeArray<byte>(Size, Old, arena.Options).Dispose());
+            Check.Throws<ObjectDisposedException>($"round {round}: the dispose invalidated the live array", () => _ = live[0]);
+            Check.True(AllocationLedger.QuarantinedBytes >= quarantined + 33 * Size, $"round {round}: the dispose left the arena's blocks, the live array's too, in the quarantine");
+
+            // What an access that raced the dispose would read, after it.
+            int notPoison = CountNotPoison(livePointer, Size);
+            foreach (nint pointer in freed)
+            {
+                notPoison += CountNotPoison(pointer, Size);
+            }
+
+            Check.Equal(0, notPoison, $"round {round}: bytes of the disposed arena's structures that do not read poison");
             live.Dispose();
-            AllocationLedger.FlushQuarantine();
         }
+
+        Check.True(Quarantine.PendingDestroyCount >= 8, "the arenas wait for the quarantine to be destroyed", $"{Quarantine.PendingDestroyCount} waiting");
+        AllocationLedger.FlushQuarantine();
+        Check.Equal(0, Quarantine.PendingDestroyCount, "arenas still waiting after the quarantine was flushed");
+        Check.True(indices.All(index => !Arenas.ArenaDirectory.Exists(index)), "flushing the quarantine destroyed the arenas");
+        Check.Equal(0L, AllocationLedger.QuarantinedBytes, "bytes left in the quarantine after the flush");
+    }
+
+    /// <summary>
+    /// Indexers of an arena's structures, without a lease, race the arena's <see cref="JemArena.Dispose"/>;
+    /// right after it new structures (in a new arena and outside any) are filled with a sentinel. A
+    /// racing read returns the structure's value or poison, or throws; it never crashes on unmapped
+    /// memory and never reads the sentinel.
+    /// </summary>
+    private static void RacingIndexerVsDispose()
+    {
+        Check.True(AllocationLedger.CheckedMode, "JEMALLOC_NET_CHECKED=1 turns checked mode on");
+        const int n = 1024;
+        long disposes = 0, poisonReads = 0, disposedSeen = 0, reads = 0;
+        long[] counts = Check.RaceUntil("racing indexers vs arena dispose (checked)", Budget, firstBodyAtLeast: 200, int.MaxValue,
+            i =>
+            {
+                var arena = new JemArena();
+                var array = new SafeArray<int>(n, Live, arena.Options);
+                var huge = new HugeArray<int>(n, Live, arena.Options);
+                s_array = array;
+                s_huge = huge;
+                // Long enough for the readers to come through the live structures first.
+                Thread.SpinWait(5000 + (i % 100) * 50);
+                Check.UntilNotRefused(arena.Dispose);
+                disposes++;
+                using var newArena = new JemArena();
+                var victim = new SafeArray<int>(n, Victim, newArena.Options);
+                var victimHuge = new HugeArray<int>(n, Victim);
+                Thread.SpinWait(500);
+                victim.Dispose();
+                victimHuge.Dispose();
+                array.Dispose();
+                huge.Dispose();
+            },
+            i =>
+            {
+                SafeArray<int>? a = s_array;
+                HugeArray<int>? h = s_huge;
+                if (a is null || h is null)
+                {
+                    return;
+                }
+
+                for (int j = 0; j < n; j += 7)
+                {
+                    Read(() => a[j]);
+                    Read(() => h[j]);
+                }
+            });
+        s_array = null;
+        s_huge = null;
+        AllocationLedger.FlushQuarantine();
+        Check.Info($"INFO disposes={disposes} reads={reads} poison-reads={poisonReads} invalidated-seen={disposedSeen} waiting-destroys={Quarantine.PendingDestroyCount}");
+        Check.True(counts[1] > 0 && reads > 0, "the readers ran", $"reader loops={counts[1]}");
+        Check.True(disposes > 100, "enough disposes ran", $"only {disposes}");
+        Check.True(disposedSeen + poisonReads > 0, "the indexers met the disposes", "no access ever saw a disposed arena's structure: the race did not happen");
+        Check.Equal(0, Quarantine.PendingDestroyCount, "arenas still waiting after the quarantine was flushed");
+
+        void Read(Func<int> read)
+        {
+            try
+            {
+                int value = read();
+                Interlocked.Increment(ref reads);
+                if (value == Poison)
+                {
+                    Interlocked.Increment(ref poisonReads);
+                }
+                else if (value != Live)
+                {
+                    Check.Fail("checked arena dispose", $"a read racing the dispose returned 0x{value:X8}: {(value == Victim ? "a structure allocated after the dispose" : "neither the structure's value nor poison")}");
+                }
+            }
+            catch (ObjectDisposedException)
+            {
+                Interlocked.Increment(ref disposedSeen);
+            }
+        }
+    }
+
+    private static unsafe nint PointerOf(SafeArray<byte> array)
+    {
+        using MemoryLease<byte> lease = array.Lease();
+        return (nint)lease.Pointer;
+    }
+
+    private static unsafe int CountNotPoison(nint pointer, int length)
+    {
+        int count = 0;
+        for (int i = 0; i < length; i++)
+        {
+            if (((byte*)pointer)[i] != Quarantine.Poison)
+            {
+                count++;
+            }
+        }
+
+        return count;
     }
 
     private static volatile FixedBufferBox? s_buffer;

@@ -22,8 +22,12 @@ public sealed class ArenaCheckedModeTests
         AdversarialChild.AssertClean("checked-arena-reset-untracked-raw", checkedMode: true);
 
     [Fact]
-    public void Disposing_an_arena_takes_its_blocks_out_of_the_quarantine_before_destroying_it() =>
+    public void Disposing_an_arena_holds_its_blocks_poisoned_and_destroys_it_once_the_quarantine_lets_them_go() =>
         AdversarialChild.AssertClean("checked-arena-dispose-quarantined", checkedMode: true);
+
+    [Fact]
+    public void Indexers_racing_an_arena_dispose_read_its_value_or_poison_never_unmapped_or_reused_memory() =>
+        AdversarialChild.AssertClean("checked-arena-dispose-racing-indexer", checkedMode: true);
 
     [Fact]
     public void Indexers_racing_an_arena_reset_never_see_or_change_a_structure_made_after_it() =>

@@ -14,7 +14,7 @@ public sealed class CheckedModeTests
         AdversarialChild.AssertClean("checked-stale-span", checkedMode: true);
 
     [Fact]
-    public void A_writer_growth_quarantines_the_old_block_so_a_span_from_before_reads_poison_and_its_write_is_reported() =>
+    public void A_writer_growth_keeps_the_old_block_until_dispose_which_quarantines_it_so_a_span_from_before_then_reads_poison_and_its_write_is_reported() =>
         AdversarialChild.AssertClean("checked-writer-growth", checkedMode: true);
 
     [Fact]

@@ -19,7 +19,9 @@ public sealed class NativeBufferWriterArenaTests : LeakCheckedTest
         }
 
         Assert.Equal(300_000, writer.WrittenCount);
-        Assert.Equal(SizeClass((nuint)writer.Capacity), arena.UsedBytes);
+        // The block, and the old blocks its growths kept (a span was handed out before each), charged
+        // by size class until the writer is disposed: with the doubling, less than the block again.
+        Assert.InRange(arena.UsedBytes, SizeClass((nuint)writer.Capacity), 2 * SizeClass((nuint)writer.Capacity));
         writer.Dispose();
         Assert.Equal(0, arena.UsedBytes);
     }
@@ -52,9 +54,13 @@ public sealed class NativeBufferWriterArenaTests : LeakCheckedTest
     {
         using var arena = new JemArena(budgetBytes: 64 << 10);
         using var writer = new NativeBufferWriter<byte>(arena, initialCapacity: 40_000);
-        writer.GetSpan(30_000).Fill(5);
-        writer.Advance(30_000);
-        Assert.True(writer.GetSpan(20_000).Length >= 20_000);
+        // Through a stream, which hands no span out: the growth resizes the block instead of keeping it.
+        using (var stream = new NativeMemoryStream(writer, leaveOpen: true))
+        {
+            stream.Write(Enumerable.Repeat((byte)5, 30_000).ToArray());
+            stream.Write(Enumerable.Repeat((byte)5, 20_000).ToArray());
+        }
+
         Assert.Equal(50_000, writer.Capacity);
         Assert.Equal(SizeClass(50_000), arena.UsedBytes);
         Assert.False(writer.WrittenSpan.ContainsAnyExcept((byte)5));

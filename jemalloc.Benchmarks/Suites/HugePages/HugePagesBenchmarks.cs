@@ -31,9 +31,12 @@ namespace jemalloc.Benchmarks.Suites.HugePages;
 /// what. The columnar rows allocate uninitialized pinned managed arrays.
 /// </para>
 /// <para>
-/// Every result is checked after the timed run: each create runs once more and every element it
-/// created must hold the fill value; each columnar workload's sums must be exact, and it runs once
-/// more with every row of its result column recomputed and compared.
+/// Every result checked is the last timed operation's own: each create keeps the array it made until
+/// the next operation (a managed one is dropped before the next iteration's collection, a native one
+/// freed at the start of the next operation, where the free was timed before), and the cleanup
+/// checks that every element holds the fill value; each columnar workload keeps its columns until
+/// the next operation (the arena's reset moves to its start), and the cleanup checks its sums and
+/// recomputes and compares every row of its result column.
 /// </para>
 /// </remarks>
 [SuppressMessage("Design", "CA1001:Types that own disposable fields should be disposable", Justification = "BenchmarkDotNet frees benchmark state in [GlobalCleanup], which disposes it.")]
@@ -47,11 +50,13 @@ public unsafe class HugePagesBenchmarks
     private JemArena? _smallPages;
     private JemArena? _hugePages;
     private ulong _expectedTotal;
-    private bool _checking;
-    private bool _createdRight;
-    private long _createdElements;
-    private bool _columnarRight;
     private (ulong Vertical, ulong Horizontal) _lastColumnar;
+
+    // What the last timed operation made, kept for the cleanup's check.
+    private ulong[]? _lastManagedArray;
+    private HugeArray<ulong>? _lastNativeArray;
+    private JemArena? _lastColumnarArena;
+    private HugeArray<ulong>[]? _lastColumns;
     private long _faults;
     private long _operations;
 
@@ -83,14 +88,23 @@ public unsafe class HugePagesBenchmarks
     /// pages, so that row, like the jemalloc rows (whose arenas purge at once), faults in new pages.
     /// </summary>
     [IterationSetup(Target = nameof(CreateManagedFresh))]
-    public void ReleaseManagedMemory() => MallocBenchmarks<byte>.Collect();
+    public void ReleaseManagedMemory()
+    {
+        // The last operation's array goes first, so the collection gives its memory back too.
+        _lastManagedArray = null;
+        MallocBenchmarks<byte>.Collect();
+    }
 
     /// <summary>
     /// A full collection before each reused-memory managed create, which keeps the memory it frees
     /// for reuse (every create row has an iteration setup, so all run one operation per iteration).
     /// </summary>
     [IterationSetup(Target = nameof(CreateManagedReused))]
-    public void CollectKeepingMemory() => GC.Collect();
+    public void CollectKeepingMemory()
+    {
+        _lastManagedArray = null;
+        GC.Collect();
+    }
 
     /// <summary>Purges every jemalloc arena before each jemalloc create (their decay of 0 already does; this makes it certain).</summary>
     [IterationSetup(Targets = [nameof(CreateSmallPages), nameof(CreateHugePages)])]
@@ -105,7 +119,8 @@ public unsafe class HugePagesBenchmarks
         ulong[] array = new ulong[checked((int)Parameter)];
         array.AsSpan().Fill(FillValue);
         Count(faults);
-        return CheckCreated(array);
+        _lastManagedArray = array;
+        return (ulong)array.Length;
     }
 
     /// <summary>
@@ -120,7 +135,8 @@ public unsafe class HugePagesBenchmarks
         ulong[] array = GC.AllocateUninitializedArray<ulong>(checked((int)Parameter));
         array.AsSpan().Fill(FillValue);
         Count(faults);
-        return CheckCreated(array);
+        _lastManagedArray = array;
+        return (ulong)array.Length;
     }
 
     /// <summary>A HugeArray on 4 KiB pages.</summary>
@@ -138,6 +154,7 @@ public unsafe class HugePagesBenchmarks
     [BenchmarkCategory(ColumnarCategory)]
     public ulong ColumnarManaged()
     {
+        _lastManagedArray = null;
         long faults = ThreadPageFaults.Read();
         int rows = checked((int)Parameter);
         var arrays = new ulong[ColumnarWorkload.Columns][];
@@ -150,9 +167,8 @@ public unsafe class HugePagesBenchmarks
 
         ulong[] result = GC.AllocateUninitializedArray<ulong>(rows, pinned: true);
         _lastColumnar = ColumnarWorkload.Run(columns, (ulong*)Unsafe.AsPointer(ref result[0]), rows);
-        CheckColumnarResult(result, 0);
         GC.KeepAlive(arrays);
-        GC.KeepAlive(result);
+        _lastManagedArray = result;
         Count(faults);
         return _lastColumnar.Vertical;
     }
@@ -167,51 +183,113 @@ public unsafe class HugePagesBenchmarks
     [BenchmarkCategory(ColumnarCategory)]
     public ulong ColumnarHugePages() => Columnar(_hugePages!);
 
-    /// <summary>Runs the create once more, checking every element it created, then destroys the arenas.</summary>
+    /// <summary>Checks every element of the array the last timed create made, then destroys the arenas.</summary>
     [GlobalCleanup(Target = nameof(CreateManagedFresh))]
-    public void CleanupCreateManagedFresh() => CheckCreate(CreateManagedFresh);
+    public void CleanupCreateManagedFresh() => CheckCreate(nameof(CreateManagedFresh));
 
-    /// <summary>Runs the create once more, checking every element it created, then destroys the arenas.</summary>
+    /// <summary>Checks every element of the array the last timed create made, then destroys the arenas.</summary>
     [GlobalCleanup(Target = nameof(CreateManagedReused))]
-    public void CleanupCreateManagedReused() => CheckCreate(CreateManagedReused);
+    public void CleanupCreateManagedReused() => CheckCreate(nameof(CreateManagedReused));
 
-    /// <summary>Runs the create once more, checking every element it created, then destroys the arenas.</summary>
+    /// <summary>Checks every element of the array the last timed create made, then destroys the arenas.</summary>
     [GlobalCleanup(Target = nameof(CreateSmallPages))]
-    public void CleanupCreateSmallPages() => CheckCreate(CreateSmallPages);
+    public void CleanupCreateSmallPages() => CheckCreate(nameof(CreateSmallPages));
 
-    /// <summary>Runs the create once more, checking every element it created, then destroys the arenas.</summary>
+    /// <summary>Checks every element of the array the last timed create made, then destroys the arenas.</summary>
     [GlobalCleanup(Target = nameof(CreateHugePages))]
-    public void CleanupCreateHugePages() => CheckCreate(CreateHugePages);
+    public void CleanupCreateHugePages() => CheckCreate(nameof(CreateHugePages));
 
-    /// <summary>Checks the last timed run's sums, runs the workload once more checking every row of its result, then destroys the arenas.</summary>
+    /// <summary>Checks the last timed run's sums and every row of its result column, then destroys the arenas.</summary>
     [GlobalCleanup(Target = nameof(ColumnarManaged))]
-    public void CleanupColumnarManaged() => CheckColumnar(ColumnarManaged);
+    public void CleanupColumnarManaged() => CheckColumnar(nameof(ColumnarManaged));
 
-    /// <summary>Checks the last timed run's sums, runs the workload once more checking every row of its result, then destroys the arenas.</summary>
+    /// <summary>Checks the last timed run's sums and every row of its result column, then destroys the arenas.</summary>
     [GlobalCleanup(Target = nameof(ColumnarSmallPages))]
-    public void CleanupColumnarSmallPages() => CheckColumnar(ColumnarSmallPages);
+    public void CleanupColumnarSmallPages() => CheckColumnar(nameof(ColumnarSmallPages));
 
-    /// <summary>Checks the last timed run's sums, runs the workload once more checking every row of its result, then destroys the arenas.</summary>
+    /// <summary>Checks the last timed run's sums and every row of its result column, then destroys the arenas.</summary>
     [GlobalCleanup(Target = nameof(ColumnarHugePages))]
-    public void CleanupColumnarHugePages() => CheckColumnar(ColumnarHugePages);
+    public void CleanupColumnarHugePages() => CheckColumnar(nameof(ColumnarHugePages));
 
-    private void CheckCreate(Func<ulong> create) => CheckAndDestroy(() =>
+    private void CheckCreate(string benchmark) => CheckAndDestroy(() =>
     {
-        string name = $"hugepages create x{Parameter}: {create.Method.Name}";
-        _createdRight = true;
-        _createdElements = 0;
-        ResultChecks.Equal(name, (ulong)Parameter, create(), "elements created");
-        ResultChecks.Check(name, _createdRight && _createdElements == Parameter, $"every one of the {Parameter:N0} elements holds the fill value");
+        string name = $"hugepages create x{Parameter}: {benchmark}";
+        long elements = 0;
+        bool right = true;
+        ResultChecks.Check(name, _lastManagedArray is not null || _lastNativeArray is not null, "the last timed operation left the array it created");
+        if (_lastManagedArray is { } managed)
+        {
+            BrokenResultSwitch.Corrupt(managed.AsSpan());
+            right = !managed.AsSpan().ContainsAnyExcept(FillValue);
+            elements = managed.LongLength;
+        }
+        else if (_lastNativeArray is { } native)
+        {
+            using MemoryLease<ulong> lease = native.Lease();
+            // The switch corrupts the first, middle or last element of the whole array (of each chunk past 2^31 elements).
+            bool whole = lease.Length <= int.MaxValue;
+            if (whole)
+            {
+                BrokenResultSwitch.Corrupt(lease.Span);
+            }
+
+            foreach (Span<ulong> chunk in lease.GetChunks())
+            {
+                if (!whole)
+                {
+                    BrokenResultSwitch.Corrupt(chunk);
+                }
+
+                right &= !chunk.ContainsAnyExcept(FillValue);
+                elements += chunk.Length;
+            }
+        }
+
+        ResultChecks.Equal(name, Parameter, elements, "elements of the array created (last timed operation)");
+        ResultChecks.Check(name, right, $"every one of the {Parameter:N0} elements holds the fill value (last timed operation)");
     });
 
-    private void CheckColumnar(Func<ulong> columnar) => CheckAndDestroy(() =>
+    private void CheckColumnar(string benchmark) => CheckAndDestroy(() =>
     {
-        string name = $"hugepages columnar x{Parameter}: {columnar.Method.Name}";
-        ResultChecks.Equal(name, _expectedTotal, BrokenResultSwitch.Corrupt(_lastColumnar.Vertical), "sum of the vertical sums (last timed operation)");
-        ResultChecks.Equal(name, _expectedTotal, _lastColumnar.Horizontal, "sum of the horizontal sums (last timed operation)");
-        _columnarRight = true;
-        columnar();
-        ResultChecks.Check(name, _columnarRight, $"every one of the {Parameter:N0} rows of the result column is the sum of its row");
+        string name = $"hugepages columnar x{Parameter}: {benchmark}";
+        // The sums are corrupted only when every position is: with one position, the row check must catch it.
+        bool sumsBroken = BrokenResultSwitch.Setting == BrokenResultSwitch.Everywhere;
+        ResultChecks.Equal(name, _expectedTotal, sumsBroken ? BrokenResultSwitch.Corrupt(_lastColumnar.Vertical) : _lastColumnar.Vertical, "sum of the vertical sums (last timed operation)");
+        ResultChecks.Equal(name, _expectedTotal, sumsBroken ? BrokenResultSwitch.Corrupt(_lastColumnar.Horizontal) : _lastColumnar.Horizontal, "sum of the horizontal sums (last timed operation)");
+        bool right;
+        if (_lastManagedArray is { } managed)
+        {
+            BrokenResultSwitch.Corrupt(managed.AsSpan());
+            right = ColumnarWorkload.ResultIsRight(managed, 0, ColumnarWorkload.Columns);
+        }
+        else if (_lastColumns is { } columns)
+        {
+            using MemoryLease<ulong> lease = columns[^1].Lease();
+            bool whole = lease.Length <= int.MaxValue;
+            if (whole)
+            {
+                BrokenResultSwitch.Corrupt(lease.Span);
+            }
+
+            right = true;
+            long row = 0;
+            foreach (Span<ulong> chunk in lease.GetChunks())
+            {
+                if (!whole)
+                {
+                    BrokenResultSwitch.Corrupt(chunk);
+                }
+
+                right &= ColumnarWorkload.ResultIsRight(chunk, row, ColumnarWorkload.Columns);
+                row += chunk.Length;
+            }
+        }
+        else
+        {
+            right = false;
+        }
+
+        ResultChecks.Check(name, right, $"every one of the {Parameter:N0} rows of the result column (last timed operation) is the sum of its row");
     });
 
     private void CheckAndDestroy(Action check)
@@ -224,15 +302,15 @@ public unsafe class HugePagesBenchmarks
 
         _faults = 0;
         _operations = 0;
-        _checking = true;
         try
         {
             check();
         }
         finally
         {
-            _checking = false;
             _lastColumnar = default;
+            _lastManagedArray = null;
+            FreeLastNative();
             _smallPages?.Dispose();
             _hugePages?.Dispose();
         }
@@ -244,45 +322,32 @@ public unsafe class HugePagesBenchmarks
     private ulong CreateAndFill(JemArena arena)
     {
         long faults = ThreadPageFaults.Read();
-        ulong checksum;
-        using (HugeArray<ulong> array = arena.CreateHugeArray<ulong>(Parameter))
+        // The previous operation's array is freed here, timed, as its own operation freed it before
+        // its result was kept for the check.
+        FreeLastNative();
+        HugeArray<ulong> array = arena.CreateHugeArray<ulong>(Parameter);
+        array.Fill(FillValue);
+        Count(faults);
+        _lastNativeArray = array;
+        return (ulong)array.Length;
+    }
+
+    /// <summary>Frees what the last native operation kept: its array, or its columns (by the reset of their arena).</summary>
+    private void FreeLastNative()
+    {
+        _lastNativeArray?.Dispose();
+        _lastNativeArray = null;
+        if (_lastColumns is { } columns)
         {
-            array.Fill(FillValue);
-            Count(faults);
-            using MemoryLease<ulong> lease = array.Lease();
-            checksum = 0;
-            foreach (Span<ulong> chunk in lease.GetChunks())
+            // One reset frees every column; disposing the invalidated arrays afterwards frees nothing.
+            _lastColumnarArena!.Reset();
+            foreach (HugeArray<ulong> column in columns)
             {
-                checksum += CheckCreated(chunk);
+                column.Dispose();
             }
-        }
 
-        return checksum;
-    }
-
-    /// <summary>
-    /// In the pass after the timed run (<see cref="_checking"/>), records whether every element of
-    /// <paramref name="created"/> holds the fill value; the elements are counted either way.
-    /// </summary>
-    private ulong CheckCreated(Span<ulong> created)
-    {
-        if (_checking)
-        {
-            BrokenResultSwitch.Corrupt(created);
-            _createdRight &= !created.ContainsAnyExcept(FillValue);
-            _createdElements += created.Length;
-        }
-
-        return (ulong)created.Length;
-    }
-
-    /// <summary>In the pass after the timed run, records whether every row of the result column from <paramref name="firstRow"/> on is right.</summary>
-    private void CheckColumnarResult(Span<ulong> result, long firstRow)
-    {
-        if (_checking)
-        {
-            BrokenResultSwitch.Corrupt(result);
-            _columnarRight &= ColumnarWorkload.ResultIsRight(result, firstRow, ColumnarWorkload.Columns);
+            _lastColumns = null;
+            _lastColumnarArena = null;
         }
     }
 
@@ -295,6 +360,8 @@ public unsafe class HugePagesBenchmarks
     private ulong Columnar(JemArena arena)
     {
         long faults = ThreadPageFaults.Read();
+        // The previous operation's columns go first (one reset, timed as before), then this one's are made.
+        FreeLastNative();
         var arrays = new HugeArray<ulong>[ColumnarWorkload.Columns + 1];
         Span<nint> columns = stackalloc nint[ColumnarWorkload.Columns];
         for (int c = 0; c < arrays.Length; c++)
@@ -308,24 +375,8 @@ public unsafe class HugePagesBenchmarks
         }
 
         _lastColumnar = ColumnarWorkload.Run(columns, (ulong*)arrays[^1].Pointer, Parameter);
-        if (_checking)
-        {
-            using MemoryLease<ulong> lease = arrays[^1].Lease();
-            long row = 0;
-            foreach (Span<ulong> chunk in lease.GetChunks())
-            {
-                CheckColumnarResult(chunk, row);
-                row += chunk.Length;
-            }
-        }
-
-        // One reset frees every column; disposing the invalidated arrays afterwards frees nothing.
-        arena.Reset();
-        foreach (HugeArray<ulong> array in arrays)
-        {
-            array.Dispose();
-        }
-
+        _lastColumns = arrays;
+        _lastColumnarArena = arena;
         Count(faults);
         return _lastColumnar.Vertical;
     }
