@@ -145,6 +145,8 @@ internal sealed unsafe class PooledBlock : MemoryManager<byte>, IDisposable, IPi
         }
 
         LetGo(-PooledBlockAllocation.OneReleasing);
+        // Reachable until the unpin is done, so the pool's sweep cannot take the rent for dropped meanwhile.
+        GC.KeepAlive(this);
     }
 
     /// <summary>Returns the block to its pool, now, or at the last unpin if pinned. Again: does nothing.</summary>
@@ -204,6 +206,9 @@ internal sealed unsafe class PooledBlock : MemoryManager<byte>, IDisposable, IPi
         {
             _block.Pool.OnOwnerGone(_block.Length);
         }
+
+        // Reachable until the dispose is done, so the pool's sweep cannot take the rent for dropped meanwhile.
+        GC.KeepAlive(this);
     }
 
     // Ends the rent's acquisition of a block in an arena (taken by the rent, ended by exactly one

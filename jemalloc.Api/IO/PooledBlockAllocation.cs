@@ -100,9 +100,10 @@ internal sealed class PooledBlockAllocation
     {
         long state = Volatile.Read(ref State);
         long low = state & 0xFFFF_FFFF;
-        if (low == Disposed || (low & Abandoned) != 0 || _owner.TryGetTarget(out _))
+        if (low == Disposed || (low & (Abandoned | ReleasingMask)) != 0 || _owner.TryGetTarget(out _))
         {
-            // Given back, already abandoned, or its owner is still reachable.
+            // Given back, already abandoned, an unpin still running (it gives the block back or leaves
+            // it to the next sweep), or its owner is still reachable.
             return -1;
         }
 
