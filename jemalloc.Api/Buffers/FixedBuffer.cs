@@ -260,15 +260,13 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal int LengthOf(string ownerName)
     {
-        if (_handle == default)
-        {
-            return 0;
-        }
-
+        // The default handle (slot 0, generation 0) never matches its slot's key, so the check
+        // alone sends it to the cold path, which tells it from a freed buffer: a loop that reads
+        // Length in its condition pays one load, add and compare.
         ulong check = SlotState.KeyCheck(SlotTable.ReadKey(ref SlotTable.HotOf(_handle.Slot)), _handle.Value);
         if (check < SlotState.KeyMatch)
         {
-            ThrowHelper.ThrowObjectDisposed(ownerName);
+            return LengthOfDefaultOrThrow(_handle, ownerName);
         }
 
         return (int)(uint)check;
@@ -299,6 +297,19 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
 
     /// <summary>Whether they are different buffers.</summary>
     public static bool operator !=(FixedBuffer<T> left, FixedBuffer<T> right) => !left.Equals(right);
+
+    // The cold path of Length: 0 for default, otherwise the buffer was freed.
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static int LengthOfDefaultOrThrow(AllocationHandle handle, string ownerName)
+    {
+        if (handle == default)
+        {
+            return 0;
+        }
+
+        ThrowHelper.ThrowObjectDisposed(ownerName);
+        return 0;
+    }
 
     // The hot path: one load of the slot's key (generation and length) and one of its pointer.
     [MethodImpl(MethodImplOptions.AggressiveInlining)]

@@ -39,7 +39,9 @@ namespace jemalloc;
 /// <para>
 /// Disposing the pool frees the kept blocks and refuses later rents; blocks rented before stay usable
 /// until their owners are disposed, and are then freed. An owner dropped without being disposed goes
-/// back to the pool's budget and books when the garbage collector finalizes it, but its block is set
+/// back to the pool's budget and books once a garbage collection has found it unreachable (the pool
+/// looks after each collection, and before its books are read or its budget refuses a rent; owners
+/// have no finalizer, which would cost more than the rest of a rent), but its block is set
 /// aside, neither freed nor reused, because a <see cref="Span{T}"/> of it may still be in use (a span
 /// does not keep its owner alive); the pool's <see cref="MemoryPool{T}.Dispose()"/> frees those
 /// blocks (a reset of the pool's arena frees them too, as it frees every block of the arena, even one
@@ -79,6 +81,12 @@ public sealed class JemMemoryPool : MemoryPool<byte>
     private bool _setAsideFreed;
     private int _setAsidePruneAt = 64;
 
+    // Every block this pool allocated that a rent may still hold, for the sweep that finds owners
+    // dropped without Dispose (owners have no finalizer); pruned of freed and abandoned blocks.
+    private readonly Lock _blocksGate = new();
+    private readonly List<PooledBlockAllocation> _blocks = [];
+    private int _blocksPruneAt = 64;
+
     /// <summary>Creates a pool of native blocks.</summary>
     /// <param name="maxBufferSize">The largest block <see cref="Rent(int)"/> gives, in bytes.</param>
     /// <param name="arena">The arena to allocate in (counted against its budget; its reset is refused while a block is rented, and frees the kept blocks), or null for jemalloc's automatic arenas.</param>
@@ -115,6 +123,7 @@ public sealed class JemMemoryPool : MemoryPool<byte>
         Arena = arena;
         ClearsBlocks = clearBlocks;
         MaxCachedBytes = maxCachedBytes;
+        PoolSweepTrigger.Start(this);
     }
 
     /// <summary>Frees the kept blocks of a pool that was dropped without being disposed.</summary>
@@ -166,9 +175,15 @@ public sealed class JemMemoryPool : MemoryPool<byte>
 
         int requested = minBufferSize == -1 ? Math.Min(DefaultBufferSize, _maxBufferSize) : Math.Max(minBufferSize, 1);
         int size = PooledBlockCache.BlockSizeFor(requested, _maxBufferSize);
-        if (_budgetBytes != long.MaxValue)
+        if (_budgetBytes != long.MaxValue && !TryReserve(size))
         {
-            Reserve(size);
+            // Owners dropped without Dispose that a collection found since the last sweep give their bytes back.
+            SweepDroppedOwners();
+            if (!TryReserve(size))
+            {
+                long outstanding = Volatile.Read(ref _outstandingBytes);
+                throw new MemoryPoolBudgetExceededException(_budgetBytes, outstanding, size);
+            }
         }
 
         PooledBlockAllocation block;
@@ -182,7 +197,7 @@ public sealed class JemMemoryPool : MemoryPool<byte>
             throw;
         }
 
-        return new PooledBlock(block);
+        return block.Rent();
     }
 
     /// <summary>Frees the returned blocks the pool keeps; rented blocks are not touched.</summary>
@@ -191,6 +206,7 @@ public sealed class JemMemoryPool : MemoryPool<byte>
     /// <summary>A snapshot of the pool's books: blocks and bytes rented, returned, outstanding and kept.</summary>
     public JemMemoryPoolStatistics GetStatistics()
     {
+        SweepDroppedOwners();
         (long rents, long returns, long rentedBytes, long returnedBytes, long keptCount, long keptBytes) = _cache.Totals();
         long setAsideCount = 0;
         long setAsideBytes = 0;
@@ -210,7 +226,35 @@ public sealed class JemMemoryPool : MemoryPool<byte>
         return new JemMemoryPoolStatistics(rents, returns, rentedBytes, returnedBytes, keptCount, keptBytes, setAsideCount, setAsideBytes);
     }
 
-    /// <summary>The owner of a block was disposed (or finalized) while its block is still held: the books count the return now.</summary>
+    /// <summary>
+    /// Finds the rents whose owner the garbage collector found unreachable before it gave its block
+    /// back, and settles them (<see cref="PooledBlock.SettleAbandoned"/>): run after each collection
+    /// (<see cref="PoolSweepTrigger"/>), and before the books are read or the budget refuses a rent.
+    /// </summary>
+    internal void SweepDroppedOwners()
+    {
+        List<(PooledBlockAllocation Block, long State)>? abandoned = null;
+        lock (_blocksGate)
+        {
+            foreach (PooledBlockAllocation block in _blocks)
+            {
+                long state = block.TryAbandon();
+                if (state >= 0)
+                {
+                    (abandoned ??= []).Add((block, state));
+                }
+            }
+
+            PruneBlocks();
+        }
+
+        foreach ((PooledBlockAllocation block, long state) in abandoned ?? [])
+        {
+            PooledBlock.SettleAbandoned(block, state);
+        }
+    }
+
+    /// <summary>The owner of a block was disposed (or abandoned) while its block is still held: the books count the return now.</summary>
     internal void OnOwnerGone(int size)
     {
         ReleaseBudget(size);
@@ -230,7 +274,7 @@ public sealed class JemMemoryPool : MemoryPool<byte>
             ReleaseBudget(block.Length);
         }
 
-        bool keep = !AllocationLedger.CheckedMode && block.Handle.IsValid;
+        bool keep = !AllocationLedger.CheckedMode && block.Handle.IsValid && !block.IsSpent;
         if (!_cache.Return(block, ownerGoneNow, keep))
         {
             AllocationLedger.FreeOwned(block.Handle);
@@ -273,6 +317,9 @@ public sealed class JemMemoryPool : MemoryPool<byte>
     {
         Volatile.Write(ref _disposed, 1);
         _cache.Trim(close: true);
+        // Finalized, the pool is unreachable, and so is every owner (each references the pool): the
+        // sweep ends their rents' acquisitions and pins, so a reset of the arena can free their blocks.
+        SweepDroppedOwners();
         if (!disposing)
         {
             return;
@@ -330,7 +377,26 @@ public sealed class JemMemoryPool : MemoryPool<byte>
             throw;
         }
 
-        return new PooledBlockAllocation(this, handle, pointer, size);
+        var block = new PooledBlockAllocation(this, handle, pointer, size);
+        lock (_blocksGate)
+        {
+            if (_blocks.Count >= _blocksPruneAt)
+            {
+                PruneBlocks();
+            }
+
+            _blocks.Add(block);
+        }
+
+        return block;
+    }
+
+    // Forgets the blocks no rent can hold again: freed while back with the pool, or abandoned (set aside).
+    // Caller holds _blocksGate; amortized by doubling the mark.
+    private void PruneBlocks()
+    {
+        _blocks.RemoveAll(block => (Volatile.Read(ref block.State) & PooledBlockAllocation.Abandoned) != 0 || (block.IsBack && !block.Handle.IsValid));
+        _blocksPruneAt = Math.Max(64, 2 * _blocks.Count);
     }
 
     /// <summary>
@@ -359,19 +425,19 @@ public sealed class JemMemoryPool : MemoryPool<byte>
         }
     }
 
-    private void Reserve(int size)
+    private bool TryReserve(int size)
     {
         while (true)
         {
             long outstanding = Volatile.Read(ref _outstandingBytes);
             if (size > _budgetBytes - outstanding)
             {
-                throw new MemoryPoolBudgetExceededException(_budgetBytes, outstanding, size);
+                return false;
             }
 
             if (Interlocked.CompareExchange(ref _outstandingBytes, outstanding + size, outstanding) == outstanding)
             {
-                return;
+                return true;
             }
         }
     }

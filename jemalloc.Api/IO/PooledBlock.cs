@@ -10,82 +10,36 @@ namespace jemalloc;
 /// </summary>
 /// <remarks>
 /// <para>
-/// <see cref="GetSpan"/> checks on every call: the rent must not be disposed, and the block's ledger
-/// allocation must be live. In an arena the rent itself acquires the block in the ledger until the
-/// owner is disposed, and so does each pin: a reset of the arena is refused while the block is rented
-/// or pinned, since a span taken from the owner cannot be checked and would reach memory the arena
-/// reuses.
+/// <see cref="GetSpan"/> checks on every call: the block's state must still name this rent, not
+/// disposed, and the block's ledger allocation must be live. In an arena the rent itself acquires the
+/// block in the ledger until the owner is disposed, and so does each pin: a reset of the arena is
+/// refused while the block is rented or pinned, since a span taken from the owner cannot be checked
+/// and would reach memory the arena reuses.
 /// </para>
 /// <para>
-/// The state is one word changed by compare-and-swap (no lock, which a caller could hold): whether the
-/// owner was disposed, the pins, and the unpins still releasing their ledger acquisition. Exactly one
-/// change takes it to "disposed, nothing pinned or releasing", and that one gives the block back to
-/// the pool: a dispose, or the last unpin of a disposed owner. A rent dropped without
-/// <see cref="IDisposable.Dispose"/>, or disposed with a pin that was never ended, is finalized: it
-/// gives back its books and leaves its block to the pool's <see cref="JemMemoryPool.SetAside"/>.
+/// The rent's state lives in the block (<see cref="PooledBlockAllocation.State"/>), changed by
+/// compare-and-swap. Exactly one change takes it to "disposed, nothing pinned or releasing", and that
+/// one gives the block back to the pool: a dispose, or the last unpin of a disposed owner. The owner
+/// has no finalizer (one per rent would cost more than the rest of a rent): a rent dropped without
+/// <see cref="IDisposable.Dispose"/>, or disposed with a pin that was never ended, is found by the
+/// pool's sweep after a garbage collection, which gives back its books and sets its block aside.
 /// </para>
 /// </remarks>
 internal sealed unsafe class PooledBlock : MemoryManager<byte>, IDisposable, IPinOwner
 {
     internal const string OwnerName = "JemMemoryPool block";
-    private const int MaxPins = 0x7FFF;
-    private const int PinMask = 0x7FFF;
-    private const int OneReleasing = 1 << 15;
-    private const int ReleasingMask = 0x7FFF << 15;
-    private const int Disposed = 1 << 30;
 
-    // Set by the finalizer, with Disposed: a reference another finalizer resurrects can no longer
-    // give the set-aside block back (to the cache, where it would belong to two rents) nor end a pin.
-    private const int Finalized = 1 << 31;
-
-    // The block's fixed facts live in its allocation, shared by its rents: this object, one per rent,
-    // is a reference and a state word (32 bytes).
     private readonly PooledBlockAllocation _block;
-    private int _state;
+    private readonly uint _rent;
 
-    internal PooledBlock(PooledBlockAllocation block) => _block = block;
-
-    /// <summary>
-    /// Unreachable without having given its block back: a dropped owner, or a disposed one with a pin
-    /// whose <see cref="MemoryHandle"/> was dropped without being disposed (nobody can end that pin).
-    /// The owner's bytes go back to the budget, but the block is neither freed nor reused: a
-    /// <see cref="Span{T}"/> of it may still be in use on some stack, and a span keeps nothing alive.
-    /// The pool sets it aside until its own <see cref="MemoryPool{T}.Dispose()"/>. Its pins end (so an
-    /// arena reset may free the block, as it frees every block of the arena), and the owner stays
-    /// disposed even if the finalizer of another object that held it disposes or unpins it afterwards.
-    /// </summary>
-    [System.Diagnostics.CodeAnalysis.SuppressMessage("Reliability", "CA2015", Justification = "It neither frees nor reuses the memory: the block is set aside until the pool is disposed, so a span still in use stays valid.")]
-    ~PooledBlock()
+    internal PooledBlock(PooledBlockAllocation block, uint rent)
     {
-        int state = Interlocked.Exchange(ref _state, Disposed | Finalized);
-        if (state == Disposed || (state & Finalized) != 0)
-        {
-            // Re-registered for finalization after its block went back to the pool, or finalized before.
-            return;
-        }
-
-        if ((state & Disposed) == 0)
-        {
-            _block.Pool.OnOwnerGone(_block.Length);
-            EndRent();
-        }
-
-        // Nobody can end these pins any more: their acquisitions would refuse the arena's reset for good.
-        for (int pins = state & PinMask; pins > 0; pins--)
-        {
-            try
-            {
-                AllocationLedger.Release(_block.Handle, OwnerName);
-            }
-            catch (InvalidOperationException)
-            {
-                // Its arena was destroyed (ObjectDisposedException): nothing left to release, and a finalizer must not throw.
-                break;
-            }
-        }
-
-        _block.Pool.SetAside(_block);
+        _block = block;
+        _rent = rent;
     }
+
+    /// <summary>The block this rent holds (or held).</summary>
+    internal PooledBlockAllocation Block => _block;
 
     /// <summary>The block's memory.</summary>
     /// <exception cref="ObjectDisposedException">The owner was disposed, or an arena reset freed the block.</exception>
@@ -119,20 +73,20 @@ internal sealed unsafe class PooledBlock : MemoryManager<byte>, IDisposable, IPi
 
         while (true)
         {
-            int state = Volatile.Read(ref _state);
-            if ((state & Disposed) != 0)
+            long state = Volatile.Read(ref _block.State);
+            if (!IsMine(state) || (state & PooledBlockAllocation.Disposed) != 0)
             {
                 ThrowHelper.ThrowObjectDisposed(OwnerName);
             }
 
             // In an arena the rent holds one of the ledger's acquisitions of the block, the pins the rest.
-            int maxPins = _block.AcquiredByRent ? MaxPins - 1 : MaxPins;
-            if ((state & PinMask) + ((state & ReleasingMask) >> 15) >= maxPins)
+            int maxPins = _block.AcquiredByRent ? PooledBlockAllocation.MaxPins - 1 : PooledBlockAllocation.MaxPins;
+            if ((state & PooledBlockAllocation.PinMask) + ((state & PooledBlockAllocation.ReleasingMask) >> 15) >= maxPins)
             {
                 ThrowHelper.ThrowInvalidOperation($"This {OwnerName} is already pinned {maxPins} times, the most it counts.");
             }
 
-            if (Interlocked.CompareExchange(ref _state, state + 1, state) == state)
+            if (Interlocked.CompareExchange(ref _block.State, state + 1, state) == state)
             {
                 break;
             }
@@ -158,22 +112,22 @@ internal sealed unsafe class PooledBlock : MemoryManager<byte>, IDisposable, IPi
 
     /// <summary>
     /// Ends one pin (its token calls this once); the last one gives the block of a disposed owner back
-    /// to the pool. Does nothing once the owner was finalized (its pins ended then).
+    /// to the pool. Does nothing once the rent was abandoned (its pins ended then).
     /// </summary>
     /// <exception cref="ObjectDisposedException">The block's arena was destroyed under the pin; the pin stands.</exception>
     void IPinOwner.EndPin()
     {
         while (true)
         {
-            int state = Volatile.Read(ref _state);
-            if ((state & Finalized) != 0)
+            long state = Volatile.Read(ref _block.State);
+            if (!IsMine(state) || (state & PooledBlockAllocation.Abandoned) != 0)
             {
-                // The pin ended when the owner was finalized (this is a resurrected handle's unpin).
+                // The pin ended when the rent was found abandoned (this is a resurrected handle's unpin).
                 return;
             }
 
             // The pin becomes a release in flight: a dispose meanwhile leaves the block to this unpin.
-            if (Interlocked.CompareExchange(ref _state, state - 1 + OneReleasing, state) == state)
+            if (Interlocked.CompareExchange(ref _block.State, state - 1 + PooledBlockAllocation.OneReleasing, state) == state)
             {
                 break;
             }
@@ -186,81 +140,112 @@ internal sealed unsafe class PooledBlock : MemoryManager<byte>, IDisposable, IPi
         catch
         {
             // The block is gone with its destroyed arena: the pin stands, as the ledger's acquisition does.
-            LetGo(1 - OneReleasing);
+            LetGo(1 - PooledBlockAllocation.OneReleasing);
             throw;
         }
 
-        LetGo(-OneReleasing);
+        LetGo(-PooledBlockAllocation.OneReleasing);
+        // Reachable until the unpin is done, so the pool's sweep cannot take the rent for dropped meanwhile.
+        GC.KeepAlive(this);
     }
 
     /// <summary>Returns the block to its pool, now, or at the last unpin if pinned. Again: does nothing.</summary>
-    [System.Diagnostics.CodeAnalysis.SuppressMessage("Usage", "CA1816", Justification = "GiveBack suppresses finalization once the block is back with the pool; an owner disposed while pinned stays finalizable, since its pin may be dropped.")]
     void IDisposable.Dispose() => Dispose(disposing: true);
+
+    /// <summary>
+    /// Settles a rent whose owner the pool's sweep found dropped (its state before is
+    /// <paramref name="state"/>): gives back its books unless it was disposed, ends its pins (nobody
+    /// can end them any more, and their acquisitions would refuse the arena's reset for good), and sets
+    /// its block aside, neither freed nor reused, because a <see cref="Span{T}"/> of it may still be in
+    /// use on some stack, and a span keeps nothing alive.
+    /// </summary>
+    internal static void SettleAbandoned(PooledBlockAllocation block, long state)
+    {
+        if ((state & PooledBlockAllocation.Disposed) == 0)
+        {
+            block.Pool.OnOwnerGone(block.Length);
+            EndRent(block);
+        }
+
+        for (long pins = state & PooledBlockAllocation.PinMask; pins > 0; pins--)
+        {
+            try
+            {
+                AllocationLedger.Release(block.Handle, OwnerName);
+            }
+            catch (InvalidOperationException)
+            {
+                // Its arena was destroyed (ObjectDisposedException): nothing left to release.
+                break;
+            }
+        }
+
+        block.Pool.SetAside(block);
+    }
 
     /// <summary>Returns the block to its pool, now, or at the last unpin if pinned. Again: does nothing.</summary>
     protected override void Dispose(bool disposing)
     {
-        int state;
+        long state;
         do
         {
-            state = Volatile.Read(ref _state);
-            if ((state & Disposed) != 0)
+            state = Volatile.Read(ref _block.State);
+            if (!IsMine(state) || (state & PooledBlockAllocation.Disposed) != 0)
             {
                 return;
             }
         }
-        while (Interlocked.CompareExchange(ref _state, state | Disposed, state) != state);
+        while (Interlocked.CompareExchange(ref _block.State, state | PooledBlockAllocation.Disposed, state) != state);
 
-        EndRent();
-        if (state == 0)
+        EndRent(_block);
+        if ((state & 0xFFFF_FFFF) == 0)
         {
-            GiveBack(ownerGoneNow: true);
+            _block.Pool.ReturnBlock(_block, ownerGoneNow: true);
         }
         else
         {
             _block.Pool.OnOwnerGone(_block.Length);
         }
+
+        // Reachable until the dispose is done, so the pool's sweep cannot take the rent for dropped meanwhile.
+        GC.KeepAlive(this);
     }
 
     // Ends the rent's acquisition of a block in an arena (taken by the rent, ended by exactly one
-    // dispose or finalization): from now on a reset of the arena may free the block, unless pinned.
-    private void EndRent()
+    // dispose or abandonment): from now on a reset of the arena may free the block, unless pinned.
+    private static void EndRent(PooledBlockAllocation block)
     {
-        if (!_block.AcquiredByRent)
+        if (!block.AcquiredByRent)
         {
             return;
         }
 
         try
         {
-            AllocationLedger.Release(_block.Handle, OwnerName);
+            AllocationLedger.Release(block.Handle, OwnerName);
         }
         catch (InvalidOperationException)
         {
             // Its arena was destroyed with the acquisition standing (ObjectDisposedException): nothing left
-            // to release, and neither a dispose nor a finalizer may throw for it.
+            // to release, and neither a dispose nor the sweep may throw for it.
         }
     }
 
-    private void LetGo(int change)
+    private bool IsMine(long state) => PooledBlockAllocation.RentOf(state) == _rent;
+
+    private void LetGo(long change)
     {
-        if (Interlocked.Add(ref _state, change) == Disposed)
+        long rest = Interlocked.Add(ref _block.State, change);
+        if (rest == ((long)((ulong)_rent << 32) | PooledBlockAllocation.Disposed))
         {
-            GiveBack(ownerGoneNow: false);
+            _block.Pool.ReturnBlock(_block, ownerGoneNow: false);
         }
-    }
-
-    [System.Diagnostics.CodeAnalysis.SuppressMessage("Usage", "CA1816", Justification = "Called exactly when the block goes back to the pool, by a dispose or the last unpin; from then on the finalizer has nothing to do.")]
-    private void GiveBack(bool ownerGoneNow)
-    {
-        // Given back exactly once; the finalizer would give it again.
-        GC.SuppressFinalize(this);
-        _block.Pool.ReturnBlock(_block, ownerGoneNow);
     }
 
     private void ThrowIfUnusable()
     {
-        if ((Volatile.Read(ref _state) & Disposed) != 0 || !_block.Handle.IsValid)
+        long state = Volatile.Read(ref _block.State);
+        if (!IsMine(state) || (state & PooledBlockAllocation.Disposed) != 0 || !_block.Handle.IsValid)
         {
             ThrowHelper.ThrowObjectDisposed(OwnerName);
         }

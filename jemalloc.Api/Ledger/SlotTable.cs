@@ -25,8 +25,13 @@ internal static unsafe class SlotTable
     private static readonly Lock GrowLock = new();
     private static int s_committed;
     private static int s_handedOut;
-    // Free-slot stack: low 32 bits = slot + 1 (0 = empty), high 32 bits = a tag against ABA.
+    // Free-slot stack shared by the threads' caches: low 32 bits = slot + 1 (0 = empty), high 32
+    // bits = a tag against ABA.
     private static long s_freeHead;
+
+    // This thread's free slots: most creates and frees take and return a slot here, with no atomic.
+    [ThreadStatic]
+    private static SlotCache? t_cache;
 
 #pragma warning disable CA1810 // The first chunk must be committed before any slot is read; an initializer cannot order that after the fields.
     static SlotTable()
@@ -54,43 +59,22 @@ internal static unsafe class SlotTable
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal static ref ColdSlot ColdOf(int slot) => ref Cold[(uint)slot];
 
-    /// <summary>A free slot, from the free stack or a new one.</summary>
-    /// <exception cref="OutOfMemoryException">The table is full or the OS refused to commit more of it.</exception>
+    /// <summary>A free slot: from this thread's <see cref="SlotCache"/>, which refills a batch at a time from the shared free stack or with new slots.</summary>
+    /// <exception cref="OutOfMemoryException">The OS refused to commit more of the table.</exception>
+    /// <exception cref="InvalidOperationException">The table is full.</exception>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal static int Take()
     {
-        while (true)
+        SlotCache? cache = t_cache;
+        if (cache is not null && cache.TryPop(out int slot))
         {
-            long head = Volatile.Read(ref s_freeHead);
-            int top = (int)head;
-            if (top == 0)
-            {
-                break;
-            }
-
-            int next = Cold[top - 1].NextFree;
-            long newHead = ((head >>> 32) + 1) << 32 | (uint)next;
-            if (Interlocked.CompareExchange(ref s_freeHead, newHead, head) == head)
-            {
-                return top - 1;
-            }
+            return slot;
         }
 
-        int slot = Interlocked.Increment(ref s_handedOut) - 1;
-        if ((uint)slot >= Capacity)
-        {
-            Interlocked.Decrement(ref s_handedOut);
-            ThrowHelper.ThrowInvalidOperation($"The allocation ledger is full: it records at most {Capacity:N0} live allocations and leases.");
-        }
-
-        if (slot >= Volatile.Read(ref s_committed))
-        {
-            CommitUpTo(slot + 1);
-        }
-
-        return slot;
+        return TakeSlow();
     }
 
-    /// <summary>Puts a slot whose state is free back on the free stack, or keeps it out for good once its generation is spent.</summary>
+    /// <summary>Puts a slot whose state is free back in this thread's cache, or keeps it out for good once its generation is spent.</summary>
     internal static void Return(int slot)
     {
         if (SlotState.Generation(Volatile.Read(ref Hot[slot].State)) >= SlotState.LastGeneration)
@@ -98,16 +82,146 @@ internal static unsafe class SlotTable
             return;
         }
 
-        ref ColdSlot cold = ref Cold[slot];
+        SlotCache? cache = t_cache;
+        if (cache is null || !cache.TryPush(slot))
+        {
+            ReturnSlow(slot);
+        }
+    }
+
+    /// <summary>
+    /// Pops up to <paramref name="destination"/>'s length of slots off the shared free stack with one
+    /// compare-and-swap; returns how many.
+    /// </summary>
+    internal static int TakeShared(Span<int> destination)
+    {
         while (true)
         {
             long head = Volatile.Read(ref s_freeHead);
-            cold.NextFree = (int)head;
-            long newHead = ((head >>> 32) + 1) << 32 | (uint)(slot + 1);
+            int top = (int)head;
+            int count = 0;
+            // Every push and pop bumps the head's tag, so the exchange below fails if any link read
+            // here changed meanwhile; a link read while it changes is still some slot's number + 1.
+            while (top != 0 && count < destination.Length)
+            {
+                destination[count++] = top - 1;
+                top = Volatile.Read(ref Cold[top - 1].NextFree);
+            }
+
+            if (count == 0)
+            {
+                return 0;
+            }
+
+            long newHead = ((head >>> 32) + 1) << 32 | (uint)top;
+            if (Interlocked.CompareExchange(ref s_freeHead, newHead, head) == head)
+            {
+                return count;
+            }
+        }
+    }
+
+    /// <summary>Hands out never-used slots, a batch with one atomic add; returns how many (fewer only at the end of the table, 0 when it is full).</summary>
+    /// <exception cref="OutOfMemoryException">The OS refused to commit more of the table.</exception>
+    internal static int TakeNew(Span<int> destination)
+    {
+        int count = destination.Length;
+        int end = Interlocked.Add(ref s_handedOut, count);
+        if ((uint)end > Capacity)
+        {
+            // The last slots of the table: one at a time, while there are any.
+            Interlocked.Add(ref s_handedOut, -count);
+            count = 0;
+            end = 0;
+            while (count < destination.Length)
+            {
+                int slot = Interlocked.Increment(ref s_handedOut) - 1;
+                if ((uint)slot >= Capacity)
+                {
+                    Interlocked.Decrement(ref s_handedOut);
+                    break;
+                }
+
+                destination[count++] = slot;
+                end = Math.Max(end, slot + 1);
+            }
+        }
+        else
+        {
+            // Highest first, so the cache hands the lowest out first.
+            for (int i = 0; i < count; i++)
+            {
+                destination[i] = end - 1 - i;
+            }
+        }
+
+        if (count > 0 && end > Volatile.Read(ref s_committed))
+        {
+            CommitUpTo(end);
+        }
+
+        return count;
+    }
+
+    /// <summary>Pushes free slots (a cache's batch, or an exited thread's whole cache) onto the shared stack with one compare-and-swap.</summary>
+    internal static void GiveBack(ReadOnlySpan<int> slots)
+    {
+        if (slots.IsEmpty)
+        {
+            return;
+        }
+
+        for (int i = 0; i < slots.Length - 1; i++)
+        {
+            Cold[slots[i]].NextFree = slots[i + 1] + 1;
+        }
+
+        ref ColdSlot last = ref Cold[slots[^1]];
+        while (true)
+        {
+            long head = Volatile.Read(ref s_freeHead);
+            last.NextFree = (int)head;
+            long newHead = ((head >>> 32) + 1) << 32 | (uint)(slots[0] + 1);
             if (Interlocked.CompareExchange(ref s_freeHead, newHead, head) == head)
             {
                 return;
             }
+        }
+    }
+
+    /// <summary>How many slots are on the shared free stack: exact only while no thread takes or gives back slots (for diagnostics and tests).</summary>
+    internal static int CountShared()
+    {
+        int count = 0;
+        for (int top = (int)Volatile.Read(ref s_freeHead); top != 0 && count <= Capacity; top = Cold[top - 1].NextFree)
+        {
+            count++;
+        }
+
+        return count;
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static int TakeSlow()
+    {
+        SlotCache cache = t_cache ??= new SlotCache();
+        if (!cache.Refill())
+        {
+            ThrowHelper.ThrowInvalidOperation($"The allocation ledger is full: it records at most {Capacity:N0} live allocations and leases.");
+        }
+
+        cache.TryPop(out int slot);
+        return slot;
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void ReturnSlow(int slot)
+    {
+        SlotCache cache = t_cache ??= new SlotCache();
+        if (!cache.TryPush(slot))
+        {
+            cache.Drain();
+            cache.TryPush(slot);
         }
     }
 

@@ -1,0 +1,169 @@
+using jemalloc.Tests.Support;
+
+namespace jemalloc.Tests.Ledger;
+
+/// <summary>
+/// Each thread takes and gives back ledger slots through its own cache, a batch at a time from the
+/// shared free stack. The slots a thread's cache holds when the thread exits must come back, or
+/// threads that come and go would grow the slot table without bound.
+/// </summary>
+[Collection(LeakChecked.Name)]
+public sealed class SlotCacheTests : LeakCheckedTest
+{
+    private const int Rounds = 50;
+    private const int ThreadsPerRound = 4;
+    private const int BuffersPerThread = 100;
+
+    [Fact]
+    public void Threads_that_allocate_free_and_exit_do_not_grow_the_slot_table() =>
+        WithoutCheckedMode(AssertExitedThreadsStrandNoSlots);
+
+    [Fact]
+    public void A_slot_freed_on_another_thread_is_reused_and_every_stale_handle_stays_invalid() =>
+        WithoutCheckedMode(AssertSlotsFlowFromTheFreeingThreadToTheAllocatingOne);
+
+    // Checked mode's quarantine holds freed slots back (neither in use, cached nor on the shared
+    // stack, and not reused): these tests count slots, so they run with it off, and restore it.
+    private static void WithoutCheckedMode(Action test)
+    {
+        bool wasChecked = AllocationLedger.CheckedMode;
+        AllocationLedger.CheckedMode = false;
+        try
+        {
+            test();
+        }
+        finally
+        {
+            AllocationLedger.CheckedMode = wasChecked;
+        }
+    }
+
+    private static void AssertExitedThreadsStrandNoSlots()
+    {
+        // Slots neither on the shared free stack nor in use: the ones thread caches hold.
+        static int HeldByCaches() => SlotTable.HandedOut - SlotTable.CountShared() - (int)AllocationLedger.LiveCount;
+
+        CollectAndFinalize();
+        int before = HeldByCaches();
+        int handedOutBefore = SlotTable.HandedOut;
+        int ran = 0;
+        for (int round = 0; round < Rounds; round++)
+        {
+            var failures = new System.Collections.Concurrent.ConcurrentQueue<Exception>();
+            var threads = new Thread[ThreadsPerRound];
+            for (int t = 0; t < threads.Length; t++)
+            {
+                threads[t] = new Thread(() =>
+                {
+                    try
+                    {
+                        var buffers = new FixedBuffer<byte>[BuffersPerThread];
+                        for (int i = 0; i < buffers.Length; i++)
+                        {
+                            buffers[i] = new FixedBuffer<byte>(16);
+                            buffers[i][0] = 1;
+                        }
+
+                        foreach (FixedBuffer<byte> buffer in buffers)
+                        {
+                            buffer.Free();
+                        }
+
+                        Interlocked.Increment(ref ran);
+                    }
+                    catch (Exception e)
+                    {
+                        failures.Enqueue(e);
+                    }
+                });
+                threads[t].Start();
+            }
+
+            foreach (Thread thread in threads)
+            {
+                Assert.True(thread.Join(TimeSpan.FromSeconds(60)), "A worker thread did not finish within a minute.");
+            }
+
+            Assert.Empty(failures);
+            CollectAndFinalize();
+        }
+
+        CollectAndFinalize();
+        int after = HeldByCaches();
+        Assert.Equal(Rounds * ThreadsPerRound, ran);
+        // Each exited thread's cache held at least a batch of free slots; they must all be back on
+        // the shared stack. Only live threads' caches (this one, the finalizer's) may hold more now.
+        int stranded = after - before;
+        Assert.True(stranded <= 2 * SlotCache.Capacity, $"{stranded:N0} slots are held by caches after {ran} threads exited (table grew by {SlotTable.HandedOut - handedOutBefore:N0}).");
+        Assert.True(SlotTable.HandedOut - handedOutBefore <= 2 * SlotCache.Capacity + BuffersPerThread * ThreadsPerRound, $"The slot table grew by {SlotTable.HandedOut - handedOutBefore:N0} slots.");
+    }
+
+    private static void AssertSlotsFlowFromTheFreeingThreadToTheAllocatingOne()
+    {
+        // A producer allocates, a consumer frees: slots flow from one cache to the other through the
+        // shared stack, and a handle of each freed buffer stays invalid whichever allocation reuses its slot.
+        const int Count = 5_000;
+        var handed = new System.Collections.Concurrent.BlockingCollection<FixedBuffer<int>>(boundedCapacity: 256);
+        var freed = new System.Collections.Concurrent.ConcurrentQueue<AllocationHandle>();
+        Exception? producerFailure = null;
+        Exception? consumerFailure = null;
+        var producer = new Thread(() =>
+        {
+            try
+            {
+                for (int i = 0; i < Count; i++)
+                {
+                    var buffer = new FixedBuffer<int>(4);
+                    buffer[3] = i;
+                    handed.Add(buffer);
+                }
+            }
+            catch (Exception e)
+            {
+                producerFailure = e;
+            }
+            finally
+            {
+                handed.CompleteAdding();
+            }
+        });
+        int consumed = 0;
+        var consumer = new Thread(() =>
+        {
+            try
+            {
+                foreach (FixedBuffer<int> buffer in handed.GetConsumingEnumerable())
+                {
+                    Assert.Equal(consumed, buffer[3]);
+                    freed.Enqueue(buffer.Handle);
+                    buffer.Free();
+                    consumed++;
+                }
+            }
+            catch (Exception e)
+            {
+                consumerFailure = e;
+            }
+        });
+        producer.Start();
+        consumer.Start();
+        Assert.True(producer.Join(TimeSpan.FromSeconds(120)), "The producer did not finish within two minutes.");
+        Assert.True(consumer.Join(TimeSpan.FromSeconds(120)), "The consumer did not finish within two minutes.");
+        Assert.Null(producerFailure);
+        Assert.Null(consumerFailure);
+        Assert.Equal(Count, consumed);
+        Assert.Equal(Count, freed.Count);
+        Assert.All(freed, handle => Assert.False(handle.IsValid));
+        // The slots came back: far fewer distinct slots than buffers were used.
+        Assert.True(freed.Select(handle => handle.Slot).Distinct().Count() < Count / 4, "Slots freed on the consumer thread were not reused by the producer.");
+    }
+
+    private static void CollectAndFinalize()
+    {
+        for (int i = 0; i < 2; i++)
+        {
+            GC.Collect();
+            GC.WaitForPendingFinalizers();
+        }
+    }
+}
