@@ -79,7 +79,15 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
     }
 
     /// <summary>How many keys the index holds.</summary>
-    public long Count => Volatile.Read(ref _count);
+    /// <exception cref="ObjectDisposedException">The index was disposed.</exception>
+    public long Count
+    {
+        get
+        {
+            _ = CurrentTable();
+            return Volatile.Read(ref _count);
+        }
+    }
 
     /// <summary>How many slots the table has (it grows past three quarters full).</summary>
     /// <exception cref="ObjectDisposedException">The index was disposed.</exception>

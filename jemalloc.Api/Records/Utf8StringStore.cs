@@ -98,10 +98,26 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
     public int BlockSize => _blockSize;
 
     /// <summary>How many strings were stored since the store was made or reset (replacements included).</summary>
-    public long Count => Volatile.Read(ref _count);
+    /// <exception cref="ObjectDisposedException">The store was disposed.</exception>
+    public long Count
+    {
+        get
+        {
+            ThrowIfDisposed();
+            return Volatile.Read(ref _count);
+        }
+    }
 
     /// <summary>The UTF-8 bytes of all strings stored (replaced ones included).</summary>
-    public long UsedBytes => Volatile.Read(ref _usedBytes);
+    /// <exception cref="ObjectDisposedException">The store was disposed.</exception>
+    public long UsedBytes
+    {
+        get
+        {
+            ThrowIfDisposed();
+            return Volatile.Read(ref _usedBytes);
+        }
+    }
 
     /// <summary>
     /// The bytes of strings that <see cref="Replace"/> superseded, held until <see cref="Reset"/>: each
@@ -261,6 +277,14 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
 
                 return new StringStoreReadScope(this, token);
             }
+        }
+    }
+
+    private void ThrowIfDisposed()
+    {
+        if (IsDisposed)
+        {
+            ThrowHelper.ThrowObjectDisposed(TypeName);
         }
     }
 

@@ -1,4 +1,5 @@
 using System.Globalization;
+using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using jemalloc.Internal;
 using jemalloc.Simd;
@@ -187,6 +188,13 @@ public static class FillPolicy
     }
 
     /// <summary>The plan for one write of <paramref name="totalBytes"/>: its kernel (maybe undecided) and its band.</summary>
+    /// <remarks>
+    /// Never inlined: once per write, so the call costs nothing beside the write; inlined into a
+    /// user's loop that creates structures with a value and disposes them, .NET 10's JIT hung (and
+    /// grew without bound) recompiling that loop on stack replacement with profile-guided
+    /// optimization on. The adversarial scenario <c>jit-create-with-value-loops</c> keeps that shape.
+    /// </remarks>
+    [MethodImpl(MethodImplOptions.NoInlining)]
     internal static FillPlan PlanFor(nuint totalBytes)
     {
         long threshold = Volatile.Read(ref s_threshold);
@@ -208,14 +216,8 @@ public static class FillPolicy
             return -1;
         }
 
-        int band = 0;
-        while (band < BandCount - 1 && totalBytes / BandFactor >= from)
-        {
-            from *= BandFactor;
-            band++;
-        }
-
-        return band;
+        ulong times = totalBytes / from;
+        return times >= BandFactor * BandFactor ? 2 : times >= BandFactor ? 1 : 0;
     }
 
     /// <summary>The smallest write of <paramref name="band"/>, in bytes.</summary>

@@ -26,6 +26,7 @@ internal static class Scenarios
         ArenaCheckedScenarios.Register(All);
         BufferRoundTwoScenarios.Register(All);
         IoRoundTwoScenarios.Register(All);
+        JitShapeScenarios.Register(All);
     }
 
     internal static int Run(string name)

@@ -273,6 +273,7 @@ public sealed class NativeHashIndexTests : LeakCheckedTest
         Assert.Throws<ObjectDisposedException>(() => index.Remove(1));
         Assert.Throws<ObjectDisposedException>(index.Clear);
         Assert.Throws<ObjectDisposedException>(() => index.Capacity);
+        Assert.Throws<ObjectDisposedException>(() => index.Count);
     }
 
     [Fact]

@@ -68,6 +68,19 @@ public sealed class Utf8StringStoreTests : LeakCheckedTest
     }
 
     [Fact]
+    public void A_disposed_store_refuses_its_counts_as_every_other_member()
+    {
+        var store = new Utf8StringStore();
+        store.Add("value");
+        Assert.Equal(1, store.Count);
+        Assert.Equal(5, store.UsedBytes);
+        store.Dispose();
+        Assert.Throws<ObjectDisposedException>(() => store.Count);
+        Assert.Throws<ObjectDisposedException>(() => store.UsedBytes);
+        Assert.Throws<ObjectDisposedException>(() => store.Add("again"));
+    }
+
+    [Fact]
     public void Reset_makes_every_value_and_copy_throw_and_frees_every_block()
     {
         long before = AllocationLedger.LiveCount;

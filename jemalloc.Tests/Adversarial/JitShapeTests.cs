@@ -1,0 +1,13 @@
+namespace jemalloc.Tests.Adversarial;
+
+/// <summary>
+/// Loops as users write them, recompiled by the JIT while they run (see JitShapeScenarios): each must
+/// finish, in a child process so that a hang fails this test instead of the run.
+/// </summary>
+[Collection(AdversarialScenarios.Name)]
+public sealed class JitShapeTests
+{
+    [Fact]
+    public void Loops_that_create_structures_with_a_value_and_dispose_them_finish_under_the_runtimes_default_JIT() =>
+        AdversarialChild.AssertClean("jit-create-with-value-loops");
+}
