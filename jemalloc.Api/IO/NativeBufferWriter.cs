@@ -25,8 +25,10 @@ namespace jemalloc;
 /// growth: a growth that moves the block after a span or memory of it was handed out keeps the old
 /// block allocated, as a stale snapshot (as an <see cref="ArrayBufferWriter{T}"/>'s old array stays
 /// readable), until the block is handed over or the writer disposed; the blocks kept hold fewer
-/// elements than <see cref="Capacity"/>. A span read after a growth shows the elements as they were
-/// then, not later writes. A <see cref="Memory{T}"/>
+/// elements than <see cref="Capacity"/>. A kept block is never written again; the current one is, in
+/// place, by <see cref="Clear"/> and by writes after <see cref="ResetWrittenCount"/>, and a span of it
+/// shows those. A reset of the writer's arena does not wait for the spans it handed out: dispose the
+/// writer, or hand its block over, first. A <see cref="Memory{T}"/>
 /// from <see cref="GetMemory"/> is checked whenever it is used: after a growth it throws
 /// <see cref="InvalidOperationException"/>, after <see cref="Dispose"/> <see cref="ObjectDisposedException"/>,
 /// never reaching moved or freed memory. While it is pinned, the writer refuses to grow, hand over or be disposed, and its arena refuses to reset.
