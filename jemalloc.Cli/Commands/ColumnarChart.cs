@@ -15,13 +15,13 @@ public static class ColumnarChart
     private const int Height = 520;
 
     /// <summary>Writes the chart of <paramref name="results"/> to <paramref name="path"/> (SVG or PNG by its extension).</summary>
-    /// <exception cref="CommandLineException">The path is not writable (see <see cref="RecordsChart.CheckPath"/>).</exception>
+    /// <exception cref="CommandLineException">The path is not writable (see <see cref="ChartFile.CheckPath"/>).</exception>
     /// <exception cref="IOException">The file cannot be written.</exception>
     /// <exception cref="UnauthorizedAccessException">The file cannot be written.</exception>
     public static void Write(IReadOnlyList<ColumnarResult> results, string path)
     {
         ArgumentNullException.ThrowIfNull(results);
-        RecordsChart.CheckPath(path, "columnar");
+        ChartFile.CheckPath(path, "columnar");
         using var plot = new Plot();
         Color loadColor = Colors.SteelBlue;
         Color sumColor = Colors.SeaGreen;
@@ -62,6 +62,6 @@ public static class ColumnarChart
         plot.Legend.ManualItems.Add(new LegendItem { LabelText = "load (Parquet to columns)", FillColor = loadColor });
         plot.Legend.ManualItems.Add(new LegendItem { LabelText = "sum (columns and rows)", FillColor = sumColor });
         plot.Legend.ManualItems.Add(new LegendItem { LabelText = "free", FillColor = freeColor });
-        RecordsChart.Save(plot, path, Width, Height);
+        ChartFile.Save(plot, path, Width, Height);
     }
 }

@@ -87,7 +87,7 @@ public static class ColumnarCommand
         if (options.Plot is not null)
         {
             // Before the file is written and the sides run, not after.
-            RecordsChart.CheckPath(options.Plot, "columnar");
+            ChartFile.CheckPath(options.Plot, "columnar");
         }
 
         MemoryCheck.EnsureFits("columnar", new MemoryNeed(dataBytes, sides.Contains(ColumnarSide.Managed) ? dataBytes : 0,
@@ -172,19 +172,10 @@ public static class ColumnarCommand
             return Program.ExitBenchmarkFailed;
         }
 
-        if (options.Plot is not null)
+        if (options.Plot is not null
+            && ChartFile.Write("columnar", options.Plot, file => ColumnarChart.Write(results, file), output, error) != Program.ExitSuccess)
         {
-            try
-            {
-                ColumnarChart.Write(results, options.Plot);
-            }
-            catch (Exception e) when (e is IOException or UnauthorizedAccessException)
-            {
-                error.WriteLine($"columnar: the chart could not be written to '{options.Plot}': {e.Message}");
-                return Program.ExitBadArguments;
-            }
-
-            output.WriteLine($"columnar: chart written to {options.Plot}.");
+            return Program.ExitBadArguments;
         }
 
         output.WriteLine($"columnar: results checked: every side's {options.Columns} column sums and {rows:N0} row sums match the reference made with the data.");

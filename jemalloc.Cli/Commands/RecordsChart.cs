@@ -14,39 +14,14 @@ public static class RecordsChart
     private const int Width = 900;
     private const int Height = 520;
 
-    /// <summary>Checks, before anything runs, that a chart can be written to <paramref name="path"/>.</summary>
-    /// <param name="path">The chart's file.</param>
-    /// <param name="verb">The verb the messages name.</param>
-    /// <exception cref="CommandLineException">The extension is not .svg or .png, or the folder does not exist.</exception>
-    public static void CheckPath(string path, string verb = "records")
-    {
-        ArgumentNullException.ThrowIfNull(path);
-        string extension = Path.GetExtension(path);
-        if (!IsSvg(path) && !extension.Equals(".png", StringComparison.OrdinalIgnoreCase))
-        {
-            throw new CommandLineException($"{verb}: --plot writes an .svg or a .png file; '{path}' has {(extension.Length == 0 ? "no extension" : $"the extension '{extension}'")}.");
-        }
-
-        string? folder = Path.GetDirectoryName(Path.GetFullPath(path));
-        if (folder is null || !Directory.Exists(folder))
-        {
-            throw new CommandLineException($"{verb}: --plot: the folder of '{path}' does not exist.");
-        }
-
-        if (Directory.Exists(path))
-        {
-            throw new CommandLineException($"{verb}: --plot: '{path}' is a folder, not a file.");
-        }
-    }
-
     /// <summary>Writes the chart of <paramref name="results"/> to <paramref name="path"/> (SVG or PNG by its extension).</summary>
-    /// <exception cref="CommandLineException">The path is not writable (see <see cref="CheckPath"/>).</exception>
+    /// <exception cref="CommandLineException">The path is not writable (see <see cref="ChartFile.CheckPath"/>).</exception>
     /// <exception cref="IOException">The file cannot be written.</exception>
     /// <exception cref="UnauthorizedAccessException">The file cannot be written.</exception>
     public static void Write(IReadOnlyList<RecordsResult> results, string path)
     {
         ArgumentNullException.ThrowIfNull(results);
-        CheckPath(path);
+        ChartFile.CheckPath(path, "records");
         using var plot = new Plot();
         Color latencyColor = Colors.SteelBlue;
         Color pauseColor = Colors.OrangeRed;
@@ -86,23 +61,8 @@ public static class RecordsChart
         plot.Legend.Alignment = Alignment.UpperRight;
         plot.Legend.ManualItems.Add(new LegendItem { LabelText = "p99 request latency", FillColor = latencyColor });
         plot.Legend.ManualItems.Add(new LegendItem { LabelText = "longest GC pause", FillColor = pauseColor });
-        Save(plot, path, Width, Height);
+        ChartFile.Save(plot, path, Width, Height);
     }
-
-    /// <summary>Saves <paramref name="plot"/> to <paramref name="path"/>, as SVG or PNG by its extension.</summary>
-    internal static void Save(Plot plot, string path, int width, int height)
-    {
-        if (IsSvg(path))
-        {
-            plot.SaveSvg(path, width, height);
-        }
-        else
-        {
-            plot.SavePng(path, width, height);
-        }
-    }
-
-    private static bool IsSvg(string path) => Path.GetExtension(path).Equals(".svg", StringComparison.OrdinalIgnoreCase);
 
     private static Bar BarOf(double position, double ms, double floor, Color color) => new()
     {

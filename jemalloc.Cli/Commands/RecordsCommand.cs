@@ -44,7 +44,7 @@ public static class RecordsCommand
         if (options.Plot is not null && !options.Child)
         {
             // Before the sides run for minutes, not after.
-            RecordsChart.CheckPath(options.Plot);
+            ChartFile.CheckPath(options.Plot, "records");
         }
 
         RecordsSide? corrupt = options.Corrupt is null ? null : ParseSides([options.Corrupt])[0];
@@ -86,19 +86,10 @@ public static class RecordsCommand
             return Program.ExitBenchmarkFailed;
         }
 
-        if (options.Plot is not null)
+        if (options.Plot is not null
+            && ChartFile.Write("records", options.Plot, file => RecordsChart.Write(results, file), output, error) != Program.ExitSuccess)
         {
-            try
-            {
-                RecordsChart.Write(results, options.Plot);
-            }
-            catch (Exception e) when (e is IOException or UnauthorizedAccessException)
-            {
-                error.WriteLine($"records: the chart could not be written to '{options.Plot}': {e.Message}");
-                return Program.ExitBadArguments;
-            }
-
-            output.WriteLine($"records: chart written to {options.Plot}.");
+            return Program.ExitBadArguments;
         }
 
         output.WriteLine(results.Count > 1
