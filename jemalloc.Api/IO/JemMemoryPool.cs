@@ -175,13 +175,13 @@ public sealed class JemMemoryPool : MemoryPool<byte>
 
         int requested = minBufferSize == -1 ? Math.Min(DefaultBufferSize, _maxBufferSize) : Math.Max(minBufferSize, 1);
         int size = PooledBlockCache.BlockSizeFor(requested, _maxBufferSize);
-        if (_budgetBytes != long.MaxValue && !TryReserve(size))
+        if (_budgetBytes != long.MaxValue && !TryReserve(size, out _))
         {
             // Owners dropped without Dispose that a collection found since the last sweep give their bytes back.
             SweepDroppedOwners();
-            if (!TryReserve(size))
+            if (!TryReserve(size, out long outstanding))
             {
-                long outstanding = Volatile.Read(ref _outstandingBytes);
+                // The figure that refused the rent, not a fresh read: other threads may have returned blocks since.
                 throw new MemoryPoolBudgetExceededException(_budgetBytes, outstanding, size);
             }
         }
@@ -425,11 +425,11 @@ public sealed class JemMemoryPool : MemoryPool<byte>
         }
     }
 
-    private bool TryReserve(int size)
+    private bool TryReserve(int size, out long outstanding)
     {
         while (true)
         {
-            long outstanding = Volatile.Read(ref _outstandingBytes);
+            outstanding = Volatile.Read(ref _outstandingBytes);
             if (size > _budgetBytes - outstanding)
             {
                 return false;

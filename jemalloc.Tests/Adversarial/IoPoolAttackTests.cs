@@ -316,37 +316,43 @@ public sealed class IoPoolAttackTests : LeakCheckedTest
         Workers.Run(4, t =>
         {
             var held = new Queue<IMemoryOwner<byte>>();
-            for (int i = 0; i < 5000; i++)
+            try
             {
-                int size = 1024 << ((i + t) % 5);
-                try
+                for (int i = 0; i < 5000; i++)
                 {
-                    IMemoryOwner<byte> owner = pool.Rent(size);
-                    long now = Interlocked.Add(ref outstanding, owner.Memory.Length);
-                    Assert.InRange(now, 1, budget);
-                    InterlockedMax(ref peak, now);
-                    Interlocked.Increment(ref granted);
-                    held.Enqueue(owner);
-                }
-                catch (MemoryPoolBudgetExceededException e)
-                {
-                    Assert.Equal(budget, e.BudgetBytes);
-                    Assert.True(e.OutstandingBytes + e.RequestedBytes > budget);
-                    Interlocked.Increment(ref refused);
-                }
+                    int size = 1024 << ((i + t) % 5);
+                    try
+                    {
+                        IMemoryOwner<byte> owner = pool.Rent(size);
+                        long now = Interlocked.Add(ref outstanding, owner.Memory.Length);
+                        Assert.InRange(now, 1, budget);
+                        InterlockedMax(ref peak, now);
+                        Interlocked.Increment(ref granted);
+                        held.Enqueue(owner);
+                    }
+                    catch (MemoryPoolBudgetExceededException e)
+                    {
+                        Assert.Equal(budget, e.BudgetBytes);
+                        Assert.True(e.OutstandingBytes + e.RequestedBytes > budget, $"refused at {e.OutstandingBytes:N0} outstanding + {e.RequestedBytes:N0} requested, within the budget");
+                        Interlocked.Increment(ref refused);
+                    }
 
-                if (held.Count > 3 || (i % 7 == 0 && held.Count > 0))
+                    if (held.Count > 3 || (i % 7 == 0 && held.Count > 0))
+                    {
+                        IMemoryOwner<byte> owner = held.Dequeue();
+                        Interlocked.Add(ref outstanding, -owner.Memory.Length);
+                        owner.Dispose();
+                    }
+                }
+            }
+            finally
+            {
+                // A failed assertion still returns what this thread holds, so the failure is reported alone.
+                while (held.TryDequeue(out IMemoryOwner<byte>? owner))
                 {
-                    IMemoryOwner<byte> owner = held.Dequeue();
                     Interlocked.Add(ref outstanding, -owner.Memory.Length);
                     owner.Dispose();
                 }
-            }
-
-            while (held.TryDequeue(out IMemoryOwner<byte>? owner))
-            {
-                Interlocked.Add(ref outstanding, -owner.Memory.Length);
-                owner.Dispose();
             }
         });
 
