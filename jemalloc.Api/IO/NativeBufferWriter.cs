@@ -27,8 +27,9 @@ namespace jemalloc;
 /// readable), until the block is handed over or the writer disposed; the blocks kept hold fewer
 /// elements than <see cref="Capacity"/>. A kept block is never written again; the current one is, in
 /// place, by <see cref="Clear"/> and by writes after <see cref="ResetWrittenCount"/>, and a span of it
-/// shows those. A reset of the writer's arena does not wait for the spans it handed out: dispose the
-/// writer, or hand its block over, first. A <see cref="Memory{T}"/>
+/// shows those. In an arena, a writer that handed out a span, memory or read of a block holds it (and
+/// the blocks its growths kept) until it is disposed or hands its block over: the arena's reset or
+/// destruction is refused meanwhile, as it is for a rented pool block. A <see cref="Memory{T}"/>
 /// from <see cref="GetMemory"/> is checked whenever it is used: after a growth it throws
 /// <see cref="InvalidOperationException"/>, after <see cref="Dispose"/> <see cref="ObjectDisposedException"/>,
 /// never reaching moved or freed memory. While it is pinned, the writer refuses to grow, hand over or be disposed, and its arena refuses to reset.
@@ -66,8 +67,16 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
     private bool _handedOut;
 
     // Blocks left by growths, kept allocated (stale, never written again) until a hand-over or
-    // Dispose; with the doubling growth they hold fewer bytes than the block itself.
-    private List<AllocationHandle>? _retired;
+    // Dispose; with the doubling growth they hold fewer bytes than the block itself. Held: whether
+    // the writer acquired it for the spans it handed out (see _held).
+    private List<(AllocationHandle Handle, bool Held)>? _retired;
+
+    // In an arena, the block a span, memory or read went out of is acquired (held) by the writer
+    // until a hand-over or Dispose, so that a reset of the arena is refused instead of freeing it
+    // under that span; the kept blocks stay held with it. Outside an arena only the writer frees
+    // its blocks, so nothing is held.
+    private AllocationHandle _held;
+    private readonly bool _holdsHandedOutBlocks;
     private readonly AllocationOptions _options;
     private readonly Lock _gate = new();
 
@@ -82,8 +91,10 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
 
     /// <summary>
     /// Creates an empty writer whose block is allocated and grown in <paramref name="arena"/>: every
-    /// growth counts against the arena's budget, and a reset of the arena frees the block (the writer
-    /// then throws <see cref="ObjectDisposedException"/>).
+    /// growth counts against the arena's budget. Once a span, memory or read of the block has gone
+    /// out, the arena refuses to reset or be destroyed until the writer is disposed or hands its block
+    /// over; before that (a writer only a <see cref="NativeMemoryStream"/> wrote through), a reset
+    /// frees the block and the writer then throws <see cref="ObjectDisposedException"/>.
     /// </summary>
     /// <param name="arena">The arena to allocate in.</param>
     /// <param name="initialCapacity">The elements to make room for now; 0 allocates nothing until the first write.</param>
@@ -103,6 +114,7 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
 
         ObjectDisposedException.ThrowIf(arena.IsDisposed, arena);
         _options = arena.Options;
+        _holdsHandedOutBlocks = true;
         if (initialCapacity > 0)
         {
             Resize(initialCapacity);
@@ -142,8 +154,11 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         _disposed = true;
         FreeRetired();
         int pins = Interlocked.Exchange(ref _pins, PinsEndedByFinalizer);
+        int held = HoldsBlock ? 1 : 0;
         if (pins > 0)
         {
+            // Nobody can read the spans of a writer that is gone: its hold ends with its pins.
+            pins += held;
             for (; pins > 0; pins--)
             {
                 try
@@ -162,7 +177,7 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
 
         try
         {
-            AllocationLedger.Free(_handle, nameof(NativeBufferWriter<T>));
+            AllocationLedger.Free(_handle, nameof(NativeBufferWriter<T>), held);
         }
         catch (Exception e) when (e is ObjectDisposedException or InvalidOperationException)
         {
@@ -292,7 +307,7 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         try
         {
             int length = Reserve(sizeHint);
-            _handedOut = true;
+            HandOut();
             return new Span<T>(_pointer + _written, length);
         }
         finally
@@ -316,7 +331,7 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         try
         {
             int length = Reserve(sizeHint);
-            _handedOut = true;
+            HandOut();
             return new WriterMemory<T>(this, _version, _written, length).AsMemory();
         }
         finally
@@ -384,15 +399,17 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
             if (_handle != default)
             {
                 // First: a free refused because an operation holds the block (a NativeMemoryStream's
-                // read on another thread) leaves the writer as it was.
+                // read on another thread) leaves the writer as it was, its hold included.
                 try
                 {
-                    AllocationLedger.Free(_handle, nameof(NativeBufferWriter<T>));
+                    AllocationLedger.Free(_handle, nameof(NativeBufferWriter<T>), HoldsBlock ? 1 : 0);
                 }
                 catch (ObjectDisposedException) when (!_handle.IsValid)
                 {
-                    // A reset of its arena freed it already.
+                    // A reset of its arena freed it already (it held nothing).
                 }
+
+                _held = default;
             }
 
             FreeRetired();
@@ -458,6 +475,13 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         Resize(_written);
 
         AllocationHandle handle = _handle;
+        if (_held == handle)
+        {
+            // The hand-over ends the spans the writer handed out: the new owner holds nothing.
+            AllocationLedger.Release(handle, nameof(NativeBufferWriter<T>));
+            _held = default;
+        }
+
         pointer = _pointer;
         length = _written;
         _handle = default;
@@ -704,17 +728,18 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
                 _pointer = (T*)AllocationLedger.Allocate(bytes, options, AllocationKind.BufferWriter, ElementTypes.IdOf<T>(), 0, null, out _handle, zero: false);
             }
         }
-        else if (capacity > _capacity && Volatile.Read(ref _handedOut))
+        else if (capacity > _capacity && (Volatile.Read(ref _handedOut) || HoldsBlock))
         {
             MoveKeepingOld(bytes, options);
         }
         else
         {
-            // Under a lease, as the ledger's resize asks: nothing can free the block meanwhile.
+            // Under a lease, as the ledger's resize asks: nothing can free the block meanwhile. Only a
+            // hand-over shrinks a held block, and it ends the spans of it.
             AllocationLedger.EnterLease(_handle, nameof(NativeBufferWriter<T>));
             try
             {
-                _pointer = (T*)AllocationLedger.Reallocate(_handle, bytes, nameof(NativeBufferWriter<T>), options.HugePages);
+                _pointer = (T*)AllocationLedger.Reallocate(_handle, bytes, nameof(NativeBufferWriter<T>), options.HugePages, HoldsBlock ? 1 : 0);
             }
             finally
             {
@@ -747,7 +772,13 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
             {
                 T* moved = (T*)AllocationLedger.Allocate(bytes, options, AllocationKind.BufferWriter, ElementTypes.IdOf<T>(), 0, null, out AllocationHandle grown, zero: false);
                 Buffer.MemoryCopy(_pointer, moved, (long)bytes, _capacity * sizeof(T));
-                (_retired ??= []).Add(old);
+                // The old block's hold, if any, goes with it: its spans are still out.
+                (_retired ??= []).Add((old, _held == old));
+                if (_held == old)
+                {
+                    _held = default;
+                }
+
                 _handle = grown;
                 _pointer = moved;
             }
@@ -771,9 +802,14 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
                 return;
             }
 
-            foreach (AllocationHandle old in _retired)
+            foreach ((AllocationHandle old, bool held) in _retired)
             {
-                // Nothing if an arena reset freed it already.
+                if (held)
+                {
+                    AllocationLedger.Release(old, nameof(NativeBufferWriter<T>));
+                }
+
+                // Nothing if an arena reset freed it already (one that held nothing).
                 AllocationLedger.FreeOwned(old);
             }
 
@@ -823,7 +859,50 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
             ThrowWriting();
         }
 
+        // After the version: EndRead then proves that the block held is the one the read hands out.
+        if (_holdsHandedOutBlocks && _held != _handle)
+        {
+            HoldBlock();
+        }
+
         return version;
+    }
+
+    /// <summary>Marks the block as handed out (a growth keeps it) and, in an arena, holds it; under the writer's guard.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void HandOut()
+    {
+        _handedOut = true;
+        if (_holdsHandedOutBlocks && _held != _handle)
+        {
+            HoldBlock();
+        }
+    }
+
+    /// <summary>Whether the writer holds its current block for the spans it handed out.</summary>
+    private bool HoldsBlock => _held != default && _held == _handle;
+
+    /// <summary>
+    /// Acquires the current block for the spans handed out of it, once per block; under the gate a
+    /// growth that keeps the old block takes, so a read on another thread and a growth agree on which
+    /// block is held.
+    /// </summary>
+    /// <exception cref="ObjectDisposedException">A reset of the writer's arena freed the block.</exception>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void HoldBlock()
+    {
+        lock (_gate)
+        {
+            AllocationHandle handle = _handle;
+            if (_disposed || handle == default || handle == _held)
+            {
+                // Disposed meanwhile: the read's end check sees it.
+                return;
+            }
+
+            AllocationLedger.Acquire(handle, nameof(NativeBufferWriter<T>));
+            _held = handle;
+        }
     }
 
     /// <summary>Ends a read: what was read is one state of the writer if no write began or ended since <see cref="BeginRead"/>.</summary>

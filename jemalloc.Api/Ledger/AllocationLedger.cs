@@ -92,10 +92,15 @@ public static unsafe partial class AllocationLedger
     /// pages before it is touched.
     /// </summary>
     /// <returns>The memory's address, which may have changed.</returns>
+    /// <param name="handle">The allocation.</param>
+    /// <param name="newSize">Its new size in bytes.</param>
+    /// <param name="ownerName">The owner's type name, for messages.</param>
+    /// <param name="hugePages">Whether a growth to a huge page or more is advised for huge pages.</param>
+    /// <param name="ownAcquisitions">The acquisitions the caller itself holds (it answers for the spans they keep); any other one refuses the resize.</param>
     /// <exception cref="InvalidOperationException">Another lease, operation or <c>Acquire()</c> holds the memory; it is unchanged.</exception>
     /// <exception cref="OutOfMemoryException">The memory cannot be had; the allocation is unchanged.</exception>
     /// <exception cref="ArenaBudgetExceededException">The growth would exceed the arena's budget; the allocation is unchanged.</exception>
-    internal static void* Reallocate(AllocationHandle handle, nuint newSize, string ownerName, bool hugePages = false)
+    internal static void* Reallocate(AllocationHandle handle, nuint newSize, string ownerName, bool hugePages = false, int ownAcquisitions = 0)
     {
         Debug.Assert(newSize > 0);
         ref HotSlot hot = ref SlotTable.HotOf(handle.Slot);
@@ -118,7 +123,7 @@ public static unsafe partial class AllocationLedger
                 charged = change;
             }
 
-            void* moved = ReallocateSlot(handle, newSize, ownerName, hugePages);
+            void* moved = ReallocateSlot(handle, newSize, ownerName, hugePages, ownAcquisitions);
             resized = true;
             return moved;
         }
@@ -136,7 +141,7 @@ public static unsafe partial class AllocationLedger
         }
     }
 
-    private static void* ReallocateSlot(AllocationHandle handle, nuint newSize, string ownerName, bool hugePages)
+    private static void* ReallocateSlot(AllocationHandle handle, nuint newSize, string ownerName, bool hugePages, int ownAcquisitions)
     {
         ref HotSlot hot = ref SlotTable.HotOf(handle.Slot);
         ref ColdSlot cold = ref SlotTable.ColdOf(handle.Slot);
@@ -144,9 +149,9 @@ public static unsafe partial class AllocationLedger
         while (true)
         {
             state = ReadLiveState(handle, ref hot, ownerName);
-            if (SlotState.Leases(state) != 1 || SlotState.Acquisitions(state) != 0)
+            if (SlotState.Leases(state) != 1 || SlotState.Acquisitions(state) != ownAcquisitions)
             {
-                ThrowHelper.ThrowInUse(ownerName, "resized", state - SlotState.OneLease);
+                ThrowHelper.ThrowInUse(ownerName, "resized", state - SlotState.OneLease - ownAcquisitions);
             }
 
             // The resetting mark makes every other lease, acquire and free wait until the block has
@@ -195,9 +200,12 @@ public static unsafe partial class AllocationLedger
     /// Frees an allocation: invalidates every copy of its handle, then gives the memory back (or, in
     /// checked mode, poisons and quarantines it).
     /// </summary>
+    /// <param name="handle">The allocation.</param>
+    /// <param name="ownerName">The owner's type name, for messages.</param>
+    /// <param name="ownAcquisitions">The acquisitions the caller itself holds, ended by the free; any other one refuses it.</param>
     /// <exception cref="ObjectDisposedException">It was already freed, or is <see langword="default"/>.</exception>
-    /// <exception cref="InvalidOperationException">It is acquired or leased.</exception>
-    internal static void Free(AllocationHandle handle, string ownerName)
+    /// <exception cref="InvalidOperationException">It is acquired (other than by the caller) or leased.</exception>
+    internal static void Free(AllocationHandle handle, string ownerName, int ownAcquisitions = 0)
     {
         if ((handle.Generation & 1) == 0)
         {
@@ -212,7 +220,7 @@ public static unsafe partial class AllocationLedger
         nuint freed = 0;
         try
         {
-            Invalidate(handle, ownerName);
+            Invalidate(handle, ownerName, ownAcquisitions);
             freed = ReleaseMemory(handle.Slot, out flags);
         }
         finally
@@ -503,16 +511,16 @@ public static unsafe partial class AllocationLedger
         return new AllocationHandle(slot, generation);
     }
 
-    private static void Invalidate(AllocationHandle handle, string ownerName)
+    private static void Invalidate(AllocationHandle handle, string ownerName, int ownAcquisitions)
     {
         ref HotSlot hot = ref SlotTable.HotOf(handle.Slot);
         long freed = SlotState.Make(handle.Generation + 1);
         while (true)
         {
             long state = ReadLiveState(handle, ref hot, ownerName);
-            if ((state & SlotState.CountMask) != 0)
+            if ((state & SlotState.CountMask) != ownAcquisitions)
             {
-                ThrowHelper.ThrowInUse(ownerName, "freed", state);
+                ThrowHelper.ThrowInUse(ownerName, "freed", state - ownAcquisitions);
             }
 
             if (Interlocked.CompareExchange(ref hot.State, freed, state) == state)

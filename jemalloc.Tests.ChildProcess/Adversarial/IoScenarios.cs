@@ -19,6 +19,7 @@ internal static class IoScenarios
     {
         all["io-writer-dispose-vs-stream"] = WriterDisposeVsStream;
         all["io-arena-reset-vs-stream"] = ArenaResetVsStream;
+        all["io-arena-reset-vs-writer-spans"] = ArenaResetVsWriterSpans;
         all["io-pool-pin-vs-dispose"] = PoolPinVsDispose;
         all["io-pool-clear-vs-arena-reset"] = PoolClearVsArenaReset;
         all["io-pool-dispose-vs-returns"] = PoolDisposeVsReturns;
@@ -135,6 +136,84 @@ internal static class IoScenarios
         Check.Info($"INFO resets={resets} refused-in-use={refused} operations-that-saw-reset={disposedSeen}");
         Check.True(resets > 50, "enough iterations ran", $"only {resets} resets");
         Check.True(disposedSeen > 0, "the operations met reset writers", "no operation ever saw a reset writer: the race did not happen");
+        Check.Equal(0L, arena.UsedBytes, "the arena is empty after the last reset");
+    }
+
+    /// <summary>
+    /// A thread writes through the spans of writers in an arena while another resets the arena and
+    /// at once fills new allocations in it with another pattern: a reset that comes before the writer's
+    /// first span frees the block (the writer then throws <see cref="ObjectDisposedException"/>); once a
+    /// span went out, the reset is refused until the writer's dispose, so the span keeps what was
+    /// written instead of showing the next allocation's bytes.
+    /// </summary>
+    private static void ArenaResetVsWriterSpans()
+    {
+        using var arena = new JemArena();
+        long granted = 0, refused = 0, disposedSeen = 0, spans = 0;
+        Check.RaceUntilMet("arena reset vs writer spans", Budget,
+            () => Volatile.Read(ref refused) > 100 && Volatile.Read(ref spans) > 100 && Volatile.Read(ref granted) > 10, int.MaxValue,
+            i =>
+            {
+                try
+                {
+                    arena.Reset();
+                    Interlocked.Increment(ref granted);
+                    // What the arena hands out next lands where the freed blocks were.
+                    for (int k = 0; k < 4; k++)
+                    {
+                        using SafeArray<byte> next = arena.CreateArray<byte>(256);
+                        next.Fill(0xEE);
+                    }
+                }
+                catch (InvalidOperationException e) when (e is not ObjectDisposedException)
+                {
+                    Interlocked.Increment(ref refused);
+                }
+            },
+            i =>
+            {
+                byte mark = (byte)(i % 200 + 1);
+                NativeBufferWriter<byte> writer;
+                try
+                {
+                    writer = new NativeBufferWriter<byte>(arena, 256);
+                }
+                catch (ObjectDisposedException)
+                {
+                    return;
+                }
+
+                try
+                {
+                    Span<byte> span = writer.GetSpan(256);
+                    span.Fill(mark);
+                    Interlocked.Increment(ref spans);
+                    Thread.SpinWait(i % 500);
+                    if (span.ContainsAnyExcept(mark))
+                    {
+                        Check.Fail("writer spans in an arena being reset", $"iteration {i}: the span shows other bytes than it was given: a reset freed the block under it");
+                    }
+
+                    writer.Advance(256);
+                    if (writer.WrittenSpan.ContainsAnyExcept(mark))
+                    {
+                        Check.Fail("writer spans in an arena being reset", $"iteration {i}: the written elements changed under the writer");
+                    }
+                }
+                catch (ObjectDisposedException)
+                {
+                    // The reset came before the first span: the block was freed, the writer knows it.
+                    Interlocked.Increment(ref disposedSeen);
+                }
+                finally
+                {
+                    writer.Dispose();
+                }
+            });
+        Check.Info($"INFO resets={granted} refused-while-held={refused} spans={spans} writers-that-saw-reset={disposedSeen}");
+        Check.True(refused > 0, "resets met writers that held spans", "no reset was ever refused: the race did not happen");
+        Check.True(granted > 0, "some resets ran between writers", "no reset ever ran");
+        Check.Equal(0, Check.UntilNotRefused(() => arena.Reset()), "the arena resets once every writer is disposed");
         Check.Equal(0L, arena.UsedBytes, "the arena is empty after the last reset");
     }
 

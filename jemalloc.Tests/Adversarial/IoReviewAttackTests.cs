@@ -169,7 +169,7 @@ public sealed class IoReviewAttackTests : LeakCheckedTest
     }
 
     [Fact]
-    public void A_writer_s_pinned_memory_refuses_the_arena_s_destroy_and_the_destroy_succeeds_after_the_unpin()
+    public void A_writer_s_pinned_memory_refuses_the_arena_s_destroy_and_so_does_the_writer_that_handed_it_out_until_it_is_disposed()
     {
         var arena = new JemArena();
         var writer = new NativeBufferWriter<byte>(arena, initialCapacity: 1000);
@@ -179,10 +179,17 @@ public sealed class IoReviewAttackTests : LeakCheckedTest
         Assert.Throws<InvalidOperationException>(arena.Dispose);
         memory.Span.Fill(3);
         pin.Dispose();
+        // The memory's spans may still be read: the writer holds the block until it is disposed.
+        InvalidOperationException refused = Assert.Throws<InvalidOperationException>(arena.Dispose);
+        Assert.Contains("NativeBufferWriter", refused.Message);
+        Assert.False(arena.IsDisposed);
+        Assert.False(memory.Span.ContainsAnyExcept((byte)3));
+
+        writer.Dispose();
         arena.Dispose();
+        Assert.True(arena.IsDisposed);
         Assert.Throws<ObjectDisposedException>(() => memory.Span.Length);
         Assert.Throws<ObjectDisposedException>(() => writer.GetSpan());
-        writer.Dispose();
     }
 
     [Fact]

@@ -13,6 +13,10 @@ public sealed class IoScenarioTests
         AdversarialChild.AssertClean("io-arena-reset-vs-stream");
 
     [Fact]
+    public void An_arena_reset_racing_a_writer_s_spans_frees_the_block_only_before_the_first_span_and_is_refused_after_it() =>
+        AdversarialChild.AssertClean("io-arena-reset-vs-writer-spans");
+
+    [Fact]
     public void Pool_pins_racing_their_owner_s_dispose_throw_or_hold_the_block_and_the_books_balance() =>
         AdversarialChild.AssertClean("io-pool-pin-vs-dispose");
 

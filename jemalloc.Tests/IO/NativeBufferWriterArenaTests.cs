@@ -1,3 +1,4 @@
+using System.Runtime.CompilerServices;
 using jemalloc.Interop;
 using jemalloc.Tests.Support;
 
@@ -67,13 +68,11 @@ public sealed class NativeBufferWriterArenaTests : LeakCheckedTest
     }
 
     [Fact]
-    public void A_reset_of_the_arena_frees_the_block_and_the_writer_and_its_stream_then_throw_ObjectDisposedException()
+    public void A_reset_of_the_arena_frees_a_writer_only_a_stream_wrote_through_and_both_then_throw_ObjectDisposedException()
     {
         using var arena = new JemArena();
-        var writer = new NativeBufferWriter<int>(arena, initialCapacity: 100);
-        writer.GetSpan(10)[0] = 1;
-        writer.Advance(10);
-        using var stream = new NativeMemoryStream(new NativeBufferWriter<byte>(arena, 64));
+        var writer = new NativeBufferWriter<byte>(arena, 64);
+        using var stream = new NativeMemoryStream(writer);
         stream.Write([1, 2, 3]);
 
         arena.Reset();
@@ -86,6 +85,133 @@ public sealed class NativeBufferWriterArenaTests : LeakCheckedTest
         Assert.False(stream.CanRead);
         writer.Dispose();
         writer.Dispose();
+    }
+
+    [Fact]
+    public void A_writer_that_handed_out_a_span_holds_its_block_so_the_arena_refuses_to_reset_until_the_writer_is_disposed()
+    {
+        using var arena = new JemArena();
+        var writer = new NativeBufferWriter<int>(arena, initialCapacity: 100);
+        Span<int> span = writer.GetSpan(10);
+        span.Fill(41);
+        writer.Advance(10);
+        long used = arena.UsedBytes;
+
+        // Before the hold, the reset freed the block under the span, and the arena's next allocation
+        // got it: the span then read and wrote that allocation's memory.
+        InvalidOperationException refused = Assert.Throws<InvalidOperationException>(arena.Reset);
+        Assert.Contains("NativeBufferWriter", refused.Message);
+        Assert.Contains("Dispose the writer", refused.Message);
+        Assert.Equal(used, arena.UsedBytes);
+        using (HugeArray<int> next = arena.CreateHugeArray<int>(100))
+        {
+            next.Fill(-1);
+            Assert.False(span.ContainsAnyExcept(41));
+        }
+
+        // The writer goes on as if nothing was asked.
+        writer.GetSpan(1)[0] = 42;
+        writer.Advance(1);
+        Assert.Equal(11, writer.WrittenCount);
+        Assert.Equal(1, Assert.Single(AllocationLedger.Snapshot(), i => i.Kind == AllocationKind.BufferWriter).AcquireCount);
+
+        writer.Dispose();
+        arena.Reset();
+        Assert.Equal(0, arena.UsedBytes);
+    }
+
+    [Fact]
+    public void A_read_of_the_written_elements_on_another_thread_holds_the_block_too()
+    {
+        using var arena = new JemArena();
+        var writer = new NativeBufferWriter<byte>(arena);
+        // Through a stream: no span goes out, so nothing is held yet.
+        using (var stream = new NativeMemoryStream(writer, leaveOpen: true))
+        {
+            stream.Write([5, 6, 7]);
+        }
+
+        Assert.Equal(0, Assert.Single(AllocationLedger.Snapshot(), i => i.Kind == AllocationKind.BufferWriter).AcquireCount);
+        byte[] read = [];
+        Workers.Run(1, _ => read = writer.WrittenSpan.ToArray());
+        Assert.Equal([5, 6, 7], read);
+
+        Assert.Throws<InvalidOperationException>(arena.Reset);
+        writer.Dispose();
+        arena.Reset();
+    }
+
+    [Fact]
+    public void The_blocks_a_growth_kept_for_spans_handed_out_stay_held_with_the_writer_and_go_with_its_dispose()
+    {
+        using var arena = new JemArena();
+        var writer = new NativeBufferWriter<long>(arena, initialCapacity: 16);
+        Span<long> first = writer.GetSpan(16);
+        first.Fill(7);
+        writer.Advance(16);
+        Span<long> second = writer.GetSpan(1000);
+        second[..1000].Fill(8);
+        writer.Advance(1000);
+        _ = writer.GetSpan(100_000);
+
+        // Three blocks (the first two kept by growths), each held once.
+        AllocationInfo[] blocks = AllocationLedger.Snapshot().Where(i => i.Kind == AllocationKind.BufferWriter).ToArray();
+        Assert.Equal(3, blocks.Length);
+        Assert.All(blocks, b => Assert.Equal(1, b.AcquireCount));
+        Assert.Throws<InvalidOperationException>(arena.Reset);
+        Assert.False(first.ContainsAnyExcept(7));
+        Assert.False(second[..1000].ContainsAnyExcept(8));
+
+        writer.Dispose();
+        Assert.DoesNotContain(AllocationLedger.Snapshot(), i => i.Kind == AllocationKind.BufferWriter);
+        arena.Reset();
+        Assert.Equal(0, arena.UsedBytes);
+    }
+
+    [Fact]
+    public void A_hand_over_ends_the_writer_s_holds_and_the_new_array_is_not_acquired()
+    {
+        using var arena = new JemArena();
+        using var writer = new NativeBufferWriter<int>(arena, initialCapacity: 8);
+        writer.GetSpan(8).Fill(3);
+        writer.Advance(8);
+        writer.GetSpan(100).Fill(4);
+        writer.Advance(100);
+
+        using SafeArray<int> array = writer.DetachToSafeArray();
+        Assert.Equal(108, array.Length);
+        Assert.Equal(4, array[107]);
+        AllocationInfo info = Assert.Single(AllocationLedger.Snapshot(), i => i.Address == array.Pointer);
+        Assert.Equal(0, info.AcquireCount);
+        Assert.DoesNotContain(AllocationLedger.Snapshot(), i => i.Kind == AllocationKind.BufferWriter);
+
+        // The writer starts again; its new block is held once a span of it goes out.
+        writer.GetSpan(1)[0] = 1;
+        writer.Advance(1);
+        Assert.Throws<InvalidOperationException>(arena.Reset);
+    }
+
+    [Fact]
+    public void A_writer_dropped_without_dispose_ends_its_holds_in_its_finalizer_so_the_arena_resets()
+    {
+        LeavesLeaksToTheFinalizer();
+        using var arena = new JemArena();
+        DropWriterAfterHandingOutSpans(arena);
+        Finalization.CollectAndFinalize();
+
+        Assert.DoesNotContain(AllocationLedger.Snapshot(), i => i.Kind == AllocationKind.BufferWriter);
+        arena.Reset();
+        Assert.Equal(0, arena.UsedBytes);
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void DropWriterAfterHandingOutSpans(JemArena arena)
+    {
+        var writer = new NativeBufferWriter<byte>(arena, 64);
+        writer.GetSpan(64).Fill(1);
+        writer.Advance(64);
+        writer.GetSpan(10_000).Fill(2);
+        writer.Advance(10_000);
     }
 
     [Fact]
