@@ -29,7 +29,9 @@ namespace jemalloc;
 /// place, by <see cref="Clear"/> and by writes after <see cref="ResetWrittenCount"/>, and a span of it
 /// shows those. In an arena, a writer that handed out a span, memory or read of a block holds it (and
 /// the blocks its growths kept) until it is disposed or hands its block over: the arena's reset or
-/// destruction is refused meanwhile, as it is for a rented pool block. A <see cref="Memory{T}"/>
+/// destruction is refused meanwhile, as it is for a rented pool block. A writer dropped without
+/// <see cref="Dispose"/> after handing something out leaves its blocks allocated (the ledger lists
+/// them) rather than free them under a span still in use. A <see cref="Memory{T}"/>
 /// from <see cref="GetMemory"/> is checked whenever it is used: after a growth it throws
 /// <see cref="InvalidOperationException"/>, after <see cref="Dispose"/> <see cref="ObjectDisposedException"/>,
 /// never reaching moved or freed memory. While it is pinned, the writer refuses to grow, hand over or be disposed, and its arena refuses to reset.
@@ -136,11 +138,12 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
     }
 
     /// <summary>
-    /// Frees the block of a writer that was never disposed, unless a lease still holds it or it is
-    /// pinned. The pins of a finalized writer were dropped with it, and nobody can end them any more:
-    /// their ledger acquisitions end here, so that the writer's arena can be reset, but the block stays
-    /// allocated, as a dropped pin of a managed array stays pinned, since its pointer may still be in
-    /// native hands (an arena reset frees it, as every block of the arena).
+    /// Frees the block of a writer that was never disposed, unless something of it went out: a span,
+    /// memory or read of a block (a span keeps nothing alive, so one may still be in use on a stack),
+    /// or a pin (its pointer may be in native hands). Such blocks stay allocated, a leak
+    /// <see cref="AllocationLedger.Snapshot"/> lists, as a pool's dropped owner's block and a dropped
+    /// pin of a managed array stay; the writer's acquisitions of them end here, so that its arena can
+    /// still be reset or destroyed, which frees them as every block of the arena.
     /// </summary>
     ~NativeBufferWriter()
     {
@@ -152,23 +155,16 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         // Another object's finalizer may resurrect the writer or a handle of its pins: the writer
         // refuses every use from now on, and such a handle's dispose ends nothing (Unpin).
         _disposed = true;
-        FreeRetired();
         int pins = Interlocked.Exchange(ref _pins, PinsEndedByFinalizer);
         int held = HoldsBlock ? 1 : 0;
-        if (pins > 0)
+        if (pins > 0 || _handedOut || _retired is not null)
         {
-            // Nobody can read the spans of a writer that is gone: its hold ends with its pins.
-            pins += held;
-            for (; pins > 0; pins--)
+            EndAcquisitions(_handle, pins + held);
+            if (_retired is not null)
             {
-                try
+                foreach ((AllocationHandle old, bool oldHeld) in _retired)
                 {
-                    AllocationLedger.Release(_handle, nameof(NativeBufferWriter<T>));
-                }
-                catch (InvalidOperationException)
-                {
-                    // Its arena was reset or destroyed (ObjectDisposedException): nothing left to release, and a finalizer must not throw.
-                    break;
+                    EndAcquisitions(old, oldHeld ? 1 : 0);
                 }
             }
 
@@ -183,6 +179,22 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         {
             // An arena reset freed it already; or a lease never closed holds it: left live (a
             // leak the ledger shows) rather than freed under a span.
+        }
+
+        static void EndAcquisitions(AllocationHandle handle, int count)
+        {
+            for (; count > 0; count--)
+            {
+                try
+                {
+                    AllocationLedger.Release(handle, nameof(NativeBufferWriter<T>));
+                }
+                catch (InvalidOperationException)
+                {
+                    // Its arena was reset or destroyed (ObjectDisposedException): nothing left to release, and a finalizer must not throw.
+                    return;
+                }
+            }
         }
     }
 

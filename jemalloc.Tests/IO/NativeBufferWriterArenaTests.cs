@@ -192,16 +192,41 @@ public sealed class NativeBufferWriterArenaTests : LeakCheckedTest
     }
 
     [Fact]
-    public void A_writer_dropped_without_dispose_ends_its_holds_in_its_finalizer_so_the_arena_resets()
+    public void A_writer_dropped_without_dispose_after_handing_out_spans_keeps_its_blocks_for_them_until_the_arena_resets()
     {
         LeavesLeaksToTheFinalizer();
         using var arena = new JemArena();
         DropWriterAfterHandingOutSpans(arena);
         Finalization.CollectAndFinalize();
 
-        Assert.DoesNotContain(AllocationLedger.Snapshot(), i => i.Kind == AllocationKind.BufferWriter);
+        // Both blocks (the first kept by the growth) stay for the spans, no longer held: the arena may reset.
+        AllocationInfo[] left = AllocationLedger.Snapshot().Where(i => i.Kind == AllocationKind.BufferWriter).ToArray();
+        Assert.Equal(2, left.Length);
+        Assert.All(left, b => Assert.Equal(0, b.AcquireCount));
+        Assert.True(arena.UsedBytes > 10_000);
         arena.Reset();
         Assert.Equal(0, arena.UsedBytes);
+        Assert.DoesNotContain(AllocationLedger.Snapshot(), i => i.Kind == AllocationKind.BufferWriter);
+    }
+
+    [Fact]
+    public void A_writer_dropped_without_dispose_that_handed_nothing_out_is_freed_by_its_finalizer()
+    {
+        LeavesLeaksToTheFinalizer();
+        using var arena = new JemArena();
+        DropWriterWrittenOnlyThroughAStream(arena);
+        Finalization.CollectAndFinalize();
+
+        Assert.DoesNotContain(AllocationLedger.Snapshot(), i => i.Kind == AllocationKind.BufferWriter);
+        Assert.Equal(0, arena.UsedBytes);
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void DropWriterWrittenOnlyThroughAStream(JemArena arena)
+    {
+        var writer = new NativeBufferWriter<byte>(arena, 64);
+        var stream = new NativeMemoryStream(writer, leaveOpen: true);
+        stream.Write(new byte[5000]);
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
