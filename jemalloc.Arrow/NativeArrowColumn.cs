@@ -86,7 +86,8 @@ public sealed class NativeArrowColumn : IDisposable
     /// <remarks>
     /// Arrow pins each exported buffer until the release callback; pinning one of this column's
     /// buffers holds its native structure, so the block outlives this object's <see cref="Dispose"/>
-    /// for as long as the consumer keeps the export.
+    /// for as long as the consumer keeps the export. The consumer needs the type too: export it with
+    /// <see cref="CArrowSchemaExporter.ExportType(IArrowType, CArrowSchema*)"/> and <see cref="DataType"/>.
     /// </remarks>
     /// <param name="chunk">The chunk to export.</param>
     /// <param name="destination">An <c>ArrowArray</c> structure the consumer allocated (for instance with <see cref="CArrowArray.Create"/>).</param>
