@@ -1,4 +1,3 @@
-using System.Diagnostics;
 using System.Runtime.InteropServices;
 using Apache.Arrow.C;
 
@@ -62,32 +61,21 @@ internal static unsafe class CConsumer
         string source = Path.Combine(AppContext.BaseDirectory, "native", "read_export.c");
         string folder = Directory.CreateTempSubdirectory("jemalloc-arrow-c-consumer-").FullName;
         string library = Path.Combine(folder, "libreadexport.so");
-        var start = new ProcessStartInfo(Environment.GetEnvironmentVariable("JEMALLOC_NET_TEST_CC") is { Length: > 0 } cc ? cc : "gcc")
+        nint handle;
+        try
         {
-            RedirectStandardOutput = true,
-            RedirectStandardError = true,
-            UseShellExecute = false,
-        };
-        foreach (string argument in new[] { "-std=c11", "-Wall", "-Wextra", "-Werror", "-O2", "-shared", "-fPIC", "-o", library, source })
+            string compiler = Environment.GetEnvironmentVariable("JEMALLOC_NET_TEST_CC") is { Length: > 0 } cc ? cc : "gcc";
+            (int exitCode, string output, string error) = ExternalProcess.Run(
+                compiler, ["-std=c11", "-Wall", "-Wextra", "-Werror", "-O2", "-shared", "-fPIC", "-o", library, source], CompileTimeout);
+            Assert.True(exitCode == 0, $"{compiler} (which ./build.sh installs for the native build) could not compile {source}: {output}{error}");
+            handle = NativeLibrary.Load(library);
+        }
+        finally
         {
-            start.ArgumentList.Add(argument);
+            // The library stays loaded for the rest of the run; its file is not needed once it is mapped.
+            Directory.Delete(folder, recursive: true);
         }
 
-        using Process process = Process.Start(start) ?? throw new InvalidOperationException("gcc did not start");
-        Task<string> output = process.StandardOutput.ReadToEndAsync();
-        Task<string> error = process.StandardError.ReadToEndAsync();
-        if (!process.WaitForExit(CompileTimeout))
-        {
-            process.Kill(entireProcessTree: true);
-            Assert.Fail($"gcc did not compile {source} within {CompileTimeout.TotalSeconds} s");
-        }
-
-        process.WaitForExit();
-        Assert.True(process.ExitCode == 0, $"gcc (which ./build.sh installs for the native build) could not compile {source}: {output.Result}{error.Result}");
-
-        // The library stays loaded for the rest of the run; its file is not needed once it is mapped.
-        nint handle = NativeLibrary.Load(library);
-        Directory.Delete(folder, recursive: true);
         return NativeLibrary.GetExport(handle, "read_export");
     }
 }
