@@ -1,8 +1,7 @@
-using System.Numerics;
-using System.Runtime.CompilerServices;
 using Apache.Arrow;
 using Apache.Arrow.C;
 using Apache.Arrow.Types;
+using jemalloc.AddOns;
 using jemalloc.Arrow.Internal;
 
 namespace jemalloc.Arrow;
@@ -134,9 +133,9 @@ public sealed class NativeArrowColumn : IDisposable
         if (validity is not null)
         {
             using MemoryLease<byte> lease = validity.Lease();
-            if (lease.Length < (length + 7) / 8)
+            if (lease.Length < ValidityBitmap.BytesFor(length))
             {
-                throw new ArgumentException($"A validity bitmap for {length:N0} rows needs {(length + 7) / 8:N0} bytes; this one has {lease.Length:N0}.", nameof(validity));
+                throw new ArgumentException($"A validity bitmap for {length:N0} rows needs {ValidityBitmap.BytesFor(length):N0} bytes; this one has {lease.Length:N0}.", nameof(validity));
             }
 
             bits = (byte*)lease.Pointer;
@@ -162,7 +161,7 @@ public sealed class NativeArrowColumn : IDisposable
                     var validityMemory = new NativeBlockMemory<byte>(validity!, chunkBits, bitmapBytes, owns: false);
                     memories.Add(validityMemory);
                     validityBuffer = new ArrowBuffer(validityMemory.Memory);
-                    nullCount = count - CountSetBits(chunkBits, count);
+                    nullCount = count - (int)ValidityBitmap.CountSet(chunkBits, count);
                 }
 
                 var data = new ArrayData(type, count, nullCount, 0, [validityBuffer, new ArrowBuffer(valueMemory.Memory)]);
@@ -180,29 +179,5 @@ public sealed class NativeArrowColumn : IDisposable
 
             throw;
         }
-    }
-
-    private static unsafe int CountSetBits(byte* bits, int count)
-    {
-        int fullBytes = count >> 3;
-        int set = 0;
-        int i = 0;
-        for (; i + sizeof(ulong) <= fullBytes; i += sizeof(ulong))
-        {
-            set += BitOperations.PopCount(Unsafe.ReadUnaligned<ulong>(bits + i));
-        }
-
-        for (; i < fullBytes; i++)
-        {
-            set += BitOperations.PopCount(bits[i]);
-        }
-
-        int tail = count & 7;
-        if (tail != 0)
-        {
-            set += BitOperations.PopCount((uint)(bits[fullBytes] & ((1 << tail) - 1)));
-        }
-
-        return set;
     }
 }

@@ -65,6 +65,17 @@ public sealed class RoundTripTests : IDisposable
             Assert.Equal(i64[i], plain[i]);
         }
 
+        // A REQUIRED column read as nullable: every row valid, to the last bit of a partial bitmap byte.
+        using (NullableColumn<long> required = reader.ReadNullableColumn<long>("plain"))
+        {
+            Assert.Equal(0, required.NullCount);
+            for (long i = 0; i < rows; i++)
+            {
+                Assert.False(required.IsNull(i));
+                Assert.Equal(i64[i], required.Values[i]);
+            }
+        }
+
         // Narrow integer columns also read as int, which holds all their values.
         using NullableColumn<int> widened = reader.ReadNullableColumn<int>("sh");
         for (long i = 0; i < rows; i++)
