@@ -1,5 +1,6 @@
 using System.Numerics;
 using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
 
 namespace jemalloc.AddOns;
 
@@ -24,6 +25,23 @@ internal static unsafe class ValidityBitmap
     /// <summary>Marks row <paramref name="row"/> as having a value.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal static void Set(byte* bits, long row) => bits[row >> 3] |= (byte)(1 << (int)(row & 7));
+
+    /// <summary>Marks rows <paramref name="start"/> to <paramref name="start"/> + <paramref name="count"/> - 1 as having a value, whole bytes at a time.</summary>
+    internal static void SetRange(byte* bits, long start, long count)
+    {
+        long end = start + count;
+        for (; start < end && (start & 7) != 0; start++)
+        {
+            Set(bits, start);
+        }
+
+        long wholeBytes = (end - start) >> 3;
+        NativeMemory.Fill(bits + (start >> 3), (nuint)wholeBytes, 0xFF);
+        for (start += wholeBytes << 3; start < end; start++)
+        {
+            Set(bits, start);
+        }
+    }
 
     /// <summary>How many of the first <paramref name="rows"/> rows have a value, a word at a time; the bits past the last row are ignored.</summary>
     internal static long CountSet(byte* bits, long rows)

@@ -86,6 +86,32 @@ public sealed class RoundTripTests : IDisposable
     }
 
     [Fact]
+    public void A_nullable_column_whose_row_groups_mostly_have_no_nulls_reads_every_bit_from_unaligned_starts()
+    {
+        const long rows = 10_007;
+        string path = _folder.File("few-nulls.parquet");
+        using var validity = new HugeArray<byte>((rows + 7) / 8, (byte)0xFF);
+        long[] nullRows = [3, 1001, 5005, 9000, rows - 1];
+        foreach (long row in nullRows)
+        {
+            validity[row >> 3] &= (byte)~(1 << (int)(row & 7));
+        }
+
+        using var values = Filled<int>(rows, i => (int)(i * 7) - 3);
+        new NativeParquetWriter { RowGroupSize = 1001 }.Add("v", values, validity).Write(path);
+
+        using var reader = new NativeParquetReader(path);
+        using NullableColumn<int> read = reader.ReadNullableColumn<int>("v");
+        Assert.Equal(nullRows.Length, read.NullCount);
+        for (long i = 0; i < rows; i++)
+        {
+            bool isNull = Array.IndexOf(nullRows, i) >= 0;
+            Assert.True(isNull == read.IsNull(i), $"row {i}");
+            Assert.Equal(isNull ? 0 : (int)(i * 7) - 3, read.Values[i]);
+        }
+    }
+
+    [Fact]
     public void A_column_read_with_an_arenas_options_is_counted_in_that_arena_and_its_budget_refuses_a_bigger_one()
     {
         string path = _folder.File("arena.parquet");

@@ -303,7 +303,7 @@ public sealed class NativeParquetReader : IDisposable
 
                     if (bits != null && levels != null)
                     {
-                        SetBits(bits, row, count);
+                        ValidityBitmap.SetRange(bits, row, count);
                     }
                 }
                 else
@@ -396,14 +396,6 @@ public sealed class NativeParquetReader : IDisposable
         else
         {
             *(ushort*)destination = (ushort)value;
-        }
-    }
-
-    private static unsafe void SetBits(byte* bits, long row, int count)
-    {
-        for (int i = 0; i < count; i++)
-        {
-            ValidityBitmap.Set(bits, row + i);
         }
     }
 
