@@ -1,4 +1,5 @@
 using Apache.Arrow.C;
+using jemalloc.Tests.Support;
 
 namespace jemalloc.Arrow.Tests;
 
@@ -11,7 +12,7 @@ public sealed unsafe class CDataInterfaceConsumerTests
 {
     private const int Rows = 100_003;
 
-    [Fact]
+    [LinuxOnlyFact]
     public void A_C_program_sums_exported_int64_with_nulls_and_double_columns_in_place_and_releases_them()
     {
         using var longs = new HugeArray<long>(Rows);
@@ -73,7 +74,7 @@ public sealed unsafe class CDataInterfaceConsumerTests
         Assert.Equal(0, doubles.AcquireCount);
     }
 
-    [Fact]
+    [LinuxOnlyFact]
     public void An_export_keeps_the_column_after_its_view_is_disposed_until_the_C_program_releases_it()
     {
         var values = new HugeArray<long>(Rows);
