@@ -14,8 +14,8 @@
 #                              (jemalloc.NET.Parquet, jemalloc.NET.Arrow) into artifacts/packages
 #   ./build.sh test-linux-arm64 [ARGS]  only the linux-arm64 part of test (ARGS go to the test runner)
 #   ./build.sh test-win-x64 [ARGS]  only the win-x64 part of test (under wine)
-#   ./build.sh test-package    an app referencing only the package, published and run per RID (its emulator),
-#                              and one referencing the add-on packages, on linux-x64
+#   ./build.sh test-package    an app referencing only the package, and one referencing the add-on
+#                              packages, published and run per RID (under its emulator)
 #   ./build.sh info-all        jembench info per RID under its emulator
 #   ./build.sh test-emulated   test-linux-arm64, test-win-x64, test-package and info-all in one run
 #   ./build.sh docs            the documentation site (docs/ and the API reference, DocFX) into
@@ -488,45 +488,43 @@ test_emulated_rid() {
 
 emulator_name() { case "$1" in linux-arm64) echo "qemu-user" ;; win-x64) echo "wine" ;; *) echo "native" ;; esac; }
 
-# An app that references only the package, published for each RID and run there: what a user gets.
+# Apps that reference only the packages, published for each RID and run there: what a user gets.
+# PackageConsumer uses jemalloc.NET; AddOnConsumer uses jemalloc.NET.Parquet and jemalloc.NET.Arrow,
+# whose dependencies ship natives for every RID here (ParquetSharp's ParquetSharpNative for linux-x64,
+# linux-arm64 and win-x64; Apache.Arrow is managed code), so both run on every target.
 test_package() {
-  local work="$ROOT/artifacts/package-test" version rid started=$SECONDS
+  local work="$ROOT/artifacts/package-test" version rid project started=$SECONDS
   # A version of its own, so no package cached by an earlier restore can stand in for this build.
   version="0.0.0-ci.$(date -u +%Y%m%d%H%M%S)"
-  # The sample's nuget.config names artifacts/packages as a source: it must exist.
+  # The samples' nuget.config names artifacts/packages as a source: it must exist.
   rm -rf "$work" && mkdir -p "$work/packages" "$ROOT/artifacts/packages"
-  step "packing jemalloc.NET $version for the package test"
-  dotnet pack "$ROOT/jemalloc.Api/jemalloc.Api.csproj" -c "$CONFIGURATION" --no-build --nologo \
-    "-p:PackageVersion=$version" -o "$work/packages" >/dev/null || die "dotnet pack failed"
-  local failed=()
-  for rid in "${ALL_RIDS[@]}"; do
-    need_emulator "$rid"
-    step "package consumer as $rid ($(emulator_name "$rid"))"
-    mkdir -p "$work/$rid"
-    publish_for "$rid" "$ROOT/samples/PackageConsumer/PackageConsumer.csproj" "$work/$rid/app" \
-      "-p:JemallocNetVersion=$version" "-p:RestorePackagesPath=$work/restored" \
-      "-p:RestoreAdditionalProjectSources=$work/packages"
-    local log="$work/$rid/run.log" status=0
-    run_on "$rid" "$work/$rid/app/PackageConsumer" 2>&1 | tee "$log" || status=$?
-    if [ "$status" -ne 0 ] || ! grep -qx "OK" <(tr -d '\r' <"$log"); then failed+=("$rid"); fi
-  done
-  # The add-on packages, on linux-x64 only: ParquetSharp ships natives for linux-arm64 and win-x64
-  # too, but its 25 MB C++ library under qemu or wine is not part of this run.
-  local project
-  for project in "${ADDON_PROJECTS[@]}"; do
+  step "packing jemalloc.NET and its add-ons $version for the package test"
+  for project in jemalloc.Api/jemalloc.Api.csproj "${ADDON_PROJECTS[@]}"; do
     dotnet pack "$ROOT/$project" -c "$CONFIGURATION" --no-build --nologo \
       "-p:PackageVersion=$version" -o "$work/packages" >/dev/null || die "dotnet pack $(basename "$project") failed"
   done
-  step "add-on package consumer as linux-x64 (native)"
-  mkdir -p "$work/addons"
-  publish_for linux-x64 "$ROOT/samples/AddOnConsumer/AddOnConsumer.csproj" "$work/addons/app" \
-    "-p:JemallocNetVersion=$version" "-p:RestorePackagesPath=$work/restored" \
-    "-p:RestoreAdditionalProjectSources=$work/packages"
-  local addon_status=0
-  "$work/addons/app/AddOnConsumer" 2>&1 | tee "$work/addons/run.log" || addon_status=$?
-  if [ "$addon_status" -ne 0 ] || ! grep -qx "OK" "$work/addons/run.log"; then failed+=("linux-x64 (add-ons)"); fi
+  local failed=()
+  for rid in "${ALL_RIDS[@]}"; do
+    need_emulator "$rid"
+    run_consumer "$rid" PackageConsumer
+    run_consumer "$rid" AddOnConsumer
+  done
   echo "package test took $((SECONDS - started)) s"
   [ ${#failed[@]} -eq 0 ] || die "the package consumer failed as: ${failed[*]}"
+}
+
+# One consumer sample ($2, a folder of samples/) published for RID $1 against test_package's packages
+# (its $work and $version) and run under the RID's emulator; "$1 $2" goes into its $failed unless
+# the app exits with 0 and prints OK.
+run_consumer() {
+  local rid="$1" sample="$2" dir="$work/$1/$2" status=0
+  step "$sample as $rid ($(emulator_name "$rid"))"
+  mkdir -p "$dir"
+  publish_for "$rid" "$ROOT/samples/$sample/$sample.csproj" "$dir/app" \
+    "-p:JemallocNetVersion=$version" "-p:RestorePackagesPath=$work/restored" \
+    "-p:RestoreAdditionalProjectSources=$work/packages"
+  run_on "$rid" "$dir/app/$sample" 2>&1 | tee "$dir/run.log" || status=$?
+  if [ "$status" -ne 0 ] || ! grep -qx "OK" <(tr -d '\r' <"$dir/run.log"); then failed+=("$rid $sample"); fi
 }
 
 # jembench info on each target: the platform it reports must be that target's.

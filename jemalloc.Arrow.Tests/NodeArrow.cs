@@ -1,4 +1,3 @@
-using System.Diagnostics;
 using System.Text.Json;
 
 namespace jemalloc.Arrow.Tests;
@@ -33,31 +32,13 @@ internal static class NodeArrow
     /// <summary>Runs the script; fails the test if Node fails or does not finish in time. Returns its standard output.</summary>
     internal static string Run(params string[] arguments)
     {
-        var start = new ProcessStartInfo("node")
-        {
-            RedirectStandardOutput = true,
-            RedirectStandardError = true,
-            UseShellExecute = false,
-        };
-        start.ArgumentList.Add(Path.Combine(AppContext.BaseDirectory, "arrow-check.js"));
-        foreach (string argument in arguments)
-        {
-            start.ArgumentList.Add(argument);
-        }
-
-        start.Environment["NODE_PATH"] = ModulesFolder();
-        using Process process = Process.Start(start) ?? throw new InvalidOperationException("node did not start");
-        Task<string> output = process.StandardOutput.ReadToEndAsync();
-        Task<string> error = process.StandardError.ReadToEndAsync();
-        if (!process.WaitForExit(Timeout))
-        {
-            process.Kill(entireProcessTree: true);
-            Assert.Fail($"node arrow-check.js {string.Join(' ', arguments)} did not finish within {Timeout.TotalSeconds} s");
-        }
-
-        process.WaitForExit();
-        Assert.True(process.ExitCode == 0, $"node exited with {process.ExitCode}: {error.Result}");
-        return output.Result;
+        (int exitCode, string output, string error) = ExternalProcess.Run(
+            "node",
+            [Path.Combine(AppContext.BaseDirectory, "arrow-check.js"), .. arguments],
+            Timeout,
+            new Dictionary<string, string> { ["NODE_PATH"] = ModulesFolder() });
+        Assert.True(exitCode == 0, $"node exited with {exitCode}: {error}");
+        return output;
     }
 
     /// <summary>Node's reading of an IPC file or stream: per column, its type, length, null count and sum.</summary>

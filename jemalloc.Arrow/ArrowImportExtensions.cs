@@ -1,5 +1,6 @@
 using Apache.Arrow;
 using Apache.Arrow.Types;
+using jemalloc.AddOns;
 using jemalloc.Arrow.Internal;
 
 namespace jemalloc.Arrow;
@@ -105,11 +106,9 @@ public static class ArrowImportExtensions
                     ReadOnlySpan<byte> sourceBits = data.Buffers[0].Span;
                     for (int i = 0; i < data.Length; i++)
                     {
-                        int bit = data.Offset + i;
-                        if (sourceBits.IsEmpty || ((sourceBits[bit >> 3] >> (bit & 7)) & 1) != 0)
+                        if (sourceBits.IsEmpty || ValidityBitmap.IsSet(sourceBits, data.Offset + i))
                         {
-                            long r = row + i;
-                            bits[r >> 3] |= (byte)(1 << (int)(r & 7));
+                            ValidityBitmap.Set(bits, row + i);
                         }
                     }
                 }

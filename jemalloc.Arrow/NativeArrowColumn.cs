@@ -1,8 +1,7 @@
-using System.Numerics;
-using System.Runtime.CompilerServices;
 using Apache.Arrow;
 using Apache.Arrow.C;
 using Apache.Arrow.Types;
+using jemalloc.AddOns;
 using jemalloc.Arrow.Internal;
 
 namespace jemalloc.Arrow;
@@ -86,7 +85,8 @@ public sealed class NativeArrowColumn : IDisposable
     /// <remarks>
     /// Arrow pins each exported buffer until the release callback; pinning one of this column's
     /// buffers holds its native structure, so the block outlives this object's <see cref="Dispose"/>
-    /// for as long as the consumer keeps the export.
+    /// for as long as the consumer keeps the export. The consumer needs the type too: export it with
+    /// <see cref="CArrowSchemaExporter.ExportType(IArrowType, CArrowSchema*)"/> and <see cref="DataType"/>.
     /// </remarks>
     /// <param name="chunk">The chunk to export.</param>
     /// <param name="destination">An <c>ArrowArray</c> structure the consumer allocated (for instance with <see cref="CArrowArray.Create"/>).</param>
@@ -133,9 +133,9 @@ public sealed class NativeArrowColumn : IDisposable
         if (validity is not null)
         {
             using MemoryLease<byte> lease = validity.Lease();
-            if (lease.Length < (length + 7) / 8)
+            if (lease.Length < ValidityBitmap.BytesFor(length))
             {
-                throw new ArgumentException($"A validity bitmap for {length:N0} rows needs {(length + 7) / 8:N0} bytes; this one has {lease.Length:N0}.", nameof(validity));
+                throw new ArgumentException($"A validity bitmap for {length:N0} rows needs {ValidityBitmap.BytesFor(length):N0} bytes; this one has {lease.Length:N0}.", nameof(validity));
             }
 
             bits = (byte*)lease.Pointer;
@@ -161,7 +161,7 @@ public sealed class NativeArrowColumn : IDisposable
                     var validityMemory = new NativeBlockMemory<byte>(validity!, chunkBits, bitmapBytes, owns: false);
                     memories.Add(validityMemory);
                     validityBuffer = new ArrowBuffer(validityMemory.Memory);
-                    nullCount = count - CountSetBits(chunkBits, count);
+                    nullCount = count - (int)ValidityBitmap.CountSet(chunkBits, count);
                 }
 
                 var data = new ArrayData(type, count, nullCount, 0, [validityBuffer, new ArrowBuffer(valueMemory.Memory)]);
@@ -179,29 +179,5 @@ public sealed class NativeArrowColumn : IDisposable
 
             throw;
         }
-    }
-
-    private static unsafe int CountSetBits(byte* bits, int count)
-    {
-        int fullBytes = count >> 3;
-        int set = 0;
-        int i = 0;
-        for (; i + sizeof(ulong) <= fullBytes; i += sizeof(ulong))
-        {
-            set += BitOperations.PopCount(Unsafe.ReadUnaligned<ulong>(bits + i));
-        }
-
-        for (; i < fullBytes; i++)
-        {
-            set += BitOperations.PopCount(bits[i]);
-        }
-
-        int tail = count & 7;
-        if (tail != 0)
-        {
-            set += BitOperations.PopCount((uint)(bits[fullBytes] & ((1 << tail) - 1)));
-        }
-
-        return set;
     }
 }

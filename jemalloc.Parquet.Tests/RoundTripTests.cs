@@ -65,12 +65,49 @@ public sealed class RoundTripTests : IDisposable
             Assert.Equal(i64[i], plain[i]);
         }
 
+        // A REQUIRED column read as nullable: every row valid, to the last bit of a partial bitmap byte.
+        using (NullableColumn<long> required = reader.ReadNullableColumn<long>("plain"))
+        {
+            Assert.Equal(0, required.NullCount);
+            for (long i = 0; i < rows; i++)
+            {
+                Assert.False(required.IsNull(i));
+                Assert.Equal(i64[i], required.Values[i]);
+            }
+        }
+
         // Narrow integer columns also read as int, which holds all their values.
         using NullableColumn<int> widened = reader.ReadNullableColumn<int>("sh");
         for (long i = 0; i < rows; i++)
         {
             Assert.Equal(validity[i >> 3] >> (int)(i & 7) & 1, widened.IsNull(i) ? 0 : 1);
             Assert.Equal(widened.IsNull(i) ? 0 : sh[i], widened.Values[i]);
+        }
+    }
+
+    [Fact]
+    public void A_nullable_column_whose_row_groups_mostly_have_no_nulls_reads_every_bit_from_unaligned_starts()
+    {
+        const long rows = 10_007;
+        string path = _folder.File("few-nulls.parquet");
+        using var validity = new HugeArray<byte>((rows + 7) / 8, (byte)0xFF);
+        long[] nullRows = [3, 1001, 5005, 9000, rows - 1];
+        foreach (long row in nullRows)
+        {
+            validity[row >> 3] &= (byte)~(1 << (int)(row & 7));
+        }
+
+        using var values = Filled<int>(rows, i => (int)(i * 7) - 3);
+        new NativeParquetWriter { RowGroupSize = 1001 }.Add("v", values, validity).Write(path);
+
+        using var reader = new NativeParquetReader(path);
+        using NullableColumn<int> read = reader.ReadNullableColumn<int>("v");
+        Assert.Equal(nullRows.Length, read.NullCount);
+        for (long i = 0; i < rows; i++)
+        {
+            bool isNull = Array.IndexOf(nullRows, i) >= 0;
+            Assert.True(isNull == read.IsNull(i), $"row {i}");
+            Assert.Equal(isNull ? 0 : (int)(i * 7) - 3, read.Values[i]);
         }
     }
 

@@ -1,3 +1,4 @@
+using jemalloc.AddOns;
 using jemalloc.Parquet.Internal;
 using ParquetSharp;
 
@@ -217,7 +218,9 @@ public sealed class NativeParquetReader : IDisposable
         {
             if (nullable)
             {
-                validity = new HugeArray<byte>(NullableColumn<T>.BitmapBytes(rows), options);
+                // A required column has no nulls: every row is valid. Otherwise the read sets the valid rows' bits.
+                long bitmapBytes = ValidityBitmap.BytesFor(rows);
+                validity = maxDefinition == 0 ? new HugeArray<byte>(bitmapBytes, (byte)0xFF, options) : new HugeArray<byte>(bitmapBytes, options);
             }
 
             var job = new ColumnRead(index, column, rows, maxDefinition, kind, options with { HugePages = false });
@@ -250,25 +253,14 @@ public sealed class NativeParquetReader : IDisposable
     {
         int chunk = (int)Math.Min(ChunkRows, job.Rows);
         bool narrow = job.Kind == ParquetTypes.ReadKind.Narrow;
-        using SafeArray<short>? levelBlock = job.MaxDefinition > 0 ? new SafeArray<short>(chunk, job.ScratchOptions) : null;
-        using SafeArray<int>? scratchBlock = narrow ? new SafeArray<int>(chunk, job.ScratchOptions) : null;
-        using MemoryLease<T> valueLease = values.Lease();
-        using MemoryLease<byte> validityLease = validity is null ? default : validity.Lease();
-        using MemoryLease<short> levelLease = levelBlock is null ? default : levelBlock.Lease();
-        using MemoryLease<int> scratchLease = scratchBlock is null ? default : scratchBlock.Lease();
-        T* destination = (T*)valueLease.Pointer;
-        byte* bits = validity is null ? null : (byte*)validityLease.Pointer;
-        short* levels = levelBlock is null ? null : (short*)levelLease.Pointer;
-        TPhysical* scratch = narrow ? (TPhysical*)scratchLease.Pointer : null; // INT32 values: TPhysical is int when narrowing
-        if (bits != null && job.MaxDefinition == 0)
-        {
-            // A required column has no nulls: every row is valid.
-            new Span<byte>(bits, (int)Math.Min(int.MaxValue, validityLease.Length)).Fill(0xFF);
-            for (long filled = int.MaxValue; filled < validityLease.Length; filled += int.MaxValue)
-            {
-                new Span<byte>(bits + filled, (int)Math.Min(int.MaxValue, validityLease.Length - filled)).Fill(0xFF);
-            }
-        }
+        using var valueBlock = LeasedBlock<T>.Of(values);
+        using var validityBlock = LeasedBlock<byte>.Of(validity);
+        using var levelBlock = LeasedBlock<short>.Scratch(job.MaxDefinition > 0, chunk, job.ScratchOptions);
+        using var scratchBlock = LeasedBlock<int>.Scratch(narrow, chunk, job.ScratchOptions);
+        T* destination = valueBlock.Pointer;
+        byte* bits = validityBlock.Pointer;
+        short* levels = levelBlock.Pointer;
+        TPhysical* scratch = (TPhysical*)scratchBlock.Pointer; // INT32 values: TPhysical is int when narrowing
 
         long row = 0;
         long nullCount = 0;
@@ -311,7 +303,7 @@ public sealed class NativeParquetReader : IDisposable
 
                     if (bits != null && levels != null)
                     {
-                        SetBits(bits, row, count);
+                        ValidityBitmap.SetRange(bits, row, count);
                     }
                 }
                 else
@@ -353,7 +345,7 @@ public sealed class NativeParquetReader : IDisposable
                 if (levels[i] == maxDefinition)
                 {
                     Narrow(destination + i, source[next++]);
-                    SetBit(bits, firstRow + i);
+                    ValidityBitmap.Set(bits, firstRow + i);
                 }
                 else
                 {
@@ -372,7 +364,7 @@ public sealed class NativeParquetReader : IDisposable
             if (levels[i] == maxDefinition)
             {
                 target[i] = packed[last--];
-                SetBit(bits, firstRow + i);
+                ValidityBitmap.Set(bits, firstRow + i);
             }
             else
             {
@@ -404,16 +396,6 @@ public sealed class NativeParquetReader : IDisposable
         else
         {
             *(ushort*)destination = (ushort)value;
-        }
-    }
-
-    private static unsafe void SetBit(byte* bits, long row) => bits[row >> 3] |= (byte)(1 << (int)(row & 7));
-
-    private static unsafe void SetBits(byte* bits, long row, int count)
-    {
-        for (int i = 0; i < count; i++)
-        {
-            SetBit(bits, row + i);
         }
     }
 

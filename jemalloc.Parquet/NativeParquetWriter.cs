@@ -1,3 +1,4 @@
+using jemalloc.AddOns;
 using jemalloc.Parquet.Internal;
 using ParquetSharp;
 using ParquetSharp.Schema;
@@ -107,9 +108,9 @@ public sealed class NativeParquetWriter
         long length = LengthOf(values);
         long bitmapBytes = LengthOf(validity);
         CheckName(name, length);
-        if (bitmapBytes < NullableColumn<T>.BitmapBytes(length))
+        if (bitmapBytes < ValidityBitmap.BytesFor(length))
         {
-            ParquetThrow.Argument(nameof(validity), $"A validity bitmap for {length:N0} rows needs {NullableColumn<T>.BitmapBytes(length):N0} bytes; this one has {bitmapBytes:N0}.");
+            ParquetThrow.Argument(nameof(validity), $"A validity bitmap for {length:N0} rows needs {ValidityBitmap.BytesFor(length):N0} bytes; this one has {bitmapBytes:N0}.");
         }
 
         _columns.Add(new NumericWriterColumn<T>(name, values, length, validity));

@@ -1,5 +1,4 @@
-using System.Numerics;
-using System.Runtime.CompilerServices;
+using jemalloc.AddOns;
 using jemalloc.Parquet.Internal;
 
 namespace jemalloc.Parquet;
@@ -33,9 +32,9 @@ public sealed class NullableColumn<T> : IDisposable
             ParquetThrow.Argument(nameof(validity), "The validity bitmap must be an array of its own.");
         }
 
-        if (validity.Length < BitmapBytes(values.Length))
+        if (validity.Length < ValidityBitmap.BytesFor(values.Length))
         {
-            ParquetThrow.Argument(nameof(validity), $"A validity bitmap for {values.Length:N0} rows needs {BitmapBytes(values.Length):N0} bytes; this one has {validity.Length:N0}.");
+            ParquetThrow.Argument(nameof(validity), $"A validity bitmap for {values.Length:N0} rows needs {ValidityBitmap.BytesFor(values.Length):N0} bytes; this one has {validity.Length:N0}.");
         }
 
         Values = values;
@@ -83,33 +82,9 @@ public sealed class NullableColumn<T> : IDisposable
         Validity.Dispose();
     }
 
-    /// <summary>The bytes a validity bitmap of <paramref name="rows"/> rows takes.</summary>
-    internal static long BitmapBytes(long rows) => (rows + 7) >> 3;
-
-    // Counts the set bits of the first `rows` bits, a word at a time.
     private static unsafe long CountValid(HugeArray<byte> validity, long rows)
     {
         using MemoryLease<byte> lease = validity.Lease();
-        byte* bits = (byte*)lease.Pointer;
-        long fullBytes = rows >> 3;
-        long count = 0;
-        long i = 0;
-        for (; i + sizeof(ulong) <= fullBytes; i += sizeof(ulong))
-        {
-            count += BitOperations.PopCount(Unsafe.ReadUnaligned<ulong>(bits + i));
-        }
-
-        for (; i < fullBytes; i++)
-        {
-            count += BitOperations.PopCount(bits[i]);
-        }
-
-        int tail = (int)(rows & 7);
-        if (tail != 0)
-        {
-            count += BitOperations.PopCount((uint)(bits[fullBytes] & ((1 << tail) - 1)));
-        }
-
-        return count;
+        return ValidityBitmap.CountSet((byte*)lease.Pointer, rows);
     }
 }

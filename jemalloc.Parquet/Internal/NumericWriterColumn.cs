@@ -1,3 +1,4 @@
+using jemalloc.AddOns;
 using ParquetSharp;
 using ParquetSharp.Schema;
 
@@ -72,18 +73,16 @@ internal sealed unsafe class NumericWriterColumn<T>(string name, NativeBuffer<T>
         where TPhysical : unmanaged
     {
         int chunk = (int)Math.Min(ChunkRows, count);
-        using SafeArray<int>? wideBlock = Widens ? new SafeArray<int>(chunk, scratchOptions) : null;
+        using var valueBlock = LeasedBlock<T>.Of(values);
+        using var validityBlock = LeasedBlock<byte>.Of(validity);
+        using var wideBlock = LeasedBlock<int>.Scratch(Widens, chunk, scratchOptions);
         // Definition levels, then repetition levels: all zero for a flat column, but ParquetSharp's
         // WriteBatchSpaced requires a span of them.
-        using SafeArray<short>? levelBlock = validity is null ? null : new SafeArray<short>(chunk * 2, scratchOptions);
-        using MemoryLease<T> valueLease = values.Lease();
-        using MemoryLease<byte> validityLease = validity is null ? default : validity.Lease();
-        using MemoryLease<int> wideLease = wideBlock is null ? default : wideBlock.Lease();
-        using MemoryLease<short> levelLease = levelBlock is null ? default : levelBlock.Lease();
-        T* source = (T*)valueLease.Pointer;
-        byte* bits = validity is null ? null : (byte*)validityLease.Pointer;
-        int* wide = wideBlock is null ? null : (int*)wideLease.Pointer;
-        short* levels = levelBlock is null ? null : (short*)levelLease.Pointer;
+        using var levelBlock = LeasedBlock<short>.Scratch(validity is not null, chunk * 2, scratchOptions);
+        T* source = valueBlock.Pointer;
+        byte* bits = validityBlock.Pointer;
+        int* wide = wideBlock.Pointer;
+        short* levels = levelBlock.Pointer;
         for (long done = 0; done < count;)
         {
             int batch = (int)Math.Min(count - done, chunk);
@@ -104,8 +103,7 @@ internal sealed unsafe class NumericWriterColumn<T>(string name, NativeBuffer<T>
             {
                 for (int i = 0; i < batch; i++)
                 {
-                    long r = row + i;
-                    levels[i] = (short)((bits[r >> 3] >> (int)(r & 7)) & 1);
+                    levels[i] = ValidityBitmap.IsSet(bits, row + i) ? (short)1 : (short)0;
                 }
 
                 // The values stay spaced (a null row's slot is skipped); the bitmap is read from the batch's first bit.

@@ -25,17 +25,15 @@ internal sealed unsafe class StringWriterColumn(string name, NativeBuffer<Stored
     {
         var typed = (ColumnWriter<ByteArray>)writer;
         int chunk = (int)Math.Min(ChunkRows, count);
-        using var arrayBlock = new SafeArray<ByteArray>(chunk, scratchOptions);
-        using var levelBlock = new SafeArray<short>(chunk, scratchOptions);
+        using var arrayBlock = LeasedBlock<ByteArray>.Scratch(true, chunk, scratchOptions);
+        using var levelBlock = LeasedBlock<short>.Scratch(true, chunk, scratchOptions);
         HugeArray<byte>? bytesBlock = null;
         try
         {
-            using MemoryLease<StoredUtf8String> valueLease = values.Lease();
-            using MemoryLease<ByteArray> arrayLease = arrayBlock.Lease();
-            using MemoryLease<short> levelLease = levelBlock.Lease();
-            StoredUtf8String* source = (StoredUtf8String*)valueLease.Pointer;
-            ByteArray* arrays = (ByteArray*)arrayLease.Pointer;
-            short* levels = (short*)levelLease.Pointer;
+            using var valueBlock = LeasedBlock<StoredUtf8String>.Of(values);
+            StoredUtf8String* source = valueBlock.Pointer;
+            ByteArray* arrays = arrayBlock.Pointer;
+            short* levels = levelBlock.Pointer;
             for (long done = 0; done < count;)
             {
                 int batch = (int)Math.Min(count - done, chunk);

@@ -1,3 +1,4 @@
+using System.Runtime.InteropServices;
 using Apache.Arrow;
 using jemalloc;
 using jemalloc.Arrow;
@@ -27,7 +28,7 @@ try
     using NativeArrowColumn arrow = column.ToArrow();
     bool zeroCopy = arrow.GetValueAddress(0) == column.Pointer && ((DoubleArray)arrow.Array).GetValue((int)(Rows - 1)) == (Rows - 1) * 0.5;
 
-    Console.WriteLine($"jemalloc {Jem.Version}; Parquet sum {sum:N1} (expected {expected:N1}); Arrow view zero-copy: {zeroCopy}");
+    Console.WriteLine($"jemalloc {Jem.Version} as {RuntimeInformation.RuntimeIdentifier}; Parquet sum {sum:N1} (expected {expected:N1}); Arrow view zero-copy: {zeroCopy}");
     bool ok = sum == expected && zeroCopy;
     Console.WriteLine(ok ? "OK" : "FAILED");
     return ok ? 0 : 1;

@@ -1,0 +1,81 @@
+using System.Runtime.InteropServices;
+using Apache.Arrow.C;
+
+namespace jemalloc.Arrow.Tests;
+
+/// <summary>
+/// native/read_export.c, a C consumer of the Arrow C Data Interface written from the specification,
+/// compiled with gcc (which ./build.sh needs for the native build too) into a shared library once per
+/// test run and called through <see cref="NativeLibrary"/>.
+/// </summary>
+internal static unsafe class CConsumer
+{
+    private static readonly TimeSpan CompileTimeout = TimeSpan.FromMinutes(2);
+    private static readonly Lazy<nint> ReadExport = new(Build);
+
+    /// <summary>What the C side saw: the layout of <c>struct read_result</c>.</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal struct Result
+    {
+        public long Length;
+        public long NullCount;
+        public long DeclaredNullCount;
+        public long IntSum;
+        public double DoubleSum;
+        public nint ValuesAddress;
+        public nint ValidityAddress;
+        public int ZeroCopy;
+        public int Released;
+        public fixed byte Format[8];
+        public fixed byte Error[128];
+
+        public readonly string FormatText()
+        {
+            fixed (byte* text = Format)
+            {
+                return Marshal.PtrToStringUTF8((nint)text) ?? string.Empty;
+            }
+        }
+
+        public readonly string ErrorText()
+        {
+            fixed (byte* text = Error)
+            {
+                return Marshal.PtrToStringUTF8((nint)text) ?? string.Empty;
+            }
+        }
+    }
+
+    /// <summary>Has the C consumer read and release the exported structures; fails the test if it reports an error.</summary>
+    internal static Result Read(CArrowSchema* schema, CArrowArray* array, nint expectedValues)
+    {
+        var read = (delegate* unmanaged<CArrowSchema*, CArrowArray*, void*, Result*, int>)ReadExport.Value;
+        Result result;
+        int status = read(schema, array, (void*)expectedValues, &result);
+        Assert.True(status == 0, $"read_export failed: {result.ErrorText()}");
+        return result;
+    }
+
+    private static nint Build()
+    {
+        string source = Path.Combine(AppContext.BaseDirectory, "native", "read_export.c");
+        string folder = Directory.CreateTempSubdirectory("jemalloc-arrow-c-consumer-").FullName;
+        string library = Path.Combine(folder, "libreadexport.so");
+        nint handle;
+        try
+        {
+            string compiler = Environment.GetEnvironmentVariable("JEMALLOC_NET_TEST_CC") is { Length: > 0 } cc ? cc : "gcc";
+            (int exitCode, string output, string error) = ExternalProcess.Run(
+                compiler, ["-std=c11", "-Wall", "-Wextra", "-Werror", "-O2", "-shared", "-fPIC", "-o", library, source], CompileTimeout);
+            Assert.True(exitCode == 0, $"{compiler} (which ./build.sh installs for the native build) could not compile {source}: {output}{error}");
+            handle = NativeLibrary.Load(library);
+        }
+        finally
+        {
+            // The library stays loaded for the rest of the run; its file is not needed once it is mapped.
+            Directory.Delete(folder, recursive: true);
+        }
+
+        return NativeLibrary.GetExport(handle, "read_export");
+    }
+}

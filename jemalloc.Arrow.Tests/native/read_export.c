@@ -1,0 +1,109 @@
+/*
+ * A consumer of the Arrow C Data Interface that shares no code with Arrow or jemalloc.NET: the two
+ * structures below are declared from the interface's specification (their layout is the ABI), and
+ * read_export reads one exported primitive array the way any C library would, then releases it.
+ * The test compiles it with gcc into a shared library and calls it through NativeLibrary.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+struct ArrowSchema {
+    const char *format;
+    const char *name;
+    const char *metadata;
+    int64_t flags;
+    int64_t n_children;
+    struct ArrowSchema **children;
+    struct ArrowSchema *dictionary;
+    void (*release)(struct ArrowSchema *);
+    void *private_data;
+};
+
+struct ArrowArray {
+    int64_t length;
+    int64_t null_count;
+    int64_t offset;
+    int64_t n_buffers;
+    int64_t n_children;
+    const void **buffers;
+    struct ArrowArray **children;
+    struct ArrowArray *dictionary;
+    void (*release)(struct ArrowArray *);
+    void *private_data;
+};
+
+/* What the consumer saw; the test compares it with what it computed in C#. */
+struct read_result {
+    int64_t length;
+    int64_t null_count;          /* counted from the validity bitmap */
+    int64_t declared_null_count; /* the producer's null_count */
+    int64_t int_sum;             /* format "l": the sum of the valid values */
+    double double_sum;           /* format "g": likewise */
+    const void *values_address;  /* buffers[1] */
+    const void *validity_address;/* buffers[0], NULL when the producer gave no bitmap */
+    int32_t zero_copy;           /* buffers[1] is the address the caller named */
+    int32_t released;            /* both release callbacks ran and marked their structure released */
+    char format[8];
+    char error[128];
+};
+
+static int fail(struct read_result *out, const char *message)
+{
+    snprintf(out->error, sizeof out->error, "%s", message);
+    return 1;
+}
+
+static int is_valid(const uint8_t *validity, int64_t index)
+{
+    return validity == NULL || ((validity[index >> 3] >> (index & 7)) & 1) != 0;
+}
+
+/*
+ * Reads an exported int64 ("l") or double ("g") array: sums its valid values, counts its nulls,
+ * checks that its value buffer is expected_values (no copy was made), and calls both release
+ * callbacks exactly once. Returns 0, or 1 with out->error saying what was wrong (the structures
+ * are still released when they were not released already).
+ */
+int read_export(struct ArrowSchema *schema, struct ArrowArray *array, const void *expected_values, struct read_result *out)
+{
+    memset(out, 0, sizeof *out);
+    if (schema == NULL || array == NULL || schema->release == NULL || array->release == NULL) {
+        return fail(out, "the schema or the array is missing or released already");
+    }
+
+    int status = 0;
+    snprintf(out->format, sizeof out->format, "%s", schema->format);
+    int is_int64 = strcmp(schema->format, "l") == 0;
+    int is_double = strcmp(schema->format, "g") == 0;
+    if (!is_int64 && !is_double) {
+        status = fail(out, "the format is neither int64 (l) nor double (g)");
+    } else if (array->n_buffers != 2 || array->n_children != 0 || schema->n_children != 0) {
+        status = fail(out, "a primitive array has two buffers and no children");
+    } else if (array->null_count != 0 && array->buffers[0] == NULL) {
+        status = fail(out, "an array with nulls has no validity bitmap");
+    } else {
+        const uint8_t *validity = (const uint8_t *)array->buffers[0];
+        out->length = array->length;
+        out->declared_null_count = array->null_count;
+        out->values_address = array->buffers[1];
+        out->validity_address = validity;
+        out->zero_copy = array->buffers[1] == expected_values;
+        for (int64_t i = 0; i < array->length; i++) {
+            int64_t index = array->offset + i;
+            if (!is_valid(validity, index)) {
+                out->null_count++;
+            } else if (is_int64) {
+                out->int_sum += ((const int64_t *)array->buffers[1])[index];
+            } else {
+                out->double_sum += ((const double *)array->buffers[1])[index];
+            }
+        }
+    }
+
+    /* The consumer owns both structures now: release each once; a release marks its structure released. */
+    array->release(array);
+    schema->release(schema);
+    out->released = array->release == NULL && schema->release == NULL;
+    return status;
+}
