@@ -38,6 +38,8 @@ internal static unsafe class SlotTable
 #pragma warning restore CA1810
     {
         CommitUpTo(1);
+        // Before the first structure: an arena reset or destruction through mallctl asks the ledger from now on.
+        MallctlPolicy.RegisterLedger(LedgerArenaUse.HasStructuresIn, Quarantine.ReleaseArena);
     }
 
     /// <summary>How many slots have ever been handed out (live, free or retired): the range diagnostics and resets scan.</summary>
