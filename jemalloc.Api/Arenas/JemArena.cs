@@ -1,7 +1,9 @@
-using jemalloc.Arenas;
 using jemalloc.HugePages;
-using jemalloc.Interop;
 using jemalloc.Internal;
+using jemalloc.Interop;
+using jemalloc.Ledger;
+using jemalloc.Mallctl;
+using jemalloc.Memory;
 
 namespace jemalloc;
 

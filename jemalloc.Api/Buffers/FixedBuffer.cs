@@ -2,6 +2,8 @@ using System.Collections;
 using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
 using jemalloc.Internal;
+using jemalloc.Ledger;
+using jemalloc.Memory;
 
 namespace jemalloc;
 

@@ -1,5 +1,5 @@
 using System.Runtime.CompilerServices;
-using jemalloc.Internal;
+using jemalloc.Ledger;
 
 namespace jemalloc;
 

@@ -1,6 +1,7 @@
 using System.Globalization;
+using jemalloc.Mallctl;
 
-namespace jemalloc;
+namespace jemalloc.Configuration;
 
 /// <summary>
 /// jemalloc 5.3's <c>malloc_conf</c> keys and the C types of their <c>opt.*</c> read-back, so an

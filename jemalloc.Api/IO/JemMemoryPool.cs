@@ -1,5 +1,7 @@
 using System.Buffers;
+using jemalloc.IO;
 using jemalloc.Internal;
+using jemalloc.Memory;
 
 namespace jemalloc;
 

@@ -1,6 +1,9 @@
 using System.Buffers;
 using System.Runtime.CompilerServices;
+using jemalloc.IO;
 using jemalloc.Internal;
+using jemalloc.Ledger;
+using jemalloc.Memory;
 
 namespace jemalloc;
 

@@ -1,3 +1,4 @@
+using jemalloc.Configuration;
 using jemalloc.Interop;
 
 namespace jemalloc;

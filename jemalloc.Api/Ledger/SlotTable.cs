@@ -1,10 +1,12 @@
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Runtime.Intrinsics.Arm;
-using jemalloc.Interop;
 using jemalloc.Internal;
+using jemalloc.Interop;
+using jemalloc.Mallctl;
+using jemalloc.Memory;
 
-namespace jemalloc;
+namespace jemalloc.Ledger;
 
 /// <summary>
 /// The ledger's slots, in address space reserved once at start-up and committed as the number of

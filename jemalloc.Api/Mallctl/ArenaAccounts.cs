@@ -1,7 +1,7 @@
 using System.Diagnostics;
 using jemalloc.Interop;
 
-namespace jemalloc.Arenas;
+namespace jemalloc.Mallctl;
 
 /// <summary>
 /// The <see cref="ArenaAccount"/> of every arena made by a <see cref="JemArena"/>, indexed by

@@ -2,10 +2,9 @@ using System.Buffers;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Text;
-using jemalloc.Arenas;
 using jemalloc.Interop;
 
-namespace jemalloc;
+namespace jemalloc.Mallctl;
 
 /// <summary>
 /// The one mallctl client: every public entry point (<see cref="Jem"/>'s mallctl methods,

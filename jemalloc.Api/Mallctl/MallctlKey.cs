@@ -1,3 +1,5 @@
+using jemalloc.Mallctl;
+
 namespace jemalloc;
 
 /// <summary>

@@ -1,8 +1,7 @@
 using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
-using jemalloc.Arenas;
 
-namespace jemalloc;
+namespace jemalloc.Mallctl;
 
 /// <summary>
 /// What every public mallctl entry point may do with a key, decided in one place from

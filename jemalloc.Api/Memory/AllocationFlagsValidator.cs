@@ -1,8 +1,8 @@
 using System.Runtime.CompilerServices;
-using jemalloc.Arenas;
 using jemalloc.Internal;
+using jemalloc.Mallctl;
 
-namespace jemalloc;
+namespace jemalloc.Memory;
 
 /// <summary>
 /// Checks the <see cref="MallocxFlags"/> of an <see cref="AllocationOptions"/> before they reach

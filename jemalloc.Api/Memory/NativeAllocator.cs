@@ -1,7 +1,7 @@
 using jemalloc.HugePages;
 using jemalloc.Interop;
 
-namespace jemalloc;
+namespace jemalloc.Memory;
 
 /// <summary>
 /// The one path by which the library takes memory from jemalloc and gives it back, for the ledger's
