@@ -1,4 +1,7 @@
 using System.Globalization;
+using Microsoft.CodeAnalysis;
+using Microsoft.CodeAnalysis.CSharp;
+using Microsoft.CodeAnalysis.CSharp.Syntax;
 
 namespace jemalloc.Tests.Layering;
 
@@ -29,6 +32,49 @@ public sealed class LayeringTests
 
         List<string> problems = LayerViolations(Layers, sources.Select(s => s.Path), references);
         Assert.True(problems.Count == 0, $"{problems.Count} references break the layering {string.Join(" → ", Layers)}:\n" + string.Join('\n', problems));
+    }
+
+    [Fact]
+    public void Every_internal_type_is_in_the_namespace_of_its_folder()
+    {
+        List<(string Path, string Text)> sources = ApiSources();
+        List<string> problems = NamespaceViolations(sources, RankOf(Layers));
+        Assert.True(problems.Count == 0, "Internal types outside their folder's namespace:\n" + string.Join('\n', problems));
+    }
+
+    /// <summary>
+    /// Every internal top-level type whose namespace is not <c>jemalloc.</c> and its folder (<c>jemalloc</c>
+    /// for the Jem folder, where a namespace would clash with the <c>Jem</c> class). A partial type's
+    /// parts take the namespace of the lowest folder that holds one.
+    /// </summary>
+    internal static List<string> NamespaceViolations(List<(string Path, string Text)> sources, Func<string, int> rank)
+    {
+        var parts = new List<(string File, int Line, string Folder, string Namespace, string Name, bool Public)>();
+        foreach ((string path, string text) in sources.Where(s => s.Path.Contains('/', StringComparison.Ordinal)))
+        {
+            string folder = path[..path.IndexOf('/', StringComparison.Ordinal)];
+            SyntaxNode root = CSharpSyntaxTree.ParseText(text).GetRoot();
+            foreach (BaseNamespaceDeclarationSyntax space in root.DescendantNodes().OfType<BaseNamespaceDeclarationSyntax>())
+            {
+                foreach (BaseTypeDeclarationSyntax type in space.Members.OfType<BaseTypeDeclarationSyntax>())
+                {
+                    int line = type.GetLocation().GetLineSpan().StartLinePosition.Line + 1;
+                    parts.Add((path, line, folder, space.Name.ToString(), type.Identifier.Text, type.Modifiers.Any(SyntaxKind.PublicKeyword)));
+                }
+            }
+        }
+
+        var problems = new List<string>();
+        foreach (var type in parts.Where(p => !p.Public).GroupBy(p => p.Name, StringComparer.Ordinal))
+        {
+            string home = type.OrderBy(p => rank(p.Folder)).First().Folder;
+            string expected = home == "Jem" ? "jemalloc" : "jemalloc." + home;
+            problems.AddRange(type
+                .Where(p => p.Namespace != expected)
+                .Select(p => $"{p.File}:{p.Line}: internal {p.Name} is in namespace {p.Namespace}, not {expected} (folder {home})"));
+        }
+
+        return problems;
     }
 
     /// <summary>The layer index of a folder (folders in no layer rank last).</summary>
