@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using System.Globalization;
+using jemalloc.Memory;
 
 namespace jemalloc.Tests.ChildProcess;
 

@@ -1,7 +1,9 @@
-using jemalloc.Arenas;
 using jemalloc.HugePages;
-using jemalloc.Interop;
 using jemalloc.Internal;
+using jemalloc.Interop;
+using jemalloc.Ledger;
+using jemalloc.Mallctl;
+using jemalloc.Memory;
 
 namespace jemalloc;
 
@@ -451,7 +453,7 @@ public sealed unsafe class JemArena : IDisposable
             ThrowHelper.ThrowArgumentOutOfRange(nameof(size), size, "The size must be greater than zero.");
         }
 
-        bool hugePages = HugePages && HugePageAdvisor.Applies(size);
+        bool hugePages = HugePagePolicy.Advises(size, HugePages);
         if (hugePages)
         {
             flags = HugePageAdvisor.AlignFlags(flags);

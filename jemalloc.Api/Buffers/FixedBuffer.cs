@@ -2,6 +2,8 @@ using System.Collections;
 using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
 using jemalloc.Internal;
+using jemalloc.Ledger;
+using jemalloc.Memory;
 
 namespace jemalloc;
 
@@ -124,7 +126,7 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
             ThrowHelper.ThrowArgumentOutOfRange(nameof(length), length, "A FixedBuffer must have at least one element.");
         }
 
-        _ = AllocationLedger.Allocate((nuint)length * (nuint)sizeof(T), options, kind, ElementTypes.IdOf<T>(), (uint)length, owner: null, out _handle, zero);
+        _ = AllocationLedger.Allocate(AllocationSize.Of<T>(length), options, kind, ElementTypes.IdOf<T>(), (uint)length, owner: null, out _handle, zero);
     }
 
     /// <summary>The number of elements; 0 for <see langword="default"/>.</summary>

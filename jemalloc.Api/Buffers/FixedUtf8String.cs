@@ -3,6 +3,7 @@ using System.Diagnostics.CodeAnalysis;
 using System.Text;
 using System.Text.Unicode;
 using jemalloc.Internal;
+using jemalloc.Ledger;
 
 namespace jemalloc;
 

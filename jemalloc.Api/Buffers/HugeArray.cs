@@ -18,7 +18,7 @@ public sealed class HugeArray<T> : HugeBuffer<T>
     /// <exception cref="OverflowException">The size in bytes does not fit in the address space.</exception>
     /// <exception cref="OutOfMemoryException">jemalloc could not allocate the memory.</exception>
     public HugeArray(long length)
-        : base(length, HugePagePolicy.DefaultFor<T>(length))
+        : base(length, options: null)
     {
     }
 
@@ -40,7 +40,7 @@ public sealed class HugeArray<T> : HugeBuffer<T>
     /// <exception cref="OverflowException">The size in bytes does not fit in the address space.</exception>
     /// <exception cref="OutOfMemoryException">jemalloc could not allocate the memory.</exception>
     public HugeArray(long length, T value)
-        : base(length, value, HugePagePolicy.DefaultFor<T>(length))
+        : base(length, value, options: null)
     {
     }
 

@@ -40,6 +40,17 @@ public abstract unsafe class HugeBuffer<T> : NativeBuffer<T>
     }
 
     /// <summary>Takes over a block the ledger records (see <see cref="NativeBufferWriterExtensions.DetachToHugeArray{T}"/>).</summary>
+    // Options null: HugePagePolicy chooses them (see NativeBuffer).
+    private protected HugeBuffer(long length, AllocationOptions? options)
+        : base(length, options, AllocationKind.HugeBuffer)
+    {
+    }
+
+    private protected HugeBuffer(long length, T value, AllocationOptions? options)
+        : base(length, options, AllocationKind.HugeBuffer, value)
+    {
+    }
+
     private protected HugeBuffer(AllocationHandle adopted, T* pointer, long length)
         : base(adopted, pointer, length, AllocationKind.HugeBuffer)
     {

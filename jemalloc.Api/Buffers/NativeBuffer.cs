@@ -2,6 +2,8 @@ using System.Collections;
 using System.Diagnostics.CodeAnalysis;
 using System.Runtime.InteropServices;
 using jemalloc.Internal;
+using jemalloc.Ledger;
+using jemalloc.Memory;
 
 namespace jemalloc;
 
@@ -28,7 +30,9 @@ public abstract unsafe class NativeBuffer<T> : SafeHandle, IEnumerable<T>, IAllo
     // it mirrors: set to 0 on dispose, finalization and arena invalidation.
     private protected long _accessibleLength;
 
-    private protected NativeBuffer(long length, AllocationOptions options, AllocationKind kind)
+    // Options null: none were given, and HugePagePolicy chooses them from the byte size (the one place
+    // the structures' default options are chosen).
+    private protected NativeBuffer(long length, AllocationOptions? options, AllocationKind kind)
         : this(length, options, kind, zero: true)
     {
     }
@@ -39,7 +43,7 @@ public abstract unsafe class NativeBuffer<T> : SafeHandle, IEnumerable<T>, IAllo
     /// before it is filled (the object is not yet published, and the fill runs under a lease, so an
     /// arena reset cannot free it meanwhile; if a reset already invalidated it, it stays invalid).
     /// </summary>
-    private protected NativeBuffer(long length, AllocationOptions options, AllocationKind kind, T value)
+    private protected NativeBuffer(long length, AllocationOptions? options, AllocationKind kind, T value)
         : this(length, options, kind, zero: false)
     {
         if (!_handle.IsValid)
@@ -79,7 +83,7 @@ public abstract unsafe class NativeBuffer<T> : SafeHandle, IEnumerable<T>, IAllo
     }
 
     /// <summary>Allocates; with <paramref name="zero"/> false the elements hold whatever the memory held (for pools whose contract says so).</summary>
-    private protected NativeBuffer(long length, AllocationOptions options, AllocationKind kind, bool zero)
+    private protected NativeBuffer(long length, AllocationOptions? options, AllocationKind kind, bool zero)
         : base(IntPtr.Zero, ownsHandle: true)
     {
         if (length <= 0)
@@ -87,15 +91,12 @@ public abstract unsafe class NativeBuffer<T> : SafeHandle, IEnumerable<T>, IAllo
             ThrowHelper.ThrowArgumentOutOfRange(nameof(length), length, $"A {GetType().Name} must have at least one element.");
         }
 
-        if ((ulong)length > (ulong)nint.MaxValue / (ulong)sizeof(T))
-        {
-            ThrowHelper.ThrowSizeOverflow(length, sizeof(T));
-        }
-
+        nuint bytes = AllocationSize.Of<T>(length);
+        AllocationOptions chosen = options ?? HugePagePolicy.DefaultForSize(bytes);
         // Only an arena reset can invalidate the memory without going through this object; the
         // ledger records the owner inside the arena's gate, so no reset can slip in before it.
-        IAllocationOwner? owner = options.Flags.ArenaIndex is null ? null : this;
-        _pointer = (T*)AllocationLedger.Allocate((nuint)length * (nuint)sizeof(T), options, kind, ElementTypes.IdOf<T>(), 0, owner, out _handle, zero);
+        IAllocationOwner? owner = chosen.Flags.ArenaIndex is null ? null : this;
+        _pointer = (T*)AllocationLedger.Allocate(bytes, chosen, kind, ElementTypes.IdOf<T>(), 0, owner, out _handle, zero);
         _length = length;
         SetHandle((nint)_pointer);
         Volatile.Write(ref _accessibleLength, length);

@@ -23,7 +23,7 @@ public sealed class SafeArray<T> : SafeBuffer<T>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="length"/> is zero or negative.</exception>
     /// <exception cref="OutOfMemoryException">jemalloc could not allocate the memory.</exception>
     public SafeArray(int length)
-        : base(length, HugePagePolicy.DefaultFor<T>(length))
+        : base(length, options: null)
     {
     }
 
@@ -43,7 +43,7 @@ public sealed class SafeArray<T> : SafeBuffer<T>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="length"/> is zero or negative.</exception>
     /// <exception cref="OutOfMemoryException">jemalloc could not allocate the memory.</exception>
     public SafeArray(int length, T value)
-        : base(length, value, HugePagePolicy.DefaultFor<T>(length))
+        : base(length, value, options: null)
     {
     }
 
@@ -81,7 +81,7 @@ public sealed class SafeArray<T> : SafeBuffer<T>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="values"/> is empty.</exception>
     /// <exception cref="OutOfMemoryException">jemalloc could not allocate the memory.</exception>
     public SafeArray(ReadOnlySpan<T> values)
-        : base(values.Length, HugePagePolicy.DefaultFor<T>(values.Length))
+        : base(values.Length, options: null)
     {
         CopyFrom(values);
     }

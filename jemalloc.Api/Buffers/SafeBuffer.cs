@@ -1,5 +1,5 @@
 using System.Runtime.CompilerServices;
-using jemalloc.Internal;
+using jemalloc.Ledger;
 
 namespace jemalloc;
 
@@ -43,8 +43,14 @@ public abstract unsafe class SafeBuffer<T> : NativeBuffer<T>
     }
 
     /// <summary>Allocates <paramref name="length"/> elements, cleared only if <paramref name="zero"/> is set.</summary>
-    private protected SafeBuffer(int length, AllocationOptions options, bool zero)
+    // Options null: HugePagePolicy chooses them (see NativeBuffer).
+    private protected SafeBuffer(int length, AllocationOptions? options, bool zero = true)
         : base(length, options, AllocationKind.SafeBuffer, zero: zero)
+    {
+    }
+
+    private protected SafeBuffer(int length, T value, AllocationOptions? options)
+        : base(length, options, AllocationKind.SafeBuffer, value)
     {
     }
 

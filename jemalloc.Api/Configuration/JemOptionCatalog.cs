@@ -1,6 +1,7 @@
 using System.Globalization;
+using jemalloc.Mallctl;
 
-namespace jemalloc;
+namespace jemalloc.Configuration;
 
 /// <summary>
 /// jemalloc 5.3's <c>malloc_conf</c> keys and the C types of their <c>opt.*</c> read-back, so an
@@ -78,35 +79,35 @@ internal static class JemOptionCatalog
             switch (kind)
             {
                 case Kind.Bool:
-                    bool flag = Jem.GetMallctl<bool>(name);
+                    bool flag = MallctlClient.Read<bool>(name);
                     effective = flag ? "true" : "false";
                     same = effective == requested;
                     break;
                 case Kind.Unsigned:
-                    uint small = Jem.GetMallctl<uint>(name);
+                    uint small = MallctlClient.Read<uint>(name);
                     effective = small.ToString(CultureInfo.InvariantCulture);
                     same = TryParseUnsigned(requested, out ulong wantedSmall) && wantedSmall == small;
                     break;
                 case Kind.Size:
-                    ulong size = Jem.GetMallctl<ulong>(name);
+                    ulong size = MallctlClient.Read<ulong>(name);
                     effective = size.ToString(CultureInfo.InvariantCulture);
                     same = TryParseUnsigned(requested, out ulong wantedSize) && wantedSize == size;
                     break;
                 case Kind.Signed:
-                    long signed = Jem.GetMallctl<long>(name);
+                    long signed = MallctlClient.Read<long>(name);
                     effective = signed.ToString(CultureInfo.InvariantCulture);
                     same = TryParseSigned(requested, out long wantedSigned) && wantedSigned == signed;
                     break;
                 case Kind.FixedPoint:
                     // fxp_t: 16.16 fixed point in a uint32; -1 (all bits) means "disabled".
-                    uint fixedPoint = Jem.GetMallctl<uint>(name);
+                    uint fixedPoint = MallctlClient.Read<uint>(name);
                     effective = fixedPoint == uint.MaxValue ? "-1" : (fixedPoint / 65536.0).ToString(CultureInfo.InvariantCulture);
                     same = requested == "-1" ? fixedPoint == uint.MaxValue :
                         double.TryParse(requested, NumberStyles.Float, CultureInfo.InvariantCulture, out double wantedFixed) &&
                         fixedPoint != uint.MaxValue && Math.Abs(wantedFixed - (fixedPoint / 65536.0)) < 1.0 / 65536;
                     break;
                 default:
-                    effective = Jem.GetMallctlString(name) ?? string.Empty;
+                    effective = MallctlClient.ReadString(name) ?? string.Empty;
                     same = effective == requested;
                     break;
             }

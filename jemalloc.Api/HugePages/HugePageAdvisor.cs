@@ -4,7 +4,8 @@ namespace jemalloc.HugePages;
 
 /// <summary>
 /// How memory is asked to be backed by transparent huge pages: 2 MiB alignment, so that whole huge
-/// pages fit in it, then <c>madvise(MADV_HUGEPAGE)</c> over the whole huge pages it covers.
+/// pages fit in it, then <c>madvise(MADV_HUGEPAGE)</c> over the whole huge pages it covers. Whether
+/// an allocation gets them is HugePagePolicy's decision.
 /// </summary>
 internal static unsafe class HugePageAdvisor
 {
@@ -15,9 +16,6 @@ internal static unsafe class HugePageAdvisor
     internal const nuint HugePageSize = (nuint)1 << HugePageShift;
 
     private const int LgAlignMask = 0x3F;
-
-    /// <summary>Whether an allocation of <paramref name="size"/> bytes is big enough to hold a huge page.</summary>
-    internal static bool Applies(nuint size) => size >= HugePageSize;
 
     /// <summary>The flags with their alignment raised to 2 MiB.</summary>
     internal static int AlignFlags(int flags) =>

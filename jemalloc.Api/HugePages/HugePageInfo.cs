@@ -16,9 +16,10 @@ namespace jemalloc;
 /// first written, so query after writing. The advice belongs to the virtual memory, not to the
 /// allocation: when jemalloc reuses freed advised memory for a later allocation in the same arena,
 /// that allocation gets huge pages too, asked or not. Reading <c>/proc/self/smaps</c> takes
-/// milliseconds in a big process: this is a diagnostic, not for hot paths.
+/// milliseconds in a big process: this is a diagnostic, not for hot paths. (The queries of a structure
+/// are in HugePageInfo.Buffers.cs, in the structures' layer.)
 /// </remarks>
-public static unsafe class HugePageInfo
+public static unsafe partial class HugePageInfo
 {
     private const long KiB = 1024;
 
@@ -37,41 +38,6 @@ public static unsafe class HugePageInfo
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="length"/> is zero, or the range wraps around the address space.</exception>
     /// <exception cref="ArgumentException">Part of the range is not mapped in this process (checked where <c>/proc/self/smaps</c> can be read).</exception>
     public static HugePageReport Query(nint address, nuint length) => Query(address, length, SystemHugePageSource.Instance);
-
-    /// <summary>Reports how a <see cref="HugeArray{T}"/> (or other <see cref="HugeBuffer{T}"/>) is backed.</summary>
-    /// <exception cref="ArgumentNullException"><paramref name="buffer"/> is null.</exception>
-    /// <exception cref="ObjectDisposedException">The buffer has been freed.</exception>
-    public static HugePageReport Query<T>(HugeBuffer<T> buffer)
-        where T : unmanaged, IEquatable<T>
-    {
-        ArgumentNullException.ThrowIfNull(buffer);
-        return QueryAllocation(buffer.Handle, buffer.GetType().Name);
-    }
-
-    /// <summary>Reports how a <see cref="SafeArray{T}"/> (or other <see cref="SafeBuffer{T}"/>) is backed.</summary>
-    /// <exception cref="ArgumentNullException"><paramref name="buffer"/> is null.</exception>
-    /// <exception cref="ObjectDisposedException">The buffer has been freed.</exception>
-    public static HugePageReport Query<T>(SafeBuffer<T> buffer)
-        where T : unmanaged, IEquatable<T>
-    {
-        ArgumentNullException.ThrowIfNull(buffer);
-        return QueryAllocation(buffer.Handle, buffer.GetType().Name);
-    }
-
-    // Acquired while its pages are read, as the buffer's own Acquire/Release would, so no thread can free it meanwhile.
-    private static HugePageReport QueryAllocation(in AllocationHandle handle, string ownerName)
-    {
-        AllocationLedger.Acquire(handle, ownerName);
-        try
-        {
-            (nint address, nuint size) = AllocationLedger.Describe(handle);
-            return Query(address, size, SystemHugePageSource.Instance);
-        }
-        finally
-        {
-            AllocationLedger.Release(handle, ownerName);
-        }
-    }
 
     internal static TransparentHugePageMode ReadMode(IHugePageSource source)
     {

@@ -1,4 +1,4 @@
-namespace jemalloc;
+namespace jemalloc.IO;
 
 /// <summary>
 /// A native memory manager whose pins end only through the <see cref="PinToken"/> its

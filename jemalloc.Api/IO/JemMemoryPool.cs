@@ -1,5 +1,7 @@
 using System.Buffers;
+using jemalloc.IO;
 using jemalloc.Internal;
+using jemalloc.Memory;
 
 namespace jemalloc;
 
@@ -356,7 +358,7 @@ public sealed class JemMemoryPool : MemoryPool<byte>
             return kept;
         }
 
-        AllocationOptions options = _arenaOptions ?? HugePagePolicy.DefaultFor<byte>(size);
+        AllocationOptions options = _arenaOptions ?? HugePagePolicy.DefaultForSize((nuint)size);
         AllocationHandle handle;
         nint pointer;
         try

@@ -1,6 +1,9 @@
 using System.Buffers;
 using System.Runtime.CompilerServices;
+using jemalloc.IO;
 using jemalloc.Internal;
+using jemalloc.Ledger;
+using jemalloc.Memory;
 
 namespace jemalloc;
 
@@ -721,16 +724,11 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
             ThrowHelper.ThrowInvalidOperation("This NativeBufferWriter cannot move, resize or hand over its block while a Memory of it is pinned: dispose the MemoryHandle first.");
         }
 
-        if ((ulong)capacity > (ulong)nint.MaxValue / (ulong)sizeof(T))
-        {
-            ThrowHelper.ThrowSizeOverflow(capacity, sizeof(T));
-        }
-
-        nuint bytes = (nuint)capacity * (nuint)sizeof(T);
+        nuint bytes = AllocationSize.Of<T>(capacity);
         // Outside an arena a writer follows HugePagePolicy as an array created without options does:
         // a growing block is first touched by the copy and the writes, where 4 KiB pages cost a
         // fault each.
-        AllocationOptions options = _options == default ? HugePagePolicy.DefaultFor<T>(capacity) : _options;
+        AllocationOptions options = _options == default ? HugePagePolicy.DefaultForSize(bytes) : _options;
         if (_handle == default)
         {
             // A dispose on another thread ran before (seen here) or waits until the block is recorded (and frees it).

@@ -1,7 +1,7 @@
 using System.Buffers;
 using jemalloc.Internal;
 
-namespace jemalloc;
+namespace jemalloc.IO;
 
 /// <summary>
 /// One pin of a native memory manager, as the <see cref="MemoryHandle"/> it returns holds it. The

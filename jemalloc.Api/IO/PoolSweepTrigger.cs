@@ -1,6 +1,6 @@
 using System.Runtime.InteropServices;
 
-namespace jemalloc;
+namespace jemalloc.IO;
 
 /// <summary>
 /// Runs a <see cref="JemMemoryPool"/>'s sweep for dropped owners after every garbage collection: an

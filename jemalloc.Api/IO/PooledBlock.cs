@@ -1,7 +1,7 @@
 using System.Buffers;
 using jemalloc.Internal;
 
-namespace jemalloc;
+namespace jemalloc.IO;
 
 /// <summary>
 /// One rent of a <see cref="JemMemoryPool"/> block: its owner and its <see cref="MemoryManager{T}"/>.

@@ -1,4 +1,4 @@
-namespace jemalloc;
+namespace jemalloc.IO;
 
 /// <summary>
 /// One native block of a <see cref="JemMemoryPool"/>: its ledger allocation, address and size, its

@@ -1,7 +1,7 @@
 using System.Buffers;
 using System.Numerics;
 
-namespace jemalloc;
+namespace jemalloc.IO;
 
 /// <summary>
 /// A <see cref="JemMemoryPool"/>'s size classes: for each, the returned blocks kept for its next rents

@@ -1,7 +1,7 @@
 using System.Buffers;
 using jemalloc.Internal;
 
-namespace jemalloc;
+namespace jemalloc.IO;
 
 /// <summary>
 /// The checked <see cref="Memory{T}"/> of part of a <see cref="NativeBufferWriter{T}"/>'s block (its

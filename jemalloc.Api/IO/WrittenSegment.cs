@@ -1,6 +1,6 @@
 using System.Buffers;
 
-namespace jemalloc;
+namespace jemalloc.IO;
 
 /// <summary>
 /// One segment of a <see cref="NativeBufferWriter{T}.WrittenSequence"/>: a checked memory over part

@@ -7,44 +7,11 @@ namespace jemalloc.Internal;
 /// Throw sites kept out of line so that the checks on hot paths (indexers, validity) compile to a
 /// compare and a never-taken branch.
 /// </summary>
-internal static class ThrowHelper
+/// <remarks>The throws that describe a ledger handle or slot state are in ThrowHelper.Ledger.cs, in the ledger's layer.</remarks>
+internal static partial class ThrowHelper
 {
     [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
-    internal static void ThrowObjectDisposed(string typeName) =>
-        throw new ObjectDisposedException(typeName, $"This {typeName} has been freed (through this or another copy, or by an arena reset); its memory can no longer be used.");
-
-    /// <summary>
-    /// The use of an allocation that is not live: a <see langword="default"/> handle (a structure that
-    /// never had memory, e.g. <c>default(FixedBuffer&lt;T&gt;)</c>) is told apart from a freed one.
-    /// Both are <see cref="ObjectDisposedException"/>, as the structures document: there is no memory
-    /// behind either, and a caller handles both alike.
-    /// </summary>
-    [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
-    internal static void ThrowObjectDisposed(string typeName, AllocationHandle handle)
-    {
-        if (handle == default)
-        {
-            throw new ObjectDisposedException(typeName, $"This {typeName} is default: an empty {typeName} that never had memory, so it cannot be used this way. Create one with a constructor.");
-        }
-
-        ThrowObjectDisposed(typeName);
-    }
-
-    /// <summary>A free, dispose or reset refused because the allocation is acquired or leased.</summary>
-    [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
-    internal static void ThrowInUse(string typeName, string verb, long state) =>
-        throw new InvalidOperationException(
-            $"This {typeName} cannot be {verb}: it is {DescribeUse(state)}. Dispose each lease and call Release() for each Acquire() first.");
-
-    /// <summary>"acquired 2 time(s) and leased 1 time(s)" for a state word's counts.</summary>
-    internal static string DescribeUse(long state)
-    {
-        int acquired = SlotState.Acquisitions(state);
-        int leased = SlotState.Leases(state);
-        return acquired != 0 && leased != 0 ? $"acquired {acquired} time(s) and leased {leased} time(s)"
-            : acquired != 0 ? $"acquired {acquired} time(s)"
-            : $"leased {leased} time(s) (a Lease() not yet disposed, or an operation running on another thread)";
-    }
+    internal static void ThrowObjectDisposed(string typeName) => throw Freed(typeName);
 
     [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
     internal static void ThrowArgumentOutOfRange(string paramName, object? actualValue, string message) =>
@@ -78,17 +45,6 @@ internal static class ThrowHelper
     internal static void ThrowNotSupported(string message) =>
         throw new NotSupportedException(message);
 
-    /// <summary>
-    /// The failure of an indexer's bounds check. Unlike the helpers above it is not marked
-    /// NoInlining: a method whose body is only a <see langword="throw"/> is recognised by the JIT as
-    /// never returning, so the call is moved out of the loop and the loop's loads can be hoisted.
-    /// A freed structure reports that it was freed (its length no longer means anything), a live one
-    /// that the index is out of range.
-    /// </summary>
-    [DoesNotReturn]
-    internal static void ThrowIndexFailure(long index, long length, AllocationHandle handle, string typeName) =>
-        throw IndexFailure(index, length, handle, typeName);
-
     /// <summary>The failure of an indexer's validity check; a throw-only body, as <see cref="ThrowIndexFailure(long, long, AllocationHandle, string)"/>.</summary>
     [DoesNotReturn]
     internal static void ThrowFreed(string typeName) => throw Freed(typeName);
@@ -97,19 +53,7 @@ internal static class ThrowHelper
     [DoesNotReturn]
     internal static void ThrowFreed(object owner) => throw Freed(owner.GetType().Name);
 
-    /// <summary>As <see cref="ThrowIndexFailure(long, long, AllocationHandle, string)"/> for a class.</summary>
-    [DoesNotReturn]
-    internal static void ThrowIndexFailure(long index, long length, AllocationHandle handle, object owner) =>
-        throw IndexFailure(index, length, handle, owner.GetType().Name);
-
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private static ObjectDisposedException Freed(string typeName) =>
+    internal static ObjectDisposedException Freed(string typeName) =>
         new(typeName, $"This {typeName} has been freed (through this or another copy, or by an arena reset); its memory can no longer be used.");
-
-    [MethodImpl(MethodImplOptions.NoInlining)]
-    [SuppressMessage("Usage", "CA2201:Do not raise reserved exception types", Justification = "Same exception as T[] and Span<T> indexers.")]
-    private static Exception IndexFailure(long index, long length, AllocationHandle handle, string typeName) =>
-        handle != default && !handle.IsValid
-            ? Freed(typeName)
-            : new IndexOutOfRangeException($"Index {index} is outside the bounds of the buffer (length {length}).");
 }

@@ -23,9 +23,10 @@ internal static class NativeLibraryLoader
     private const string ProbeSymbol = "je_mallocx";
 
     /// <summary>The environment variable a <c>je_</c>-prefixed jemalloc reads its options from.</summary>
-    internal const string ConfigurationVariable = Jem.ConfigurationVariable;
+    internal const string ConfigurationVariable = "JE_MALLOC_CONF";
 
     private static readonly Lock Gate = new();
+    private static Action<nint>? s_loaded;
     private static string? s_requestedConfiguration;
     private static string? s_explicitPath;
     private static nint s_handle;
@@ -121,6 +122,18 @@ internal static class NativeLibraryLoader
         }
     }
 
+    /// <summary>
+    /// Sets the one callback run right after the library loads, with its handle: how a later layer (the
+    /// <see cref="Jem"/> facade's message hook) acts on the load without the loader knowing it. Returns
+    /// the handle if the library is loaded already, so the caller acts at once; the callback may then
+    /// run as well, so it must bear running twice.
+    /// </summary>
+    internal static nint WhenLoaded(Action<nint> callback)
+    {
+        Interlocked.Exchange(ref s_loaded, callback);
+        return Interlocked.CompareExchange(ref s_handle, 0, 0);
+    }
+
     /// <summary>Loads the library now (if it is not yet), throwing <see cref="JemLibraryException"/> on failure.</summary>
     internal static nint EnsureLoaded() => IsLoaded ? Handle : Load(typeof(NativeLibraryLoader).Assembly, null);
 
@@ -167,8 +180,10 @@ internal static class NativeLibraryLoader
             }
 
             s_loadedPath = loadedFrom;
-            Volatile.Write(ref s_handle, handle);
-            Jem.OnNativeLibraryLoaded(handle);
+            // Full fences on both sides (here and in WhenLoaded): a callback registered while the library
+            // loads sees the handle, or is seen here, or both (the callback must bear running twice).
+            Interlocked.Exchange(ref s_handle, handle);
+            Volatile.Read(ref s_loaded)?.Invoke(handle);
             return handle;
         }
     }

@@ -1,3 +1,4 @@
+using jemalloc.Configuration;
 using jemalloc.Interop;
 
 namespace jemalloc;
@@ -30,7 +31,7 @@ public static partial class Jem
     /// The environment variable jemalloc reads its options from (<c>JE_MALLOC_CONF</c>: with the
     /// <c>je_</c> prefix, plain <c>MALLOC_CONF</c> is ignored). Set it before the process starts.
     /// </summary>
-    public const string ConfigurationVariable = "JE_MALLOC_CONF";
+    public const string ConfigurationVariable = NativeLibraryLoader.ConfigurationVariable;
 
     /// <summary>
     /// Checks a <c>malloc_conf</c> string the way <see cref="Init(string)"/> does, for tools that pass

@@ -65,8 +65,8 @@ public static unsafe partial class Jem
         }
     }
 
-    /// <summary>Called by the loader right after the library loaded, to install a hook asked for earlier.</summary>
-    internal static void OnNativeLibraryLoaded(nint handle)
+    // Run by the loader right after the library loaded, to install a hook asked for earlier.
+    private static void OnNativeLibraryLoaded(nint handle)
     {
         lock (MessageGate)
         {
@@ -76,7 +76,7 @@ public static unsafe partial class Jem
 
     private static void UpdateMessageHook()
     {
-        nint handle = NativeLibraryLoader.Handle;
+        nint handle = NativeLibraryLoader.WhenLoaded(OnNativeLibraryLoaded);
         if (handle != 0)
         {
             InstallMessageHook(handle);

@@ -1,4 +1,5 @@
 using System.Runtime.CompilerServices;
+using jemalloc.Ledger;
 
 namespace jemalloc;
 

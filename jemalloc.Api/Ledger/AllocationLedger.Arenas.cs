@@ -1,6 +1,8 @@
 using System.Diagnostics;
 using System.Runtime.InteropServices;
 using jemalloc.Internal;
+using jemalloc.Ledger;
+using jemalloc.Memory;
 
 namespace jemalloc;
 

@@ -1,6 +1,8 @@
 using System.Collections.Concurrent;
 using System.Diagnostics;
 using System.Reflection;
+using jemalloc.Ledger;
+using jemalloc.Memory;
 
 namespace jemalloc;
 

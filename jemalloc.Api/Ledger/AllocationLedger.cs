@@ -1,9 +1,11 @@
 using System.Diagnostics;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
-using jemalloc.Arenas;
-using jemalloc.Interop;
 using jemalloc.Internal;
+using jemalloc.Interop;
+using jemalloc.Ledger;
+using jemalloc.Mallctl;
+using jemalloc.Memory;
 
 namespace jemalloc;
 

@@ -1,4 +1,4 @@
-namespace jemalloc;
+namespace jemalloc.Ledger;
 
 /// <summary>
 /// An object that owns a ledger allocation and caches its accessibility in its own fields (the

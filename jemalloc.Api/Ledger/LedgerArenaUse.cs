@@ -1,4 +1,4 @@
-namespace jemalloc;
+namespace jemalloc.Ledger;
 
 /// <summary>Whether the ledger has structures in an arena, so that nothing resets it behind the ledger's back.</summary>
 internal static class LedgerArenaUse

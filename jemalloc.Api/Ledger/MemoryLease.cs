@@ -1,6 +1,7 @@
 using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
 using jemalloc.Internal;
+using jemalloc.Ledger;
 
 namespace jemalloc;
 

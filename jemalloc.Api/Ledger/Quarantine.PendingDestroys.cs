@@ -1,4 +1,4 @@
-namespace jemalloc;
+namespace jemalloc.Ledger;
 
 /// <summary>
 /// The arenas whose destruction waits for the quarantine: a checked-mode <c>JemArena.Dispose</c>

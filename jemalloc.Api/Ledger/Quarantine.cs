@@ -1,6 +1,7 @@
 using System.Runtime.InteropServices;
+using jemalloc.Memory;
 
-namespace jemalloc;
+namespace jemalloc.Ledger;
 
 /// <summary>
 /// Checked mode's store of freed blocks: each is filled with <see cref="Poison"/> and held back from

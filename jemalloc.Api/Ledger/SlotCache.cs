@@ -1,4 +1,4 @@
-namespace jemalloc;
+namespace jemalloc.Ledger;
 
 /// <summary>
 /// One thread's free ledger slots, so that creating and freeing a structure take and give back a

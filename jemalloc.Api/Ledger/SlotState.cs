@@ -1,6 +1,6 @@
 using System.Runtime.CompilerServices;
 
-namespace jemalloc;
+namespace jemalloc.Ledger;
 
 /// <summary>
 /// The layout of a ledger slot's 64-bit state word, changed only by compare-and-swap:

@@ -1,10 +1,12 @@
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Runtime.Intrinsics.Arm;
-using jemalloc.Interop;
 using jemalloc.Internal;
+using jemalloc.Interop;
+using jemalloc.Mallctl;
+using jemalloc.Memory;
 
-namespace jemalloc;
+namespace jemalloc.Ledger;
 
 /// <summary>
 /// The ledger's slots, in address space reserved once at start-up and committed as the number of
@@ -38,6 +40,8 @@ internal static unsafe class SlotTable
 #pragma warning restore CA1810
     {
         CommitUpTo(1);
+        // Before the first structure: an arena reset or destruction through mallctl asks the ledger from now on.
+        MallctlPolicy.RegisterLedger(LedgerArenaUse.HasStructuresIn, Quarantine.ReleaseArena);
     }
 
     /// <summary>How many slots have ever been handed out (live, free or retired): the range diagnostics and resets scan.</summary>

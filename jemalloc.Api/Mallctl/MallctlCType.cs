@@ -1,4 +1,4 @@
-namespace jemalloc;
+namespace jemalloc.Mallctl;
 
 /// <summary>The C type of a mallctl key's value, as jemalloc 5.3 declares it.</summary>
 internal enum MallctlCType

@@ -1,7 +1,7 @@
 using System.Buffers;
 using System.Collections.Frozen;
 
-namespace jemalloc;
+namespace jemalloc.Mallctl;
 
 /// <summary>
 /// Every key of jemalloc 5.3's mallctl tree with the C type of its value, numeric components

@@ -2,10 +2,9 @@ using System.Buffers;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Text;
-using jemalloc.Arenas;
 using jemalloc.Interop;
 
-namespace jemalloc;
+namespace jemalloc.Mallctl;
 
 /// <summary>
 /// The one mallctl client: every public entry point (<see cref="Jem"/>'s mallctl methods,
@@ -243,6 +242,40 @@ internal static unsafe class MallctlClient
     /// <summary>Writes an unsigned with no policy (a <see cref="JemArena"/>'s own thread caches).</summary>
     /// <exception cref="MallctlException">jemalloc failed.</exception>
     internal static void WriteNative(string name, uint value) => Check(Native(name, null, null, &value, sizeof(uint)), name, typeof(uint));
+
+    /// <summary>Calls <c>je_mallctlnametomib</c>.</summary>
+    /// <returns>0, or the error number jemalloc returned.</returns>
+    internal static int NameToMib(string name, Span<nuint> mib, out int mibLength)
+    {
+        byte[] utf8 = NullTerminatedUtf8(name);
+        nuint length = (nuint)mib.Length;
+        int result;
+        fixed (byte* utf8Name = utf8)
+        fixed (nuint* mibPointer = mib)
+        {
+            result = JemNative.MallctlNameToMib(utf8Name, mibPointer, &length);
+        }
+
+        mibLength = (int)length;
+        return result;
+    }
+
+    /// <summary>The MIB of <paramref name="name"/>.</summary>
+    /// <exception cref="MallctlException">The name does not exist.</exception>
+    internal static nuint[] LookupMib(string name)
+    {
+        // jemalloc's deepest names have 7 components.
+        Span<nuint> mib = stackalloc nuint[8];
+        Check(NameToMib(name, mib, out int length), name, null);
+        return mib[..length].ToArray();
+    }
+
+    private static byte[] NullTerminatedUtf8(string value)
+    {
+        byte[] bytes = new byte[Encoding.UTF8.GetByteCount(value) + 1];
+        Encoding.UTF8.GetBytes(value, bytes);
+        return bytes;
+    }
 
     /// <summary>Throws the <see cref="MallctlException"/> for a failed call.</summary>
     internal static void Check(int result, string name, Type? valueType)

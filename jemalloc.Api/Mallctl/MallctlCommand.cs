@@ -1,3 +1,5 @@
+using jemalloc.Mallctl;
+
 namespace jemalloc;
 
 /// <summary>A mallctl key that is an action taking and returning nothing, such as <c>thread.tcache.flush</c>.</summary>

@@ -1,3 +1,5 @@
+using jemalloc.Mallctl;
+
 namespace jemalloc;
 
 /// <summary>
@@ -22,7 +24,7 @@ public readonly record struct MallctlKey<T>(string Name)
 
     /// <summary>Looks the key up once, for repeated use without name parsing.</summary>
     /// <exception cref="MallctlException">The key does not exist.</exception>
-    public MallctlMib<T> ToMib() => Jem.MallctlNameToMib<T>(Name);
+    public MallctlMib<T> ToMib() => new(Name, MallctlClient.LookupMib(Name));
 
     /// <inheritdoc/>
     public override string ToString() => Name;

@@ -1,4 +1,5 @@
 using System.Globalization;
+using jemalloc.Mallctl;
 
 namespace jemalloc;
 

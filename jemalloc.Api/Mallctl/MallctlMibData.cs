@@ -1,4 +1,4 @@
-namespace jemalloc;
+namespace jemalloc.Mallctl;
 
 /// <summary>
 /// The immutable name and components behind a <see cref="MallctlMib{T}"/>: one object, so the struct

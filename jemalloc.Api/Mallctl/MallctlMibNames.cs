@@ -1,6 +1,6 @@
 using jemalloc.Interop;
 
-namespace jemalloc;
+namespace jemalloc.Mallctl;
 
 /// <summary>
 /// Names a raw MIB again, for the keys the library protects, so that <see cref="Jem.MallctlByMib"/>

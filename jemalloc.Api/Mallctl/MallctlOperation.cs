@@ -1,4 +1,4 @@
-namespace jemalloc;
+namespace jemalloc.Mallctl;
 
 /// <summary>What a mallctl call does with the key's value.</summary>
 internal enum MallctlOperation

@@ -1,8 +1,7 @@
 using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
-using jemalloc.Arenas;
 
-namespace jemalloc;
+namespace jemalloc.Mallctl;
 
 /// <summary>
 /// What every public mallctl entry point may do with a key, decided in one place from
@@ -23,6 +22,8 @@ namespace jemalloc;
 internal static class MallctlPolicy
 {
     private const string RawAlternative = " The unsafe Jem.Mallctl(string, void*, nuint*, void*, nuint) overload passes pointers through, at the caller's risk.";
+
+    private static LedgerHooks? s_ledger;
 
     /// <summary>Checks a typed call on <paramref name="name"/>; <paramref name="newValue"/> is the value written, as a 4-byte unsigned where that is the key's type.</summary>
     /// <exception cref="MallctlException">The call is refused, or <paramref name="valueType"/> does not match the key's C type.</exception>
@@ -208,7 +209,8 @@ internal static class MallctlPolicy
                 $"A thread was moved onto arena {arena} (thread.arena): its default allocations, which no flag ties to the arena, and its thread cache may hold memory the {verb} would free under them. Use a JemArena for memory you want to {verb}.");
         }
 
-        if (LedgerArenaUse.HasStructuresIn(arena))
+        LedgerHooks? ledger = Volatile.Read(ref s_ledger);
+        if (ledger is not null && ledger.HasStructuresIn(arena))
         {
             ThrowRefused(target.Name,
                 $"Structures (FixedBuffer, SafeArray, HugeArray, ...) allocated in arena {arena} are still live; the {verb} would free their memory under them. Dispose them first, or create the arena with a JemArena, whose Reset()/Dispose() invalidates them.");
@@ -216,8 +218,19 @@ internal static class MallctlPolicy
 
         // Checked mode holds freed blocks of the arena: they go now, or the quarantine would free them
         // after the reset a second time. No structure is left in the arena, so no free adds one meanwhile.
-        Quarantine.ReleaseArena(arena);
+        ledger?.ReleaseArena(arena);
     }
+
+    /// <summary>
+    /// How the ledger, a later layer, answers for an arena: called once, as the ledger's slot table is
+    /// created, so before any structure exists (until then no arena holds one, and checked mode holds nothing).
+    /// </summary>
+    /// <param name="hasStructuresIn">Whether a structure of the arena is live, or disposed and not yet freed.</param>
+    /// <param name="releaseArena">Frees what checked mode holds of the arena, before a reset or destruction frees it all.</param>
+    internal static void RegisterLedger(Func<uint, bool> hasStructuresIn, Action<uint> releaseArena) =>
+        Volatile.Write(ref s_ledger, new LedgerHooks(hasStructuresIn, releaseArena));
+
+    private sealed record LedgerHooks(Func<uint, bool> HasStructuresIn, Action<uint> ReleaseArena);
 
     // tcache.create, arenas.create, experimental.arenas_create_ext and experimental.batch_alloc check
     // their output with VERIFY_READ, which stores 0 through the length pointer even when it is null.

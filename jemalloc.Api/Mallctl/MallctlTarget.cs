@@ -1,4 +1,4 @@
-namespace jemalloc;
+namespace jemalloc.Mallctl;
 
 /// <summary>A mallctl name resolved against <see cref="MallctlCatalog"/>.</summary>
 /// <param name="Name">The name as called, e.g. <c>arena.3.reset</c>.</param>

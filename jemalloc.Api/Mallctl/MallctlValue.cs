@@ -1,6 +1,6 @@
 using System.Runtime.CompilerServices;
 
-namespace jemalloc;
+namespace jemalloc.Mallctl;
 
 /// <summary>The .NET types that stand for mallctl's C value types.</summary>
 internal static class MallctlValue

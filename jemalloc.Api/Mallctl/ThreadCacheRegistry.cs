@@ -1,4 +1,4 @@
-namespace jemalloc;
+namespace jemalloc.Mallctl;
 
 /// <summary>
 /// The explicit thread caches (<c>tcache.create</c>) made through this library, and by whom:

@@ -1,7 +1,7 @@
 using System.Globalization;
 using System.Text;
 
-namespace jemalloc;
+namespace jemalloc.Memory;
 
 /// <summary>
 /// Works out how much memory a Linux process can still get from the text of <c>/proc</c> and cgroup

@@ -1,4 +1,4 @@
-namespace jemalloc;
+namespace jemalloc.Memory;
 
 /// <summary>How much more memory the process can get, and how that was worked out (for messages).</summary>
 /// <param name="Bytes">The bytes the process can still get: <paramref name="MemoryBytes"/> capped by address-space limits.</param>

@@ -1,7 +1,7 @@
 using jemalloc.HugePages;
 using jemalloc.Interop;
 
-namespace jemalloc;
+namespace jemalloc.Memory;
 
 /// <summary>
 /// The one path by which the library takes memory from jemalloc and gives it back, for the ledger's
@@ -34,7 +34,7 @@ internal static unsafe class NativeAllocator
             }
         }
 
-        hugePages = options.HugePages && HugePageAdvisor.Applies(size);
+        hugePages = HugePagePolicy.Advises(size, options.HugePages);
         return hugePages ? HugePageAdvisor.AlignFlags(flags) : flags;
     }
 
@@ -91,7 +91,7 @@ internal static unsafe class NativeAllocator
     internal static void* Reallocate(void* memory, nuint oldSize, nuint newSize, ref int flags, bool hugePages, AllocationKind kind, int elementType)
     {
         SystemMemory.ThrowIfCannotFit(newSize, kind, elementType);
-        if (hugePages && newSize > oldSize && HugePageAdvisor.Applies(newSize))
+        if (newSize > oldSize && HugePagePolicy.Advises(newSize, hugePages))
         {
             return GrowOntoHugePages(memory, oldSize, newSize, ref flags, kind, elementType);
         }

@@ -1,7 +1,7 @@
 using System.Runtime.Versioning;
 using jemalloc.Interop;
 
-namespace jemalloc;
+namespace jemalloc.Memory;
 
 internal static partial class SystemMemory
 {

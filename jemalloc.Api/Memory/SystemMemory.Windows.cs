@@ -1,6 +1,6 @@
 using jemalloc.Interop;
 
-namespace jemalloc;
+namespace jemalloc.Memory;
 
 internal static partial class SystemMemory
 {

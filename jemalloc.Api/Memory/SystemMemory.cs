@@ -4,7 +4,7 @@ using System.Runtime.CompilerServices;
 using jemalloc.Interop;
 using jemalloc.Internal;
 
-namespace jemalloc;
+namespace jemalloc.Memory;
 
 /// <summary>
 /// Refuses, before jemalloc is asked, a block that cannot fit in the memory the process can get.

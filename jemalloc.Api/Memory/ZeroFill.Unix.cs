@@ -2,7 +2,7 @@ using System.Runtime.Versioning;
 using jemalloc.Interop;
 using jemalloc.Simd;
 
-namespace jemalloc;
+namespace jemalloc.Memory;
 
 internal static unsafe partial class ZeroFill
 {

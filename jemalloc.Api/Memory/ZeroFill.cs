@@ -1,6 +1,6 @@
 using jemalloc.Simd;
 
-namespace jemalloc;
+namespace jemalloc.Memory;
 
 /// <summary>
 /// Makes a new block read as zero without writing what is already zero. Pages the kernel has not yet

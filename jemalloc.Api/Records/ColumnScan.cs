@@ -3,6 +3,7 @@ using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Runtime.Intrinsics;
 using jemalloc.Internal;
+using jemalloc.Ledger;
 
 namespace jemalloc;
 

@@ -1,4 +1,4 @@
-namespace jemalloc;
+namespace jemalloc.Records;
 
 /// <summary>One slot of a <see cref="NativeHashIndex{TKey}"/>'s table: a key and its value plus one (0 = empty slot).</summary>
 internal struct HashIndexEntry<TKey> : IEquatable<HashIndexEntry<TKey>>

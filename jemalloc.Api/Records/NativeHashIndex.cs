@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Runtime.CompilerServices;
 using jemalloc.Internal;
+using jemalloc.Records;
 
 namespace jemalloc;
 

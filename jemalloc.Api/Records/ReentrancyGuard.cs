@@ -1,6 +1,6 @@
 using jemalloc.Internal;
 
-namespace jemalloc;
+namespace jemalloc.Records;
 
 /// <summary>
 /// Which record structures the current thread is inside while they run user code (a key's

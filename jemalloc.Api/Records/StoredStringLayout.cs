@@ -1,6 +1,6 @@
 using System.Runtime.CompilerServices;
 
-namespace jemalloc;
+namespace jemalloc.Records;
 
 /// <summary>
 /// How a <see cref="Utf8StringStore"/> block holds its strings, laid out so that a

@@ -3,6 +3,8 @@ using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
 using System.Text;
 using jemalloc.Internal;
+using jemalloc.Ledger;
+using jemalloc.Records;
 
 namespace jemalloc;
 

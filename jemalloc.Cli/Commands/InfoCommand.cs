@@ -66,6 +66,13 @@ public static class InfoCommand
         _ = FillPolicy.DecideAutomaticChoices();
         output.WriteLine($"fill policy: {FillPolicy.Describe()}");
         output.WriteLine();
+        output.WriteLine("Library settings (JemSettings):");
+        foreach (string setting in JemSettings.Describe().Split('\n', StringSplitOptions.RemoveEmptyEntries))
+        {
+            output.WriteLine($"  {setting}");
+        }
+
+        output.WriteLine();
         output.WriteLine("Effective options:");
         foreach (var (name, kind) in Options)
         {

@@ -1,4 +1,5 @@
 using System.Buffers;
+using jemalloc.Ledger;
 
 namespace jemalloc.Tests.ChildProcess.Adversarial;
 
@@ -211,7 +212,7 @@ internal static class ArenaCheckedScenarios
         Check.True(Quarantine.PendingDestroyCount >= 8, "the arenas wait for the quarantine to be destroyed", $"{Quarantine.PendingDestroyCount} waiting");
         AllocationLedger.FlushQuarantine();
         Check.Equal(0, Quarantine.PendingDestroyCount, "arenas still waiting after the quarantine was flushed");
-        Check.True(indices.All(index => !Arenas.ArenaDirectory.Exists(index)), "flushing the quarantine destroyed the arenas");
+        Check.True(indices.All(index => !Mallctl.ArenaDirectory.Exists(index)), "flushing the quarantine destroyed the arenas");
         Check.Equal(0L, AllocationLedger.QuarantinedBytes, "bytes left in the quarantine after the flush");
     }
 

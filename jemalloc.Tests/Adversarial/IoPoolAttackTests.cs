@@ -2,6 +2,7 @@ using System.Buffers;
 using System.IO.Pipelines;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
+using jemalloc.IO;
 using jemalloc.Tests.Support;
 
 namespace jemalloc.Tests.Adversarial;

@@ -1,4 +1,5 @@
 using System.Runtime.InteropServices;
+using jemalloc.Memory;
 using jemalloc.Simd;
 using jemalloc.Tests.Support;
 

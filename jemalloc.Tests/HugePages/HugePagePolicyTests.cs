@@ -21,6 +21,34 @@ public sealed class HugePagePolicyTests
     }
 
     [Fact]
+    public void Huge_pages_asked_for_are_given_only_to_an_allocation_that_holds_a_whole_huge_page()
+    {
+        Assert.True(HugePagePolicy.Advises((nuint)(2 * MiB), asked: true));
+        Assert.True(HugePagePolicy.Advises((nuint)(64 * MiB), asked: true));
+        Assert.False(HugePagePolicy.Advises((nuint)(2 * MiB - 1), asked: true));
+        Assert.False(HugePagePolicy.Advises((nuint)(64 * MiB), asked: false));
+    }
+
+    [Fact]
+    public void The_default_for_a_byte_size_follows_the_threshold_in_force()
+    {
+        bool offered = HugePageInfo.IsAvailable;
+        try
+        {
+            Assert.Equal(offered, HugePagePolicy.DefaultForSize((nuint)(2 * MiB)).HugePages);
+            Assert.False(HugePagePolicy.DefaultForSize((nuint)(2 * MiB - 1)).HugePages);
+            HugePagePolicy.ThresholdBytes = 8 * MiB;
+            Assert.False(HugePagePolicy.DefaultForSize((nuint)(4 * MiB)).HugePages);
+            Assert.Equal(offered, HugePagePolicy.DefaultForSize((nuint)(8 * MiB)).HugePages);
+            Assert.Equal(offered, HugePagePolicy.DefaultForSize(nuint.MaxValue).HugePages);
+        }
+        finally
+        {
+            HugePagePolicy.ThresholdBytes = HugePagePolicy.DefaultThresholdBytes;
+        }
+    }
+
+    [Fact]
     public void Element_counts_are_turned_into_bytes_without_overflow()
     {
         bool offered = HugePageInfo.IsAvailable;

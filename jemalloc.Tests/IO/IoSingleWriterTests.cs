@@ -1,4 +1,5 @@
 using System.Reflection;
+using jemalloc.Internal;
 using jemalloc.Tests.Support;
 
 namespace jemalloc.Tests.IO;

@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.Runtime.CompilerServices;
+using jemalloc.IO;
 using jemalloc.Tests.Support;
 
 namespace jemalloc.Tests.IO;

@@ -1,4 +1,5 @@
 using System.Buffers;
+using jemalloc.IO;
 using jemalloc.Tests.Support;
 
 namespace jemalloc.Tests.IO;

@@ -1,4 +1,5 @@
 using jemalloc.Interop;
+using jemalloc.Memory;
 using jemalloc.Tests.Support;
 
 namespace jemalloc.Tests.Ledger;

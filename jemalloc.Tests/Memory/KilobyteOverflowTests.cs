@@ -1,3 +1,5 @@
+using jemalloc.Memory;
+
 namespace jemalloc.Tests.Memory;
 
 /// <summary>A <c>/proc</c> figure in kB whose byte count passes <see cref="ulong.MaxValue"/> saturates instead of wrapping round to a small one.</summary>

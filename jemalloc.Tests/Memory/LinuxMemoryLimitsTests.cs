@@ -1,3 +1,5 @@
+using jemalloc.Memory;
+
 namespace jemalloc.Tests.Memory;
 
 /// <summary>The availability formula, from made-up <c>/proc</c> and cgroup files.</summary>

@@ -1,4 +1,5 @@
 using System.Runtime.Versioning;
+using jemalloc.Memory;
 using jemalloc.Tests.Support;
 
 namespace jemalloc.Tests.Memory;

@@ -1,3 +1,4 @@
+using jemalloc.Internal;
 using jemalloc.Tests.Support;
 
 namespace jemalloc.Tests.Records;

@@ -1,3 +1,5 @@
+using jemalloc.Internal;
+
 namespace jemalloc.Tests.Records;
 
 public class SingleWriterGuardTests

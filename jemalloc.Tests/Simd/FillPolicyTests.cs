@@ -1,3 +1,4 @@
+using jemalloc.Memory;
 using jemalloc.Simd;
 using jemalloc.Tests.Support;
 

@@ -1,4 +1,5 @@
 using System.Runtime.CompilerServices;
+using jemalloc.HugePages;
 
 namespace jemalloc;
 
@@ -53,6 +54,17 @@ public static class HugePagePolicy
         long bytes = length <= 0 ? 0 : length > long.MaxValue / elementSize ? long.MaxValue : length * elementSize;
         return DefaultForBytes(bytes, KernelOffersHugePages.Value);
     }
+
+    /// <summary>The options of a structure, writer block or pool block of <paramref name="bytes"/> created without any: the one default.</summary>
+    internal static AllocationOptions DefaultForSize(nuint bytes) =>
+        DefaultForBytes(bytes > long.MaxValue ? long.MaxValue : (long)bytes, KernelOffersHugePages.Value);
+
+    /// <summary>
+    /// Whether an allocation of <paramref name="size"/> bytes whose options ask for huge pages gets them
+    /// (2 MiB alignment and the advice): only when it can hold a whole huge page. Every allocation path
+    /// (structures, writer, pool, arenas) asks here.
+    /// </summary>
+    internal static bool Advises(nuint size, bool asked) => asked && size >= HugePageAdvisor.HugePageSize;
 
     internal static AllocationOptions DefaultForBytes(long bytes, bool kernelOffersHugePages) =>
         kernelOffersHugePages && bytes > 0 && bytes >= ThresholdBytes ? AllocationOptions.WithHugePages : AllocationOptions.Default;

@@ -1,7 +1,7 @@
 using System.Diagnostics;
 using jemalloc.Interop;
 
-namespace jemalloc.Arenas;
+namespace jemalloc.Mallctl;
 
 /// <summary>
 /// The <see cref="ArenaAccount"/> of every arena made by a <see cref="JemArena"/>, indexed by
@@ -75,7 +75,7 @@ internal static class ArenaAccounts
 
     [System.Diagnostics.CodeAnalysis.DoesNotReturn]
     private static void ThrowOptionsOfDestroyedArena(uint index) =>
-        throw new ObjectDisposedException(nameof(JemArena), $"Arena {index} has been destroyed; these options came from it (JemArena.Options), and its index now belongs to another arena.");
+        throw new ObjectDisposedException(ArenaAccount.OwnerTypeName, $"Arena {index} has been destroyed; these options came from it (JemArena.Options), and its index now belongs to another arena.");
 
     // Reading an arena's decay time fails (EFAULT) exactly when no arena has that index.
     private static unsafe bool ArenaExists(uint index)

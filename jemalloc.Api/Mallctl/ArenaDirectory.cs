@@ -1,4 +1,4 @@
-namespace jemalloc.Arenas;
+namespace jemalloc.Mallctl;
 
 /// <summary>
 /// Which arena indices exist, for checking <c>MALLOCX_ARENA</c> flags: jemalloc creates an arena

@@ -1,7 +1,7 @@
 using jemalloc.Interop;
 using jemalloc.Internal;
 
-namespace jemalloc.Arenas;
+namespace jemalloc.Mallctl;
 
 /// <summary>
 /// The book-keeping of one <see cref="JemArena"/>: its byte budget, used and peak bytes, and a gate
@@ -11,6 +11,9 @@ namespace jemalloc.Arenas;
 /// </summary>
 internal sealed class ArenaAccount
 {
+    /// <summary>The public type an account stands for, named in its exceptions (JemArena is in a later layer).</summary>
+    internal const string OwnerTypeName = "JemArena";
+
     internal const long Unlimited = long.MaxValue;
     private const long InFlightMask = (1L << 40) - 1;
     private const long ClosedBit = 1L << 40;
@@ -252,5 +255,5 @@ internal sealed class ArenaAccount
     }
 
     private void ThrowDestroyed() =>
-        throw new ObjectDisposedException(nameof(JemArena), $"Arena {Index} has been destroyed; nothing can be allocated or freed in it any more.");
+        throw new ObjectDisposedException(OwnerTypeName, $"Arena {Index} has been destroyed; nothing can be allocated or freed in it any more.");
 }

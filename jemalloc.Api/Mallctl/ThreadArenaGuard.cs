@@ -1,4 +1,4 @@
-namespace jemalloc.Arenas;
+namespace jemalloc.Mallctl;
 
 /// <summary>
 /// The one rule on moving a thread to an arena (<c>thread.arena</c>), used by

@@ -1,4 +1,4 @@
-namespace jemalloc;
+namespace jemalloc.Memory;
 
 /// <summary>
 /// Numbers for the element types of structures, so a ledger slot records its element type in four

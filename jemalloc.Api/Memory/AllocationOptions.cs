@@ -1,4 +1,5 @@
-using jemalloc.Arenas;
+
+using jemalloc.Mallctl;
 
 namespace jemalloc;
 

@@ -1,6 +1,7 @@
 using System.Runtime.CompilerServices;
+using jemalloc.Internal;
 
-namespace jemalloc.Internal;
+namespace jemalloc.Ledger;
 
 /// <summary>
 /// Argument and lifetime checks shared by <see cref="FixedBuffer{T}"/>, <see cref="SafeBuffer{T}"/> and

@@ -1,4 +1,4 @@
-namespace jemalloc.Arenas;
+namespace jemalloc.Mallctl;
 
 /// <summary>
 /// One explicit jemalloc thread cache (<c>tcache.create</c>) per thread for one arena, so that

@@ -1,8 +1,8 @@
 using System.Runtime.CompilerServices;
-using jemalloc.Arenas;
 using jemalloc.Internal;
+using jemalloc.Mallctl;
 
-namespace jemalloc;
+namespace jemalloc.Memory;
 
 /// <summary>
 /// Checks the <see cref="MallocxFlags"/> of an <see cref="AllocationOptions"/> before they reach
@@ -58,7 +58,7 @@ internal static class AllocationFlagsValidator
     [MethodImpl(MethodImplOptions.NoInlining)]
     private static void ThrowArena(uint arena, string paramName) =>
         ThrowHelper.ThrowArgument(paramName,
-            $"The flags name arena {arena}, which does not exist (arenas.narenas is {Jem.ArenaCount}, or the arena was destroyed). Use a JemArena's Options, or an index from arenas.create.");
+            $"The flags name arena {arena}, which does not exist (arenas.narenas is {MallctlKeys.Arenas.Narenas.Get()}, or the arena was destroyed). Use a JemArena's Options, or an index from arenas.create.");
 
     [MethodImpl(MethodImplOptions.NoInlining)]
     private static void ThrowAlignment(int lgAlign, string paramName) =>

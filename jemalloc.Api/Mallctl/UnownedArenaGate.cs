@@ -1,6 +1,6 @@
 using jemalloc.Internal;
 
-namespace jemalloc.Arenas;
+namespace jemalloc.Mallctl;
 
 /// <summary>
 /// Orders structure allocations in arenas no <see cref="JemArena"/> owns (an index from

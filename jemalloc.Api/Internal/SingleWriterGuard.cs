@@ -1,6 +1,5 @@
-using jemalloc.Internal;
 
-namespace jemalloc;
+namespace jemalloc.Internal;
 
 /// <summary>
 /// The one-writer rule of the record types (<see cref="NativeHashIndex{TKey}"/>, <see cref="Utf8StringStore"/>):

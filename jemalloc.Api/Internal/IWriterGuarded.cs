@@ -1,4 +1,4 @@
-namespace jemalloc;
+namespace jemalloc.Internal;
 
 /// <summary>A structure whose writes a <see cref="SingleWriterGuard"/> guards: the guard asks it whether it was disposed.</summary>
 internal interface IWriterGuarded

@@ -1,5 +1,4 @@
-using System.Text;
-using jemalloc.Interop;
+using jemalloc.Mallctl;
 
 namespace jemalloc;
 
@@ -115,7 +114,7 @@ public static unsafe partial class Jem
     /// </summary>
     /// <exception cref="MallctlException">The name does not exist.</exception>
     /// <exception cref="ArgumentException"><paramref name="name"/> is empty.</exception>
-    public static MallctlMib<T> MallctlNameToMib<T>(string name) => new(name, LookupMib(name));
+    public static MallctlMib<T> MallctlNameToMib<T>(string name) => new(name, MallctlClient.LookupMib(name));
 
     /// <summary>
     /// Calls <c>je_mallctlnametomib</c> directly.
@@ -125,17 +124,7 @@ public static unsafe partial class Jem
     public static int MallctlNameToMib(string name, Span<nuint> mib, out int mibLength)
     {
         ArgumentException.ThrowIfNullOrEmpty(name);
-        byte[] utf8 = NullTerminatedUtf8(name);
-        nuint length = (nuint)mib.Length;
-        int result;
-        fixed (byte* utf8Name = utf8)
-        fixed (nuint* mibPointer = mib)
-        {
-            result = JemNative.MallctlNameToMib(utf8Name, mibPointer, &length);
-        }
-
-        mibLength = (int)length;
-        return result;
+        return MallctlClient.NameToMib(name, mib, out mibLength);
     }
 
     /// <summary>
@@ -153,20 +142,5 @@ public static unsafe partial class Jem
         }
 
         return MallctlClient.RawByMib(mib, oldValue, oldLength, newValue, newLength);
-    }
-
-    internal static nuint[] LookupMib(string name)
-    {
-        // jemalloc's deepest names have 7 components.
-        Span<nuint> mib = stackalloc nuint[8];
-        MallctlClient.Check(MallctlNameToMib(name, mib, out int length), name, null);
-        return mib[..length].ToArray();
-    }
-
-    private static byte[] NullTerminatedUtf8(string value)
-    {
-        byte[] bytes = new byte[Encoding.UTF8.GetByteCount(value) + 1];
-        Encoding.UTF8.GetBytes(value, bytes);
-        return bytes;
     }
 }

@@ -1,0 +1,43 @@
+using jemalloc.HugePages;
+
+namespace jemalloc;
+
+// The queries of a structure: a part of HugePageInfo in the structures' layer, since the kernel-facing
+// part sits below the ledger.
+public static unsafe partial class HugePageInfo
+{
+    /// <summary>Reports how a <see cref="HugeArray{T}"/> (or other <see cref="HugeBuffer{T}"/>) is backed.</summary>
+    /// <exception cref="ArgumentNullException"><paramref name="buffer"/> is null.</exception>
+    /// <exception cref="ObjectDisposedException">The buffer has been freed.</exception>
+    public static HugePageReport Query<T>(HugeBuffer<T> buffer)
+        where T : unmanaged, IEquatable<T>
+    {
+        ArgumentNullException.ThrowIfNull(buffer);
+        return QueryAllocation(buffer.Handle, buffer.GetType().Name);
+    }
+
+    /// <summary>Reports how a <see cref="SafeArray{T}"/> (or other <see cref="SafeBuffer{T}"/>) is backed.</summary>
+    /// <exception cref="ArgumentNullException"><paramref name="buffer"/> is null.</exception>
+    /// <exception cref="ObjectDisposedException">The buffer has been freed.</exception>
+    public static HugePageReport Query<T>(SafeBuffer<T> buffer)
+        where T : unmanaged, IEquatable<T>
+    {
+        ArgumentNullException.ThrowIfNull(buffer);
+        return QueryAllocation(buffer.Handle, buffer.GetType().Name);
+    }
+
+    // Acquired while its pages are read, as the buffer's own Acquire/Release would, so no thread can free it meanwhile.
+    private static HugePageReport QueryAllocation(in AllocationHandle handle, string ownerName)
+    {
+        AllocationLedger.Acquire(handle, ownerName);
+        try
+        {
+            (nint address, nuint size) = AllocationLedger.Describe(handle);
+            return Query(address, size, SystemHugePageSource.Instance);
+        }
+        finally
+        {
+            AllocationLedger.Release(handle, ownerName);
+        }
+    }
+}

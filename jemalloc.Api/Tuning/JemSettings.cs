@@ -1,0 +1,93 @@
+using System.Globalization;
+using System.Text;
+using jemalloc.Ledger;
+
+namespace jemalloc;
+
+/// <summary>
+/// Every process-wide setting of the library in one place. Each property is the same setting as the
+/// one named in its documentation (one store, two names): setting either changes both.
+/// <see cref="Describe"/> lists them all with their values, as <c>jembench info</c> prints them.
+/// </summary>
+/// <remarks>
+/// jemalloc's own options are chosen once, before it loads (<see cref="NativeConfiguration"/>,
+/// <see cref="TuningPresets"/>); its runtime knobs for all arenas and threads are
+/// <see cref="JemTuning"/>'s; per-thread ones (<see cref="JemTuning.ThreadArena"/>,
+/// <see cref="JemTuning.ThreadCacheEnabled"/>) are not process-wide and are not here.
+/// </remarks>
+public static class JemSettings
+{
+    /// <summary>
+    /// The <c>malloc_conf</c> options jemalloc loads with (<see cref="Jem.Init(string)"/>, else the
+    /// environment variable <see cref="Jem.ConfigurationVariable"/>): read as <see cref="Jem.RequestedConfiguration"/>;
+    /// setting it is <see cref="Jem.Init(string)"/>.
+    /// </summary>
+    /// <exception cref="ArgumentNullException">The value set is null.</exception>
+    /// <exception cref="ArgumentException">The value set is not a list of <c>key:value</c> pairs, or sets <c>abort</c>/<c>abort_conf</c>.</exception>
+    /// <exception cref="InvalidOperationException">Set after the library loaded.</exception>
+    public static string? NativeConfiguration
+    {
+        get => Jem.RequestedConfiguration;
+        set => Jem.Init(value!);
+    }
+
+    /// <summary>The size from which arrays, writer blocks and pool blocks created without options ask for huge pages: <see cref="HugePagePolicy.ThresholdBytes"/>.</summary>
+    /// <exception cref="ArgumentOutOfRangeException">The value set is negative.</exception>
+    public static long HugePageThresholdBytes
+    {
+        get => HugePagePolicy.ThresholdBytes;
+        set => HugePagePolicy.ThresholdBytes = value;
+    }
+
+    /// <summary>The size of a write from which fills and copies stream past the cache: <see cref="FillPolicy.NonTemporalThresholdBytes"/>.</summary>
+    /// <exception cref="ArgumentOutOfRangeException">The value set is negative and not <see cref="FillPolicy.Automatic"/>.</exception>
+    public static long NonTemporalThresholdBytes
+    {
+        get => FillPolicy.NonTemporalThresholdBytes;
+        set => FillPolicy.NonTemporalThresholdBytes = value;
+    }
+
+    /// <summary>Whether freed memory is poisoned and held in quarantine to catch use after free: <see cref="AllocationLedger.CheckedMode"/>.</summary>
+    public static bool CheckedMode
+    {
+        get => AllocationLedger.CheckedMode;
+        set => AllocationLedger.CheckedMode = value;
+    }
+
+    /// <summary>How many bytes of freed memory checked mode holds back: <see cref="AllocationLedger.QuarantineBytes"/>.</summary>
+    /// <exception cref="ArgumentOutOfRangeException">The value set is negative.</exception>
+    public static long QuarantineBytes
+    {
+        get => AllocationLedger.QuarantineBytes;
+        set => AllocationLedger.QuarantineBytes = value;
+    }
+
+    /// <summary>Whether each allocation records the stack that made it, shown by <see cref="AllocationLedger.Snapshot"/>: <see cref="AllocationLedger.CaptureStackTraces"/>.</summary>
+    public static bool CaptureStackTraces
+    {
+        get => AllocationLedger.CaptureStackTraces;
+        set => AllocationLedger.CaptureStackTraces = value;
+    }
+
+    /// <summary>
+    /// One line per setting: its name here, its value, and where else it is read or set. Reads no
+    /// jemalloc value, so it does not load the native library.
+    /// </summary>
+    public static string Describe()
+    {
+        var text = new StringBuilder();
+        Line(text, nameof(NativeConfiguration), NativeConfiguration ?? "(none)", $"Jem.Init, {Jem.ConfigurationVariable}");
+        Line(text, nameof(HugePageThresholdBytes), Bytes(HugePageThresholdBytes), "HugePagePolicy.ThresholdBytes");
+        Line(text, nameof(NonTemporalThresholdBytes), NonTemporalThresholdBytes == FillPolicy.Automatic ? "automatic" : Bytes(NonTemporalThresholdBytes), "FillPolicy.NonTemporalThresholdBytes");
+        Line(text, nameof(CheckedMode), CheckedMode ? "on" : "off", $"AllocationLedger.CheckedMode, {Quarantine.EnabledVariable}");
+        Line(text, nameof(QuarantineBytes), Bytes(QuarantineBytes), $"AllocationLedger.QuarantineBytes, {Quarantine.LimitVariable}");
+        Line(text, nameof(CaptureStackTraces), CaptureStackTraces ? "on" : "off", "AllocationLedger.CaptureStackTraces");
+        return text.ToString();
+    }
+
+    private static string Bytes(long bytes) =>
+        bytes == long.MaxValue ? "never" : bytes.ToString("N0", CultureInfo.InvariantCulture) + " bytes";
+
+    private static void Line(StringBuilder text, string name, string value, string alsoAt) =>
+        text.Append(CultureInfo.InvariantCulture, $"{name} = {value} ({alsoAt})").Append('\n');
+}

@@ -1,0 +1,71 @@
+namespace jemalloc.Tests.Layering;
+
+/// <summary>The layering check itself, on small sources that keep or break a two-layer order.</summary>
+public sealed class LayeringCheckTests
+{
+    private static readonly string[] s_layers = ["Low", "High"];
+
+    [Fact]
+    public void A_reference_to_a_later_layer_is_reported_with_its_file_line_and_folders()
+    {
+        List<string> problems = Check(
+            ("Low/Low.cs", "namespace N;\ninternal static class Low\n{\n    internal static int Value => 1;\n\n    internal static int Up() => High.Value;\n}\n"),
+            ("High/High.cs", "namespace N;\ninternal static class High\n{\n    internal static int Value => Low.Value + 1;\n}\n"));
+
+        Assert.Equal(
+            ["Low/Low.cs:6: Low uses High (N.High), a later layer", "Low/Low.cs:6: Low uses High (N.High.Value), a later layer"],
+            problems);
+    }
+
+    [Fact]
+    public void References_down_locals_parameters_and_a_partial_part_in_a_higher_folder_are_allowed()
+    {
+        List<string> problems = Check(
+            ("Low/Low.cs", "namespace N;\ninternal static partial class Low\n{\n    internal static int Value(int x) { int y = x; return y; }\n}\n"),
+            ("High/Low.High.cs", "namespace N;\ninternal static partial class Low\n{\n    internal static int Twice(int x) => Value(x) * 2;\n}\n"),
+            ("High/High.cs", "namespace N;\ninternal static class High\n{\n    internal static int Value => Low.Twice(1) + Low.Value(2);\n}\n"));
+
+        Assert.Empty(problems);
+    }
+
+    [Fact]
+    public void A_sibling_in_the_same_layer_and_a_folder_in_no_layer_are_reported()
+    {
+        string[] layers = ["Low", "A / B"];
+        var sources = new List<(string Path, string Text)>
+        {
+            ("A/A.cs", "namespace N;\ninternal static class A\n{\n    internal static int Value => B.Value;\n}\n"),
+            ("B/B.cs", "namespace N;\ninternal static class B\n{\n    internal static int Value => 2;\n}\n"),
+            ("Stray/S.cs", "namespace N;\ninternal static class S\n{\n}\n"),
+        };
+        List<FolderReference> references = FolderDependencies.Scan(sources, LayeringTests.RankOf(layers), out List<string> errors);
+        Assert.Empty(errors);
+
+        List<string> problems = LayeringTests.LayerViolations(layers, sources.Select(s => s.Path), references);
+
+        Assert.Contains("A/A.cs:4: A uses B (N.B), a sibling in its layer", problems);
+        Assert.Contains(problems, p => p.StartsWith("folder Stray is in no layer", StringComparison.Ordinal));
+    }
+
+    [Fact]
+    public void An_internal_type_outside_its_folders_namespace_is_reported()
+    {
+        var sources = new List<(string Path, string Text)>
+        {
+            ("Low/Good.cs", "namespace jemalloc.Low;\ninternal static class Good\n{\n}\n"),
+            ("Low/Bad.cs", "namespace jemalloc;\ninternal static class Bad\n{\n}\n"),
+            ("Low/Public.cs", "namespace jemalloc;\npublic static class Public\n{\n}\n"),
+        };
+
+        List<string> problems = LayeringTests.NamespaceViolations(sources, LayeringTests.RankOf(s_layers));
+
+        Assert.Equal(["Low/Bad.cs:2: internal Bad is in namespace jemalloc, not jemalloc.Low (folder Low)"], problems);
+    }
+
+    private static List<string> Check(params (string Path, string Text)[] sources)
+    {
+        List<FolderReference> references = FolderDependencies.Scan(sources, LayeringTests.RankOf(s_layers), out List<string> errors);
+        Assert.Empty(errors);
+        return LayeringTests.LayerViolations(s_layers, sources.Select(s => s.Path), references);
+    }
+}

@@ -1,0 +1,131 @@
+using System.Globalization;
+using Microsoft.CodeAnalysis;
+using Microsoft.CodeAnalysis.CSharp;
+using Microsoft.CodeAnalysis.CSharp.Syntax;
+
+namespace jemalloc.Tests.Layering;
+
+/// <summary>
+/// The folders of jemalloc.Api form layers, each using only the ones before it (docs/design-notes.md#layers).
+/// A file may use its own folder and any folder of an earlier layer; folders of one layer (written
+/// <c>A / B</c>) do not use each other. A lower layer that must reach a higher one does it through an
+/// interface or a callback the higher layer registers.
+/// </summary>
+public sealed class LayeringTests
+{
+    /// <summary>The layers, lowest first: the same one line as docs/design-notes.md.</summary>
+    internal static readonly string[] Layers =
+    [
+        "Internal", "Interop", "Simd", "Mallctl", "Configuration", "HugePages", "Memory", "Jem", "Ledger", "Buffers",
+        "Arenas", "Records / IO / Tuning",
+    ];
+
+    private static readonly string s_api = Path.Combine(RepositoryRoot(), "jemalloc.Api");
+
+    [Fact]
+    public void Every_folder_of_the_library_uses_only_the_layers_before_it()
+    {
+        List<(string Path, string Text)> sources = ApiSources();
+        List<FolderReference> references = FolderDependencies.Scan(sources, RankOf(Layers), out List<string> errors);
+        Assert.True(errors.Count == 0, "jemalloc.Api did not bind, so references could be missed:\n" + string.Join('\n', errors.Take(20)));
+        Assert.True(references.Count > 100, $"only {references.Count} references between folders found: the scan is broken");
+
+        List<string> problems = LayerViolations(Layers, sources.Select(s => s.Path), references);
+        Assert.True(problems.Count == 0, $"{problems.Count} references break the layering {string.Join(" → ", Layers)}:\n" + string.Join('\n', problems));
+    }
+
+    [Fact]
+    public void Every_internal_type_is_in_the_namespace_of_its_folder()
+    {
+        List<(string Path, string Text)> sources = ApiSources();
+        List<string> problems = NamespaceViolations(sources, RankOf(Layers));
+        Assert.True(problems.Count == 0, "Internal types outside their folder's namespace:\n" + string.Join('\n', problems));
+    }
+
+    /// <summary>
+    /// Every internal top-level type whose namespace is not <c>jemalloc.</c> and its folder (<c>jemalloc</c>
+    /// for the Jem folder, where a namespace would clash with the <c>Jem</c> class). A partial type's
+    /// parts take the namespace of the lowest folder that holds one.
+    /// </summary>
+    internal static List<string> NamespaceViolations(List<(string Path, string Text)> sources, Func<string, int> rank)
+    {
+        var parts = new List<(string File, int Line, string Folder, string Namespace, string Name, bool Public)>();
+        foreach ((string path, string text) in sources.Where(s => s.Path.Contains('/', StringComparison.Ordinal)))
+        {
+            string folder = path[..path.IndexOf('/', StringComparison.Ordinal)];
+            SyntaxNode root = CSharpSyntaxTree.ParseText(text).GetRoot();
+            foreach (BaseNamespaceDeclarationSyntax space in root.DescendantNodes().OfType<BaseNamespaceDeclarationSyntax>())
+            {
+                foreach (BaseTypeDeclarationSyntax type in space.Members.OfType<BaseTypeDeclarationSyntax>())
+                {
+                    int line = type.GetLocation().GetLineSpan().StartLinePosition.Line + 1;
+                    parts.Add((path, line, folder, space.Name.ToString(), type.Identifier.Text, type.Modifiers.Any(SyntaxKind.PublicKeyword)));
+                }
+            }
+        }
+
+        var problems = new List<string>();
+        foreach (var type in parts.Where(p => !p.Public).GroupBy(p => p.Name, StringComparer.Ordinal))
+        {
+            string home = type.OrderBy(p => rank(p.Folder)).First().Folder;
+            string expected = home == "Jem" ? "jemalloc" : "jemalloc." + home;
+            problems.AddRange(type
+                .Where(p => p.Namespace != expected)
+                .Select(p => $"{p.File}:{p.Line}: internal {p.Name} is in namespace {p.Namespace}, not {expected} (folder {home})"));
+        }
+
+        return problems;
+    }
+
+    /// <summary>The layer index of a folder (folders in no layer rank last).</summary>
+    internal static Func<string, int> RankOf(string[] layers) =>
+        folder => Array.FindIndex(layers, l => l.Split('/', StringSplitOptions.TrimEntries).Contains(folder, StringComparer.Ordinal)) is int i and >= 0 ? i : int.MaxValue;
+
+    /// <summary>Every folder that is in no layer, and every reference that goes to a later layer or a sibling.</summary>
+    internal static List<string> LayerViolations(string[] layers, IEnumerable<string> files, List<FolderReference> references)
+    {
+        var layerOf = new Dictionary<string, int>(StringComparer.Ordinal);
+        for (int i = 0; i < layers.Length; i++)
+        {
+            foreach (string folder in layers[i].Split('/', StringSplitOptions.TrimEntries))
+            {
+                layerOf.Add(folder, i);
+            }
+        }
+
+        var problems = files
+            .Where(f => f.Contains('/', StringComparison.Ordinal))
+            .Select(f => f[..f.IndexOf('/', StringComparison.Ordinal)])
+            .Distinct(StringComparer.Ordinal)
+            .Where(folder => !layerOf.ContainsKey(folder))
+            .Select(folder => $"folder {folder} is in no layer: add it to {nameof(LayeringTests)}.{nameof(Layers)} and docs/design-notes.md")
+            .ToList();
+        problems.AddRange(references
+            .Where(r => layerOf.TryGetValue(r.From, out int from) && layerOf.TryGetValue(r.To, out int to) && to >= from)
+            .Select(r => string.Create(CultureInfo.InvariantCulture,
+                $"{r.File}:{r.Line}: {r.From} uses {r.To} ({r.Symbol}), {(layerOf[r.From] == layerOf[r.To] ? "a sibling in its layer" : "a later layer")}"))
+            .Distinct(StringComparer.Ordinal));
+        return problems;
+    }
+
+    private static List<(string Path, string Text)> ApiSources() =>
+        Directory.EnumerateFiles(s_api, "*.cs", SearchOption.AllDirectories)
+            .Select(f => Path.GetRelativePath(s_api, f).Replace('\\', '/'))
+            .Where(f => !f.StartsWith("obj/", StringComparison.Ordinal) && !f.StartsWith("bin/", StringComparison.Ordinal))
+            .Order(StringComparer.Ordinal)
+            .Select(f => (f, File.ReadAllText(Path.Combine(s_api, f))))
+            .ToList();
+
+    private static string RepositoryRoot()
+    {
+        for (DirectoryInfo? directory = new(AppContext.BaseDirectory); directory is not null; directory = directory.Parent)
+        {
+            if (File.Exists(Path.Combine(directory.FullName, "jemalloc.NET.sln")))
+            {
+                return directory.FullName;
+            }
+        }
+
+        throw new InvalidOperationException($"No jemalloc.NET.sln above {AppContext.BaseDirectory}.");
+    }
+}
