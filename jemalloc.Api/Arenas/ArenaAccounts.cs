@@ -52,10 +52,11 @@ internal static class ArenaAccounts
             ThrowOptionsOfDestroyedArena(expected.Index);
         }
 
-        if (account is { IsDestroyed: true } && ArenaExists(account.Index))
+        if (account is { IsDestroyed: true, IsArenaGone: true } && ArenaExists(account.Index))
         {
             // The destroyed arena's index was reused by an arena made without a JemArena: its
-            // allocations are not ours to count. (Until reuse, the destroyed account refuses them.)
+            // allocations are not ours to count. (Until reuse, the destroyed account refuses them;
+            // so it does while a checked-mode dispose waits for the quarantine, the arena still there.)
             _ = Interlocked.CompareExchange(ref Accounts[account.Index], null, account);
             account = null;
         }

@@ -405,6 +405,7 @@ public sealed unsafe class JemArena : IDisposable
             ArenaDirectory.Forget(Index);
             MallctlClient.RunNative($"arena.{Index}.destroy");
             ArenaDirectory.MarkDestroyed(Index);
+            _account.MarkArenaGone();
         }
         catch (MallctlException e)
         {
@@ -532,6 +533,7 @@ public sealed unsafe class JemArena : IDisposable
             ArenaDirectory.Forget(Index);
             MallctlClient.RunNative($"arena.{Index}.destroy");
             ArenaDirectory.MarkDestroyed(Index);
+            _account.MarkArenaGone();
         }
         catch (MallctlException)
         {
