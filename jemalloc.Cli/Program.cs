@@ -52,6 +52,11 @@ public static class Program
 
         try
         {
+            if (parsed.Value is OptionsOnlyVerb optionsOnly)
+            {
+                optionsOnly.RejectStrayValues();
+            }
+
             return parsed.Value switch
             {
                 MallocOptions o => SuiteCommands.Malloc(o, output),

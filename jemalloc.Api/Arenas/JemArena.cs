@@ -407,6 +407,7 @@ public sealed unsafe class JemArena : IDisposable
             ArenaDirectory.Forget(Index);
             MallctlClient.RunNative($"arena.{Index}.destroy");
             ArenaDirectory.MarkDestroyed(Index);
+            _account.MarkArenaGone();
         }
         catch (MallctlException e)
         {
@@ -534,6 +535,7 @@ public sealed unsafe class JemArena : IDisposable
             ArenaDirectory.Forget(Index);
             MallctlClient.RunNative($"arena.{Index}.destroy");
             ArenaDirectory.MarkDestroyed(Index);
+            _account.MarkArenaGone();
         }
         catch (MallctlException)
         {

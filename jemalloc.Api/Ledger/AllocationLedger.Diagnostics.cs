@@ -1,3 +1,4 @@
+using System.Runtime.CompilerServices;
 using System.Collections.Concurrent;
 using System.Diagnostics;
 using System.Reflection;
@@ -59,23 +60,23 @@ public static partial class AllocationLedger
         return list;
     }
 
+    // Called while CaptureStackTraces is on; the caller reads the flag, so that the allocation path
+    // makes no call when it is off.
+    [MethodImpl(MethodImplOptions.NoInlining)]
     private static void RecordStackTrace(int slot)
     {
-        if (CaptureStackTraces)
+        s_stackTracesRecorded = true;
+
+        // Skip this library's frames by their assembly, not by a count: the JIT inlines the
+        // allocation path once it tiers up, and a fixed count would then skip the caller's frame.
+        StackFrame[] frames = new StackTrace(1, fNeedFileInfo: true).GetFrames();
+        int first = 0;
+        while (first < frames.Length - 1 && IsThisLibrary(frames[first]))
         {
-            s_stackTracesRecorded = true;
-
-            // Skip this library's frames by their assembly, not by a count: the JIT inlines the
-            // allocation path once it tiers up, and a fixed count would then skip the caller's frame.
-            StackFrame[] frames = new StackTrace(1, fNeedFileInfo: true).GetFrames();
-            int first = 0;
-            while (first < frames.Length - 1 && IsThisLibrary(frames[first]))
-            {
-                first++;
-            }
-
-            StackTraces[slot] = new StackTrace(frames[first..]);
+            first++;
         }
+
+        StackTraces[slot] = new StackTrace(frames[first..]);
     }
 
     private static readonly string LibraryName = typeof(AllocationLedger).Assembly.GetName().Name!;

@@ -505,7 +505,10 @@ public static unsafe partial class AllocationLedger
         if (kind != LeaseTokenKind)
         {
             hot.Pointer = (nint)memory;
-            RecordStackTrace(slot);
+            if (CaptureStackTraces)
+            {
+                RecordStackTrace(slot);
+            }
         }
 
         Volatile.Write(ref hot.State, SlotState.Make(generation, acquisitions));

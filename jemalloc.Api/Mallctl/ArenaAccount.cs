@@ -23,6 +23,7 @@ internal sealed class ArenaAccount
     private int _waiting;
     private long _used;
     private long _peak;
+    private volatile bool _arenaGone;
 
     internal ArenaAccount(uint index, long budget)
     {
@@ -39,6 +40,13 @@ internal sealed class ArenaAccount
     internal long Peak => Volatile.Read(ref _peak);
 
     internal bool IsDestroyed => (Volatile.Read(ref _gate) & DestroyedBit) != 0;
+
+    /// <summary>
+    /// Whether jemalloc's arena itself is destroyed, so its index may name an arena made since. A
+    /// checked-mode dispose marks the account destroyed first and destroys the arena only once the
+    /// quarantine lets its last block go; until then the index is still this arena's.
+    /// </summary>
+    internal bool IsArenaGone => _arenaGone;
 
     /// <summary>
     /// Memory an arena reset may free must never sit in a thread cache: whatever thread cache the
@@ -253,6 +261,9 @@ internal sealed class ArenaAccount
         Interlocked.Or(ref _gate, DestroyedBit);
         Interlocked.And(ref _gate, ~ClosedBit);
     }
+
+    /// <summary>Records that <c>arena.&lt;i&gt;.destroy</c> succeeded, after <see cref="MarkDestroyed"/> or before it.</summary>
+    internal void MarkArenaGone() => _arenaGone = true;
 
     private void ThrowDestroyed() =>
         throw new ObjectDisposedException(OwnerTypeName, $"Arena {Index} has been destroyed; nothing can be allocated or freed in it any more.");

@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using System.Runtime.CompilerServices;
 using jemalloc.Interop;
 
 namespace jemalloc.Mallctl;
@@ -44,7 +45,12 @@ internal static class ArenaAccounts
     /// <exception cref="ObjectDisposedException">The arena was destroyed (also when <paramref name="expected"/>, the JemArena the options came from, is no longer the arena at that index).</exception>
     /// <exception cref="ArenaBudgetExceededException">The allocation would exceed the arena's budget.</exception>
     /// <exception cref="ArgumentException">An arena without account named by the flags was destroyed meanwhile.</exception>
-    internal static ArenaAccount? BeginAllocation(nuint size, ref int flags, ArenaAccount? expected)
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal static ArenaAccount? BeginAllocation(nuint size, ref int flags, ArenaAccount? expected) =>
+        // Flags that name no arena, from options of no JemArena (the common case): nothing to enter.
+        expected is null && (uint)flags >> MallocxFlags.ArenaShift == 0 ? null : BeginAllocationInArena(size, ref flags, expected);
+
+    private static ArenaAccount? BeginAllocationInArena(nuint size, ref int flags, ArenaAccount? expected)
     {
         ArenaAccount? account = Find(flags);
         if (expected is not null && !ReferenceEquals(account, expected))
@@ -52,10 +58,11 @@ internal static class ArenaAccounts
             ThrowOptionsOfDestroyedArena(expected.Index);
         }
 
-        if (account is { IsDestroyed: true } && ArenaExists(account.Index))
+        if (account is { IsDestroyed: true, IsArenaGone: true } && ArenaExists(account.Index))
         {
             // The destroyed arena's index was reused by an arena made without a JemArena: its
-            // allocations are not ours to count. (Until reuse, the destroyed account refuses them.)
+            // allocations are not ours to count. (Until reuse, the destroyed account refuses them;
+            // so it does while a checked-mode dispose waits for the quarantine, the arena still there.)
             _ = Interlocked.CompareExchange(ref Accounts[account.Index], null, account);
             account = null;
         }
@@ -86,7 +93,16 @@ internal static class ArenaAccounts
     }
 
     /// <summary>The ledger's hook after an allocation begun with <see cref="BeginAllocation"/>: refunds it if it failed and leaves the gate.</summary>
-    internal static unsafe void EndAllocation(ArenaAccount? account, nuint size, int flags, bool succeeded)
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal static void EndAllocation(ArenaAccount? account, nuint size, int flags, bool succeeded)
+    {
+        if (account is not null || (uint)flags >> MallocxFlags.ArenaShift != 0)
+        {
+            EndAllocationInArena(account, size, flags, succeeded);
+        }
+    }
+
+    private static unsafe void EndAllocationInArena(ArenaAccount? account, nuint size, int flags, bool succeeded)
     {
         if (account is null)
         {

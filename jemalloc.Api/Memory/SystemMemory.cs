@@ -41,6 +41,7 @@ internal static partial class SystemMemory
 
     /// <summary>As <see cref="ThrowIfCannotFit(nuint)"/>, naming the structure (its kind and element type) in the message.</summary>
     /// <exception cref="OutOfMemoryException">The block is bigger than the memory the process can get.</exception>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal static void ThrowIfCannotFit(nuint bytes, AllocationKind kind, int elementType)
     {
         if (bytes >= CheckThreshold)

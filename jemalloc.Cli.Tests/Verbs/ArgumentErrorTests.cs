@@ -37,6 +37,31 @@ public class ArgumentErrorTests
     public void Unsigned_with_a_non_integer_type_is_refused(string type) =>
         AssertRefused("-u (unsigned) only goes with an integer type", "array", "--fill", "-u", type);
 
+    // A list option takes one comma-separated value, so a value after it is positional; verbs without
+    // positional values refuse it instead of taking it as another list entry or ignoring it. The trailing
+    // invalid option value shows the stray is refused first: before the fix these reached that check.
+    [Fact]
+    public void Records_side_takes_one_value_and_a_second_is_refused() =>
+        AssertRefused("'native' is not an option", "records", "--side", "class", "native", "--records", "1");
+
+    [Fact]
+    public void Columnar_side_takes_one_value_and_a_second_is_refused() =>
+        AssertRefused("'decode' is not an option", "columnar", "--side", "managed", "decode", "--columns", "0");
+
+    [Fact]
+    public void Io_writers_take_one_value_and_a_second_is_refused() =>
+        AssertRefused("'array' is not an option", "io", "--json", "--writers", "native", "array", "--rounds", "0");
+
+    [Fact]
+    public void Io_pools_take_one_value_and_a_second_is_refused() =>
+        AssertRefused("'shared' is not an option", "io", "--pipe", "--pools", "jem", "shared", "--rounds", "0");
+
+    [Theory]
+    [InlineData("io", "--pipe", "--rounds", "0")]
+    [InlineData("info", "--conf", "narenas:1")]
+    public void A_verb_without_positional_values_refuses_one(params string[] args) =>
+        AssertRefused("'stray' is not an option", [args[0], "stray", .. args[1..]]);
+
     [Fact]
     public void Unsigned_alone_is_not_a_type() => AssertRefused("choose an element type", "array", "--fill", "-u");
 

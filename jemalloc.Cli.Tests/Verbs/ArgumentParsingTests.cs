@@ -106,7 +106,7 @@ public class ArgumentParsingTests
     [Fact]
     public void Micro_and_alloc_and_info_options_parse()
     {
-        Assert.Equal(["*Fixed*"], Parsed<MicroOptions>("micro", "--filter", "*Fixed*").Filter);
+        Assert.Equal("*Fixed*", Parsed<MicroOptions>("micro", "--filter", "*Fixed*").Filter);
         Assert.Equal(["*Fixed*", "*Indexer*"], Parsed<MicroOptions>("micro", "*Fixed*", "*Indexer*", "-t", "5").Patterns);
         Assert.True(Parsed<AllocOptions>("alloc", "--in-process", "64").InProcess);
         Assert.Equal([64L], Parsed<AllocOptions>("alloc", "--in-process", "64").Sizes);
@@ -122,6 +122,24 @@ public class ArgumentParsingTests
         Assert.Equal([2048L], options.Sizes);
         Assert.Equal([2, 1], Parsed<AllocOptions>("alloc", "--threads", "2, 2,1").ThreadCounts());
         Assert.Empty(Parsed<AllocOptions>("alloc", "64").ThreadCounts());
+    }
+
+    [Fact]
+    public void List_options_take_one_comma_separated_value()
+    {
+        Assert.Equal("class,native", Parsed<RecordsOptions>("records", "--side", "class,native").Sides);
+        Assert.Equal("managed,decode", Parsed<ColumnarOptions>("columnar", "--side", "managed,decode").Sides);
+        var io = Parsed<IoOptions>("io", "--writers", "native,array", "--pools", "jem");
+        Assert.Equal("native,array", io.Writers);
+        Assert.Equal("jem", io.Pools);
+    }
+
+    [Fact]
+    public void Micro_filter_takes_one_value_and_leaves_the_patterns_after_it_positional()
+    {
+        var options = Parsed<MicroOptions>("micro", "--filter", "*Fixed* *Pool*", "*Indexer*");
+        Assert.Equal("*Fixed* *Pool*", options.Filter);
+        Assert.Equal(["*Indexer*"], options.Patterns);
     }
 
     [Fact]

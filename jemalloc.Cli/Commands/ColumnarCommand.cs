@@ -25,7 +25,7 @@ public static class ColumnarCommand
         ArgumentNullException.ThrowIfNull(options);
         ArgumentNullException.ThrowIfNull(output);
         ArgumentNullException.ThrowIfNull(error);
-        List<ColumnarSide> sides = ParseSides(options.Sides);
+        List<ColumnarSide> sides = ParseSides(CommaList.Split(options.Sides));
         if (options.ChildFile is not null)
         {
             if (sides.Count != 1)
@@ -194,9 +194,8 @@ public static class ColumnarCommand
         }
     }
 
-    private static List<ColumnarSide> ParseSides(IEnumerable<string> names)
+    private static List<ColumnarSide> ParseSides(string[] given)
     {
-        string[] given = [.. names.Select(n => n.Trim()).Where(n => n.Length > 0)];
         if (given.Length == 0)
         {
             return [.. Enum.GetValues<ColumnarSide>()];

@@ -31,8 +31,8 @@ public static partial class IoCommand
         SuiteCommands.RequireRange("io", "--json-size", jsonSize, long.MaxValue / 4);
         long pipeSize = ParseSize("--pipe-size", options.PipeSize);
         long initialCapacity = ParseSize("--initial-capacity", options.InitialCapacity);
-        JsonWriterSide[] writers = ParseSides(options.Writers, "--writers", WriterNames);
-        PipePoolSide[] pools = ParseSides(options.Pools, "--pools", PoolNames);
+        JsonWriterSide[] writers = ParseSides(CommaList.Split(options.Writers), "--writers", WriterNames);
+        PipePoolSide[] pools = ParseSides(CommaList.Split(options.Pools), "--pools", PoolNames);
         if (options.Corrupt is not null && !WriterNames.ContainsKey(options.Corrupt) && !PoolNames.ContainsKey(options.Corrupt))
         {
             throw new CommandLineException($"io: --corrupt names no side: '{options.Corrupt}'.");
@@ -148,10 +148,9 @@ public static partial class IoCommand
 
     private static string Describe(PipePoolSide side) => side == PipePoolSide.Jem ? "jem: JemMemoryPool" : "shared: MemoryPool<byte>.Shared (default)";
 
-    private static T[] ParseSides<T>(IEnumerable<string> names, string option, Dictionary<string, T> known)
+    private static T[] ParseSides<T>(string[] given, string option, Dictionary<string, T> known)
         where T : struct, Enum
     {
-        string[] given = [.. names.Select(n => n.Trim()).Where(n => n.Length > 0)];
         if (given.Length == 0)
         {
             return [.. known.Values];

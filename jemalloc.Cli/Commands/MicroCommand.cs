@@ -36,7 +36,7 @@ public static class MicroCommand
             throw new CommandLineException($"micro: this build has no micro-benchmarks (no benchmark classes in namespace {MicroNamespace}).");
         }
 
-        string[] filters = [.. options.Filter, .. options.Patterns];
+        string[] filters = [.. (options.Filter ?? "").Split(' ', StringSplitOptions.RemoveEmptyEntries), .. options.Patterns];
         if (filters.Length == 0)
         {
             filters = ["*"];

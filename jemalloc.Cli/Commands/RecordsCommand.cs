@@ -20,7 +20,7 @@ public static class RecordsCommand
         ArgumentNullException.ThrowIfNull(options);
         ArgumentNullException.ThrowIfNull(output);
         ArgumentNullException.ThrowIfNull(error);
-        RecordsSide[] sides = ParseSides(options.Sides);
+        RecordsSide[] sides = ParseSides(CommaList.Split(options.Sides));
         if (options.Records < RecordsHarness.ScanWindow)
         {
             throw new CommandLineException($"records: --records must be at least {RecordsHarness.ScanWindow} (the scan window); got {options.Records}.");
@@ -101,9 +101,8 @@ public static class RecordsCommand
     /// <summary>The lowercase name of a side, as --side takes it.</summary>
     public static string Name(RecordsSide side) => side.ToString().ToLowerInvariant();
 
-    private static RecordsSide[] ParseSides(IEnumerable<string> names)
+    private static RecordsSide[] ParseSides(string[] given)
     {
-        string[] given = [.. names.Select(n => n.Trim()).Where(n => n.Length > 0)];
         if (given.Length == 0)
         {
             return Enum.GetValues<RecordsSide>();

@@ -26,17 +26,19 @@ public sealed class AllocOptions : RunOptions
         }
 
         var counts = new List<int>();
-        foreach (string part in Threads.Split(','))
+        foreach (string part in CommaList.Split(Threads))
         {
-            if (!int.TryParse(part.Trim(), NumberStyles.AllowLeadingSign, CultureInfo.InvariantCulture, out int count))
+            if (!int.TryParse(part, NumberStyles.AllowLeadingSign, CultureInfo.InvariantCulture, out int count))
             {
-                throw new CommandLineException($"alloc --threads: '{Threads}' is not a comma-separated list of thread counts, e.g. 1,2,4.");
+                throw NotAList();
             }
 
             counts.Add(count);
         }
 
-        return [.. counts.Distinct()];
+        return counts.Count > 0 ? [.. counts.Distinct()] : throw NotAList();
+
+        CommandLineException NotAList() => new($"alloc --threads: '{Threads}' is not a comma-separated list of thread counts, e.g. 1,2,4.");
     }
 
     /// <summary>The sizes.</summary>

@@ -4,7 +4,7 @@ namespace jemalloc.Cli.Options;
 
 /// <summary><c>jembench columnar</c>: load Parquet columns, sum them and free them, managed arrays against native columns.</summary>
 [Verb("columnar", HelpText = "The columnar workload end to end: K columns of random numbers (doubles) under a memory budget are written once as compressed Parquet, then each side loads them, sums down each column and across rows, and frees them: managed (ParquetSharp into managed arrays), native-4k (NativeParquetReader into HugeArray on 4 KiB pages), native-huge (the same on transparent huge pages), decode (ParquetSharp into one reused buffer per column: the decoder's limit). Each side in its own process; reports wall, user and system time, page faults, context switches, peak RSS and GC counts; every sum is checked against a reference.")]
-public sealed class ColumnarOptions
+public sealed class ColumnarOptions : OptionsOnlyVerb
 {
     /// <summary>The number of columns.</summary>
     [Option("columns", Default = 8, HelpText = "The number of columns (1-1024).")]
@@ -23,8 +23,8 @@ public sealed class ColumnarOptions
     public string Codec { get; set; } = "zstd";
 
     /// <summary>The sides to run.</summary>
-    [Option("side", Separator = ',', HelpText = "The sides to run, comma-separated: managed, native-4k, native-huge, decode (default: all four).")]
-    public IEnumerable<string> Sides { get; set; } = [];
+    [Option("side", HelpText = "The sides to run, comma-separated: managed, native-4k, native-huge, decode (default: all four).")]
+    public string? Sides { get; set; }
 
     /// <summary>Where the Parquet file is written.</summary>
     [Option("dir", HelpText = "The folder the Parquet file is written to and deleted from (default: the temporary folder). Put it on a disk, not on a tmpfs, whose pages would count as memory.")]

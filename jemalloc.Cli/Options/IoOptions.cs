@@ -4,7 +4,7 @@ namespace jemalloc.Cli.Options;
 
 /// <summary><c>jembench io</c>: jemalloc.NET's memory under .NET's I/O abstractions, against the managed writers and pools.</summary>
 [Verb("io", HelpText = "jemalloc.NET under .NET I/O. --json: Utf8JsonWriter writes one deterministic JSON document into NativeBufferWriter<byte>, ArrayBufferWriter<byte> and CommunityToolkit's ArrayPoolBufferWriter<byte> (same initial capacity). --pipe: a System.IO.Pipelines Pipe pumps a deterministic stream in 4-64 KiB segments with JemMemoryPool against the default pool. Time, managed allocations, GC counts and peak RSS, each side in its own process; every byte is checked.")]
-public sealed class IoOptions
+public sealed class IoOptions : OptionsOnlyVerb
 {
     /// <summary>Run the JSON suite.</summary>
     [Option("json", HelpText = "Run the JSON suite.")]
@@ -23,12 +23,12 @@ public sealed class IoOptions
     public string PipeSize { get; set; } = "4GB";
 
     /// <summary>The writers of the JSON suite.</summary>
-    [Option("writers", Separator = ',', HelpText = "The JSON suite's sides, comma-separated: native, array, arraypool, and limit (the encoding alone, into a native block presized and paged in first: the machine's limit) (default: all four).")]
-    public IEnumerable<string> Writers { get; set; } = [];
+    [Option("writers", HelpText = "The JSON suite's sides, comma-separated: native, array, arraypool, and limit (the encoding alone, into a native block presized and paged in first: the machine's limit) (default: all four).")]
+    public string? Writers { get; set; }
 
     /// <summary>The pools of the pipe suite.</summary>
-    [Option("pools", Separator = ',', HelpText = "The pipe suite's pools, comma-separated: jem, shared (default: both).")]
-    public IEnumerable<string> Pools { get; set; } = [];
+    [Option("pools", HelpText = "The pipe suite's pools, comma-separated: jem, shared (default: both).")]
+    public string? Pools { get; set; }
 
     /// <summary>The initial capacity of every JSON writer.</summary>
     [Option("initial-capacity", Default = "64KiB", HelpText = "The capacity every JSON writer starts with, as --json-size takes it.")]

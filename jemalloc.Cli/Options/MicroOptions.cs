@@ -7,8 +7,9 @@ namespace jemalloc.Cli.Options;
 public sealed class MicroOptions : RunOptions
 {
     /// <summary>Which benchmarks to run.</summary>
-    [Option("filter", Separator = ' ', HelpText = "Glob patterns on the full benchmark name, e.g. *FixedBuffer* (default: all).")]
-    public IEnumerable<string> Filter { get; set; } = [];
+    /// <remarks>One text value, space-separated, rather than a sequence option, so the patterns given after it stay positional.</remarks>
+    [Option("filter", HelpText = "Glob patterns on the full benchmark name, space-separated in one value, e.g. *FixedBuffer* (default: all).")]
+    public string? Filter { get; set; }
 
     /// <summary>Which benchmarks to run, given without <c>--filter</c>: the same glob patterns.</summary>
     [Value(0, MetaName = "patterns", HelpText = "Glob patterns, as --filter takes them.")]

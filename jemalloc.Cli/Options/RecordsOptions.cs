@@ -4,7 +4,7 @@ namespace jemalloc.Cli.Options;
 
 /// <summary><c>jembench records</c>: a big long-lived record table under a request loop, managed against native.</summary>
 [Verb("records", HelpText = "A long-lived table of N records {Id, Name, Category, Score, Updated} under a request loop (lookups by id, a filtered scan, renames, short-lived garbage) on three sides: class records, struct records + Dictionary, native records (HugeArray + Utf8StringStore + NativeHashIndex). Reports build time, GC pauses, latency, memory and throughput; results are checked equal across sides.")]
-public sealed class RecordsOptions
+public sealed class RecordsOptions : OptionsOnlyVerb
 {
     /// <summary>Records in the table.</summary>
     [Option("records", Default = 10_000_000L, HelpText = "Records in the table (at least 65536).")]
@@ -15,8 +15,8 @@ public sealed class RecordsOptions
     public int Requests { get; set; } = 20_000;
 
     /// <summary>The sides to run.</summary>
-    [Option("side", Separator = ',', HelpText = "The sides to run, comma-separated: class, struct, native (default: all three).")]
-    public IEnumerable<string> Sides { get; set; } = [];
+    [Option("side", HelpText = "The sides to run, comma-separated: class, struct, native (default: all three).")]
+    public string? Sides { get; set; }
 
     /// <summary>Induced full blocking collections.</summary>
     [Option("full-gcs", Default = 4, HelpText = "Full blocking GCs induced at evenly spaced requests on every side.")]

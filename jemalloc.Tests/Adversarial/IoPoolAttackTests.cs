@@ -20,6 +20,7 @@ public sealed class IoPoolAttackTests : LeakCheckedTest
     [Fact]
     public unsafe void A_stale_memory_its_manager_and_its_pin_handle_of_an_earlier_rent_cannot_touch_the_block_s_next_rents()
     {
+        using CheckedModeScope keepsBlocks = CheckedModeScope.Off(); // Checked mode keeps no returned block.
         using var pool = new JemMemoryPool();
         IMemoryOwner<byte> first = pool.Rent(4096);
         Memory<byte> stale = first.Memory;
@@ -58,6 +59,7 @@ public sealed class IoPoolAttackTests : LeakCheckedTest
     [Fact]
     public void Owners_disposed_by_several_threads_at_once_are_returned_exactly_once_each()
     {
+        using CheckedModeScope keepsBlocks = CheckedModeScope.Off(); // Checked mode keeps no returned block.
         const int owners = 3000;
         const int threads = 4;
         using var pool = new JemMemoryPool(maxCachedBytes: 1 << 20);
@@ -104,6 +106,7 @@ public sealed class IoPoolAttackTests : LeakCheckedTest
     [Fact]
     public void Direct_unpins_through_the_manager_racing_real_pins_are_all_refused_and_end_no_pin()
     {
+        using CheckedModeScope keepsBlocks = CheckedModeScope.Off(); // Checked mode keeps no returned block.
         const int rounds = 4;
         const int pinsPerThread = 20_000;
         using var arena = new JemArena();
@@ -192,6 +195,7 @@ public sealed class IoPoolAttackTests : LeakCheckedTest
     [Fact]
     public void An_owner_re_registered_for_finalization_after_its_block_went_back_does_not_set_the_block_aside()
     {
+        using CheckedModeScope keepsBlocks = CheckedModeScope.Off(); // Checked mode keeps no returned block.
         LeavesLeaksToTheFinalizer();
         long live = AllocationLedger.LiveCount;
         var pool = new JemMemoryPool();
@@ -253,6 +257,7 @@ public sealed class IoPoolAttackTests : LeakCheckedTest
     [Fact]
     public void Kept_and_set_aside_blocks_an_arena_reset_freed_are_no_longer_counted_as_held_by_the_pool()
     {
+        using CheckedModeScope keepsBlocks = CheckedModeScope.Off(); // Checked mode keeps no returned block.
         LeavesLeaksToTheFinalizer();
         long live = AllocationLedger.LiveCount;
         using var arena = new JemArena();
@@ -392,6 +397,7 @@ public sealed class IoPoolAttackTests : LeakCheckedTest
     [Fact]
     public void A_block_pinned_the_most_times_it_counts_refuses_the_next_pin_and_comes_back_after_its_last_unpin()
     {
+        using CheckedModeScope keepsBlocks = CheckedModeScope.Off(); // Checked mode keeps no returned block.
         using var pool = new JemMemoryPool();
         IMemoryOwner<byte> owner = pool.Rent(64);
         var pins = new List<MemoryHandle>();
@@ -477,6 +483,7 @@ public sealed class IoPoolAttackTests : LeakCheckedTest
     [Fact]
     public void A_pool_of_unlimited_cache_keeps_at_most_its_per_size_count_and_a_rent_of_int_MaxValue_is_one_uncached_block()
     {
+        using CheckedModeScope keepsBlocks = CheckedModeScope.Off(); // Checked mode keeps no returned block.
         long live = AllocationLedger.LiveCount;
         using var pool = new JemMemoryPool(maxCachedBytes: long.MaxValue);
         var owners = Enumerable.Range(0, PooledBlockCache.MaxBlocksPerClass + 10).Select(_ => pool.Rent(64)).ToList();

@@ -10,6 +10,7 @@ public sealed class JemMemoryPoolTests : LeakCheckedTest
     [Fact]
     public void Rent_from_a_clearing_pool_gives_a_zeroed_native_block_of_the_request_s_power_of_two_recorded_in_the_ledger()
     {
+        using CheckedModeScope keepsBlocks = CheckedModeScope.Off(); // Checked mode keeps no returned block.
         long before = AllocationLedger.LiveBytes;
         using (var pool = new JemMemoryPool(clearBlocks: true))
         {
@@ -37,6 +38,7 @@ public sealed class JemMemoryPoolTests : LeakCheckedTest
     [InlineData(true)]
     public unsafe void A_kept_block_goes_to_the_next_rent_of_its_size_with_its_old_bytes_unless_the_pool_clears_blocks(bool clearBlocks)
     {
+        using CheckedModeScope keepsBlocks = CheckedModeScope.Off(); // Checked mode keeps no returned block.
         using var pool = new JemMemoryPool(clearBlocks: clearBlocks);
         Assert.Equal(clearBlocks, pool.ClearsBlocks);
         nint first;
@@ -83,6 +85,7 @@ public sealed class JemMemoryPoolTests : LeakCheckedTest
     [Fact]
     public void A_rent_of_a_kept_block_allocates_one_32_byte_owner_and_nothing_else_on_the_managed_heap()
     {
+        using CheckedModeScope keepsBlocks = CheckedModeScope.Off(); // Checked mode keeps no returned block.
         // The owner per rent is what makes a stale memory throw; the block's fixed facts are shared by
         // its rents, so a pipe's garbage per segment is one reference and a state word.
         const int Rents = 1000;
@@ -131,6 +134,7 @@ public sealed class JemMemoryPoolTests : LeakCheckedTest
     [Fact]
     public void Each_size_keeps_at_most_its_share_of_the_cache_limit_and_Trim_and_Dispose_free_what_is_kept()
     {
+        using CheckedModeScope keepsBlocks = CheckedModeScope.Off(); // Checked mode keeps no returned block.
         long before = AllocationLedger.LiveBytes;
         // 15 sizes (64 B to 1 MiB) share 15 * 2 * 64 KiB: two 64 KiB blocks, four 32 KiB blocks.
         var pool = new JemMemoryPool(maxCachedBytes: 15 * 2 * 65_536);
@@ -161,6 +165,7 @@ public sealed class JemMemoryPoolTests : LeakCheckedTest
     [Fact]
     public void A_pool_that_keeps_nothing_frees_every_returned_block_and_blocks_past_1_MiB_are_never_kept()
     {
+        using CheckedModeScope keepsBlocks = CheckedModeScope.Off(); // Checked mode keeps no returned block.
         long before = AllocationLedger.LiveBytes;
         using var keepsNothing = new JemMemoryPool(maxCachedBytes: 0);
         keepsNothing.Rent(4096).Dispose();
@@ -178,6 +183,7 @@ public sealed class JemMemoryPoolTests : LeakCheckedTest
     [Fact]
     public void A_pool_dropped_without_dispose_frees_its_kept_blocks_when_finalized()
     {
+        using CheckedModeScope keepsBlocks = CheckedModeScope.Off(); // Checked mode keeps no returned block.
         LeavesLeaksToTheFinalizer();
         long before = AllocationLedger.LiveBytes;
         RentReturnAndDropPool();
@@ -304,6 +310,7 @@ public sealed class JemMemoryPoolTests : LeakCheckedTest
     [Fact]
     public void A_rented_or_pinned_block_refuses_a_reset_of_its_arena_and_a_reset_invalidates_the_kept_blocks()
     {
+        using CheckedModeScope keepsBlocks = CheckedModeScope.Off(); // Checked mode keeps no returned block.
         using var arena = new JemArena();
         using var pool = new JemMemoryPool(arena: arena);
         Assert.Same(arena, pool.Arena);
@@ -327,6 +334,7 @@ public sealed class JemMemoryPoolTests : LeakCheckedTest
     [Fact]
     public void A_kept_block_invalidated_by_an_arena_reset_is_skipped_and_kept_blocks_give_way_to_the_arena_s_budget()
     {
+        using CheckedModeScope keepsBlocks = CheckedModeScope.Off(); // Checked mode keeps no returned block.
         using var arena = new JemArena(budgetBytes: 96 << 10);
         using var pool = new JemMemoryPool(arena: arena);
         pool.Rent(4096).Dispose();
@@ -350,6 +358,7 @@ public sealed class JemMemoryPoolTests : LeakCheckedTest
     [Fact]
     public void A_block_disposed_while_pinned_is_kept_for_the_next_rent_only_after_its_last_unpin()
     {
+        using CheckedModeScope keepsBlocks = CheckedModeScope.Off(); // Checked mode keeps no returned block.
         using var pool = new JemMemoryPool();
         IMemoryOwner<byte> owner = pool.Rent(4096);
         MemoryHandle pin = owner.Memory.Pin();
@@ -405,6 +414,7 @@ public sealed class JemMemoryPoolTests : LeakCheckedTest
     [Fact]
     public void Concurrent_rents_and_returns_from_several_threads_keep_exact_counts()
     {
+        using CheckedModeScope keepsBlocks = CheckedModeScope.Off(); // Checked mode keeps no returned block.
         const int threads = 4;
         const int perThread = 2000;
         using var pool = new JemMemoryPool();

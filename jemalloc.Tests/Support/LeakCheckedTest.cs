@@ -96,5 +96,8 @@ public abstract class LeakCheckedTest : IDisposable
         GC.Collect();
         GC.WaitForPendingFinalizers();
         GC.Collect();
+        // In checked mode freed blocks wait in the quarantine, still allocated in jemalloc's books:
+        // they are freed, not leaked, so the count before and after is taken with it empty.
+        AllocationLedger.FlushQuarantine();
     }
 }
