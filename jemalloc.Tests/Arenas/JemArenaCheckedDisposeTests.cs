@@ -1,3 +1,4 @@
+using jemalloc.Ledger;
 using jemalloc.Tests.Support;
 
 namespace jemalloc.Tests.Arenas;

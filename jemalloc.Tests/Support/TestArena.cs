@@ -1,5 +1,6 @@
 using System.Text;
 using jemalloc.Interop;
+using jemalloc.Ledger;
 
 namespace jemalloc.Tests.Support;
 
