@@ -13,6 +13,11 @@ internal static class ThrowHelper
     internal static void ThrowObjectDisposed(string typeName) =>
         throw new ObjectDisposedException(typeName, $"This {typeName} has been freed (through this or another copy, or by an arena reset); its memory can no longer be used.");
 
+    /// <summary>A structure whose memory went with its arena's reset or dispose (the structure itself was not disposed).</summary>
+    [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
+    internal static void ThrowWentWithArena(string typeName) =>
+        throw new ObjectDisposedException(typeName, $"This {typeName} was made in a JemArena that was reset or disposed since, which freed its memory: it can no longer be used (only disposed).");
+
     /// <summary>
     /// The use of an allocation that is not live: a <see langword="default"/> handle (a structure that
     /// never had memory, e.g. <c>default(FixedBuffer&lt;T&gt;)</c>) is told apart from a freed one.

@@ -79,25 +79,25 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
     }
 
     /// <summary>How many keys the index holds.</summary>
-    /// <exception cref="ObjectDisposedException">The index was disposed.</exception>
+    /// <exception cref="ObjectDisposedException">The index was disposed, or the arena its table is in was reset.</exception>
     public long Count
     {
         get
         {
-            _ = CurrentTable();
+            _ = LiveTable();
             return Volatile.Read(ref _count);
         }
     }
 
     /// <summary>How many slots the table has (it grows past three quarters full).</summary>
-    /// <exception cref="ObjectDisposedException">The index was disposed.</exception>
-    public long Capacity => CurrentTable().Length;
+    /// <exception cref="ObjectDisposedException">The index was disposed, or the arena its table is in was reset.</exception>
+    public long Capacity => LiveTable().Length;
 
     /// <summary>The native bytes of the table.</summary>
-    /// <exception cref="ObjectDisposedException">The index was disposed.</exception>
-    public long TableBytes => CurrentTable().Length * sizeof(HashIndexEntry<TKey>);
+    /// <exception cref="ObjectDisposedException">The index was disposed, or the arena its table is in was reset.</exception>
+    public long TableBytes => LiveTable().Length * sizeof(HashIndexEntry<TKey>);
 
-    /// <summary>Whether the index was disposed.</summary>
+    /// <summary>Whether the index was disposed. A reset of the arena its table is in does not dispose it (its members then throw <see cref="ObjectDisposedException"/>; <see cref="Dispose"/> still works).</summary>
     public bool IsDisposed => Volatile.Read(ref _disposed);
 
     /// <summary>The value of <paramref name="key"/>; setting it adds or replaces the key (<see cref="Set"/>).</summary>
@@ -175,7 +175,7 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
     {
         if (keys.IsEmpty)
         {
-            _ = CurrentTable();
+            _ = LiveTable();
             return 0;
         }
 
@@ -648,6 +648,25 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
         }
 
         return table;
+    }
+
+    // The current table, checked live: a table freed while it is still current was freed by an arena
+    // reset (a growth swaps the new table in before it frees the old one, Dispose clears it first).
+    private Table LiveTable()
+    {
+        while (true)
+        {
+            Table table = CurrentTable();
+            if (table.Array.IsValid)
+            {
+                return table;
+            }
+
+            if (Volatile.Read(ref _table) == table)
+            {
+                ThrowHelper.ThrowWentWithArena(TypeName);
+            }
+        }
     }
 
     private bool TryLease(Table table)

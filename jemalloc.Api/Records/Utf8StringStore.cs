@@ -59,6 +59,10 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
 
     private readonly int _blockSize;
     private readonly AllocationOptions _options;
+    // In a JemArena: a small allocation there that every read scope and every write leases, so the
+    // arena's reset or dispose refuses while one is open (one lease, whatever the number of blocks);
+    // once a reset freed it, the store is gone with its blocks. Default in the default arena.
+    private readonly AllocationHandle _anchor;
     private readonly List<FixedBuffer<byte>> _blocks = [];
     private readonly HashSet<AllocationHandle> _blockHandles = [];
     private FixedBuffer<byte> _current;
@@ -83,6 +87,10 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
     /// <param name="blockSize">Bytes per block, from <see cref="MinBlockSize"/> to <see cref="MaxBlockSize"/>.</param>
     /// <param name="options">Arena, alignment and huge-page choices for the blocks.</param>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="blockSize"/> is out of range.</exception>
+    /// <exception cref="ArgumentException">The options name a thread cache, arena or alignment that cannot be used.</exception>
+    /// <exception cref="ObjectDisposedException">The options name a destroyed <see cref="JemArena"/>.</exception>
+    /// <exception cref="ArenaBudgetExceededException">The options' arena has no room left in its budget for the store's read-scope anchor (a few bytes).</exception>
+    /// <exception cref="OutOfMemoryException">The read-scope anchor cannot be had.</exception>
     public Utf8StringStore(int blockSize, AllocationOptions options)
     {
         if (blockSize is < MinBlockSize or > MaxBlockSize)
@@ -92,29 +100,34 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
 
         _blockSize = blockSize;
         _options = options;
+        if (options.Flags.ArenaIndex is uint arena)
+        {
+            // The arena alone: no alignment or huge pages for an allocation of one byte.
+            _ = AllocationLedger.Allocate(1, options with { Flags = MallocxFlags.Arena(arena), HugePages = false }, AllocationKind.StringStoreScopeAnchor, ElementTypes.IdOf<byte>(), 0, null, out _anchor);
+        }
     }
 
     /// <summary>The bytes per block.</summary>
     public int BlockSize => _blockSize;
 
     /// <summary>How many strings were stored since the store was made or reset (replacements included).</summary>
-    /// <exception cref="ObjectDisposedException">The store was disposed.</exception>
+    /// <exception cref="ObjectDisposedException">The store was disposed, or the arena it was made in was reset or disposed.</exception>
     public long Count
     {
         get
         {
-            ThrowIfDisposed();
+            ThrowIfUnusable();
             return Volatile.Read(ref _count);
         }
     }
 
     /// <summary>The UTF-8 bytes of all strings stored (replaced ones included).</summary>
-    /// <exception cref="ObjectDisposedException">The store was disposed.</exception>
+    /// <exception cref="ObjectDisposedException">The store was disposed, or the arena it was made in was reset or disposed.</exception>
     public long UsedBytes
     {
         get
         {
-            ThrowIfDisposed();
+            ThrowIfUnusable();
             return Volatile.Read(ref _usedBytes);
         }
     }
@@ -123,15 +136,39 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
     /// The bytes of strings that <see cref="Replace"/> superseded, held until <see cref="Reset"/>: each
     /// string counted once, however many times it (or a copy of its value) is replaced.
     /// </summary>
-    public long AbandonedBytes => Volatile.Read(ref _abandonedBytes);
+    /// <exception cref="ObjectDisposedException">The store was disposed, or the arena it was made in was reset or disposed.</exception>
+    public long AbandonedBytes
+    {
+        get
+        {
+            ThrowIfUnusable();
+            return Volatile.Read(ref _abandonedBytes);
+        }
+    }
 
     /// <summary>The native bytes the blocks occupy.</summary>
-    public long ReservedBytes => Volatile.Read(ref _reservedBytes);
+    /// <exception cref="ObjectDisposedException">The store was disposed, or the arena it was made in was reset or disposed.</exception>
+    public long ReservedBytes
+    {
+        get
+        {
+            ThrowIfUnusable();
+            return Volatile.Read(ref _reservedBytes);
+        }
+    }
 
     /// <summary>How many blocks (ledger entries) the store holds.</summary>
-    public int BlockCount => _blocks.Count;
+    /// <exception cref="ObjectDisposedException">The store was disposed, or the arena it was made in was reset or disposed.</exception>
+    public int BlockCount
+    {
+        get
+        {
+            ThrowIfUnusable();
+            return _blocks.Count;
+        }
+    }
 
-    /// <summary>Whether the store was disposed.</summary>
+    /// <summary>Whether the store was disposed. A reset of the arena it was made in does not dispose it (its members then throw <see cref="ObjectDisposedException"/>; <see cref="Dispose"/> still works).</summary>
     public bool IsDisposed => (Volatile.Read(ref _state) & Disposed) != 0;
 
     /// <summary>Stores the UTF-8 encoding of <paramref name="value"/>.</summary>
@@ -154,14 +191,14 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
     public StoredUtf8String Add(ReadOnlySpan<char> value)
     {
         int byteCount = Utf8ByteCount(value);
-        EnterWrite();
+        BeginWrite();
         try
         {
             return Append(value, default, byteCount);
         }
         finally
         {
-            ExitWrite();
+            EndWrite();
         }
     }
 
@@ -177,14 +214,14 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
             ThrowHelper.ThrowArgument(nameof(utf8), $"A stored string is at most {MaxBlockSize} bytes; this one is {utf8.Length}.");
         }
 
-        EnterWrite();
+        BeginWrite();
         try
         {
             return Append(default, utf8, utf8.Length, fromChars: false);
         }
         finally
         {
-            ExitWrite();
+            EndWrite();
         }
     }
 
@@ -202,7 +239,7 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
     {
         ArgumentNullException.ThrowIfNull(value);
         int byteCount = Utf8ByteCount(value);
-        EnterWrite();
+        BeginWrite();
         try
         {
             // Checked as the writer: a reset by another thread between this check and the append
@@ -224,7 +261,7 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
         }
         finally
         {
-            ExitWrite();
+            EndWrite();
         }
     }
 
@@ -264,28 +301,98 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
 
             if (Interlocked.CompareExchange(ref _state, state + 1, state) == state)
             {
-                AllocationHandle token;
-                try
-                {
-                    token = AllocationLedger.TakeLeaseToken(_scopeTag);
-                }
-                catch
-                {
-                    ExitRead();
-                    throw;
-                }
-
-                return new StringStoreReadScope(this, token);
+                return OpenScope();
             }
         }
     }
 
-    private void ThrowIfDisposed()
+    // The rest of EnterRead once the scope is counted: the anchor's lease, which holds the arena's
+    // reset back (or throws if a reset came first), and the scope's token.
+    private StringStoreReadScope OpenScope()
+    {
+        try
+        {
+            LeaseAnchor();
+        }
+        catch
+        {
+            _ = Interlocked.Decrement(ref _state);
+            throw;
+        }
+
+        AllocationHandle token;
+        try
+        {
+            token = AllocationLedger.TakeLeaseToken(_scopeTag);
+        }
+        catch
+        {
+            ExitRead();
+            throw;
+        }
+
+        return new StringStoreReadScope(this, token);
+    }
+
+    private void ThrowIfUnusable()
     {
         if (IsDisposed)
         {
             ThrowHelper.ThrowObjectDisposed(TypeName);
         }
+
+        if (_anchor != default && !_anchor.IsValid)
+        {
+            ThrowHelper.ThrowWentWithArena(TypeName);
+        }
+    }
+
+    // A lease on the anchor (nothing in the default arena): the arena cannot be reset or disposed
+    // until ExitAnchor. Throws ObjectDisposedException if a reset or dispose of it came first.
+    private void LeaseAnchor()
+    {
+        if (_anchor == default)
+        {
+            return;
+        }
+
+        try
+        {
+            AllocationLedger.EnterLease(_anchor, TypeName);
+        }
+        catch (ObjectDisposedException) when (!_anchor.IsValid)
+        {
+            ThrowHelper.ThrowWentWithArena(TypeName);
+        }
+    }
+
+    private void ExitAnchor()
+    {
+        if (_anchor != default)
+        {
+            AllocationLedger.ExitLease(_anchor);
+        }
+    }
+
+    // The writer, holding the arena's reset back for the write (see LeaseAnchor).
+    private void BeginWrite()
+    {
+        EnterWrite();
+        try
+        {
+            LeaseAnchor();
+        }
+        catch
+        {
+            ExitWrite();
+            throw;
+        }
+    }
+
+    private void EndWrite()
+    {
+        ExitAnchor();
+        ExitWrite();
     }
 
     /// <summary>Frees every block: every value handed out so far becomes invalid, and the store starts empty.</summary>
@@ -293,14 +400,14 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
     /// <exception cref="InvalidOperationException">A read scope is open, or another thread is writing to the store.</exception>
     public void Reset()
     {
-        EnterWrite();
+        BeginWrite();
         try
         {
             Close(dispose: false);
         }
         finally
         {
-            ExitWrite();
+            EndWrite();
         }
     }
 
@@ -341,7 +448,12 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
 
     // Closes one scope. Its token lets each scope close once, so the count is above zero here and no
     // reset or dispose (which need it at zero) can have set the other bits meanwhile.
-    internal void ExitRead() => Interlocked.Decrement(ref _state);
+    // The anchor's lease ends first: a dispose the closed count lets in frees the anchor.
+    internal void ExitRead()
+    {
+        ExitAnchor();
+        _ = Interlocked.Decrement(ref _state);
+    }
 
     private static int Utf8ByteCount(ReadOnlySpan<char> value)
     {
@@ -384,6 +496,18 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
             catch (ObjectDisposedException) when (!block.IsValid)
             {
                 // The reset of the arena the blocks were made in freed it already.
+            }
+        }
+
+        if (dispose && _anchor != default)
+        {
+            try
+            {
+                AllocationLedger.Free(_anchor, TypeName);
+            }
+            catch (ObjectDisposedException) when (!_anchor.IsValid)
+            {
+                // The arena's reset or dispose freed it already.
             }
         }
 
