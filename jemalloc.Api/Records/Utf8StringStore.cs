@@ -287,6 +287,12 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
                 ThrowHelper.ThrowObjectDisposed(TypeName);
             }
 
+            if (_anchor != default && !_anchor.IsValid)
+            {
+                // Before the count: a scope refused for a reset of the arena keeps no Dispose waiting.
+                ThrowHelper.ThrowWentWithArena(TypeName);
+            }
+
             if ((state & Closing) != 0)
             {
                 // A reset is freeing the blocks; afterwards the store is usable again.
