@@ -32,6 +32,14 @@ namespace jemalloc;
 /// a <see cref="FixedBuffer{T}"/> indexer.
 /// </para>
 /// <para>
+/// A store made with a <see cref="JemArena"/>'s options keeps one more allocation of a byte in that
+/// arena (<see cref="AllocationKind.StringStoreScopeAnchor"/>), which every open read scope and every
+/// write leases: while one is open the arena's <see cref="JemArena.Reset"/> and
+/// <see cref="JemArena.Dispose"/> throw <see cref="InvalidOperationException"/> and free nothing. Once
+/// the arena was reset or disposed, the store went with it: its values and members throw
+/// <see cref="ObjectDisposedException"/>, and only <see cref="Dispose"/> still works.
+/// </para>
+/// <para>
 /// A store that is never disposed keeps its blocks: the <see cref="AllocationLedger"/> lists them.
 /// </para>
 /// </remarks>
@@ -271,11 +279,12 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
 
     /// <summary>
     /// Opens a read scope: until it is disposed, <see cref="Reset"/> and <see cref="Dispose"/> throw
-    /// <see cref="InvalidOperationException"/>, so values can be read on this thread without racing them.
-    /// Use it as <c>using var scope = store.EnterRead();</c>.
+    /// <see cref="InvalidOperationException"/>, and so do the <see cref="JemArena.Reset"/> and
+    /// <see cref="JemArena.Dispose"/> of the arena the store was made in, so values can be read on this
+    /// thread without racing them. Use it as <c>using var scope = store.EnterRead();</c>.
     /// </summary>
-    /// <exception cref="ObjectDisposedException">The store was disposed.</exception>
-    /// <exception cref="InvalidOperationException">The store already has the most read scopes it counts, or the ledger is full.</exception>
+    /// <exception cref="ObjectDisposedException">The store was disposed, or the arena it was made in was reset or disposed.</exception>
+    /// <exception cref="InvalidOperationException">The store already has the most read scopes it counts (32,767 for a store in a <see cref="JemArena"/>), or the ledger is full.</exception>
     public StringStoreReadScope EnterRead()
     {
         var spin = default(SpinWait);
@@ -402,7 +411,7 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
     }
 
     /// <summary>Frees every block: every value handed out so far becomes invalid, and the store starts empty.</summary>
-    /// <exception cref="ObjectDisposedException">The store was disposed.</exception>
+    /// <exception cref="ObjectDisposedException">The store was disposed, or the arena it was made in was reset or disposed.</exception>
     /// <exception cref="InvalidOperationException">A read scope is open, or another thread is writing to the store.</exception>
     public void Reset()
     {
@@ -417,7 +426,7 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
         }
     }
 
-    /// <summary>Frees every block; every value handed out becomes invalid. Disposing again does nothing.</summary>
+    /// <summary>Frees every block; every value handed out becomes invalid. Disposing again does nothing; disposing a store whose arena was reset frees nothing twice.</summary>
     /// <exception cref="InvalidOperationException">A read scope is open, or another thread is writing to the store.</exception>
     public void Dispose()
     {
