@@ -349,12 +349,15 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
     {
         ThrowIfReentrant();
         BeginWrite();
+        Table? table = null;
         try
         {
+            // Leased as every write is: a reset of the table's arena is then reported as the index's.
+            table = LeaseForWrite();
             BeginChange();
             try
             {
-                _table!.Array.Fill(default);
+                table.Array.Fill(default);
                 Volatile.Write(ref _count, 0);
             }
             finally
@@ -364,7 +367,7 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
         }
         finally
         {
-            EndWrite();
+            EndWrite(table);
         }
     }
 

@@ -152,6 +152,17 @@ public sealed class RecordArenaResetTests : LeakCheckedTest
         _ = Assert.Throws<ObjectDisposedException>(IndexMember(index, member));
     }
 
+    [Fact]
+    public void After_the_arena_s_reset_Clear_throws_ObjectDisposedException_naming_the_index()
+    {
+        using var arena = new JemArena();
+        using var index = new NativeHashIndex<long>(100, arena.Options);
+        index.Add(1, 10);
+        arena.Reset();
+        ObjectDisposedException e = Assert.Throws<ObjectDisposedException>(index.Clear);
+        Assert.Equal("NativeHashIndex", e.ObjectName);
+    }
+
     [Theory]
     [MemberData(nameof(IndexMembers))]
     public void An_index_member_still_answers_while_the_index_grows_on_another_thread(string member)
