@@ -343,6 +343,17 @@ internal static class RecordScenarios
         Check.True(scopedReads > 0, "reads ran inside scopes", "no read ran inside a scope");
         Check.True(scopesRefused > 0, "scopes met reset stores", "no scope ever met a reset store: the race did not happen");
         Check.Equal(0L, arena.UsedBytes, "the arena is empty: every store was disposed after its reset");
+
+        // The arena's Dispose is held back the same way (in checked mode it takes its own path).
+        var last = new Utf8StringStore(Utf8StringStore.MinBlockSize, arena.Options);
+        StoredUtf8String kept = last.Add(text);
+        using (last.EnterRead())
+        {
+            Check.ThrowsExactly<InvalidOperationException>("the arena's Dispose with a read scope open", arena.Dispose);
+            Check.True(!arena.IsDisposed && kept.ToString() == text, "the refused Dispose freed nothing");
+        }
+
+        last.Dispose();
     }
 
     // int.MaxValue keys need a table of 2^32 entries of 16 bytes: more than the machine has, so an
