@@ -40,7 +40,7 @@ namespace jemalloc;
 /// <see cref="ObjectDisposedException"/>, and only <see cref="Dispose"/> still works.
 /// </para>
 /// <para>
-/// A store that is never disposed keeps its blocks: the <see cref="AllocationLedger"/> lists them.
+/// A store that is never disposed keeps its blocks (and, in an arena, its anchor): the <see cref="AllocationLedger"/> lists them.
 /// </para>
 /// </remarks>
 public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
