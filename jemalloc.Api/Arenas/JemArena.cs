@@ -252,7 +252,7 @@ public sealed unsafe class JemArena : IDisposable
     /// mode was off cannot be found one by one: while one may be live, the reset poisons the
     /// structures and resets the arena, whose next allocations may then reuse the memory.
     /// </remarks>
-    /// <exception cref="InvalidOperationException">A structure in the arena is acquired or leased (or in use by a native call), or a <see cref="JemMemoryPool"/> block in it is rented or pinned; nothing was reset.</exception>
+    /// <exception cref="InvalidOperationException">A structure in the arena is acquired or leased (or in use by a native call), a <see cref="JemMemoryPool"/> block in it is rented or pinned, or a <see cref="Utf8StringStore"/> in it has a read scope open (<see cref="Utf8StringStore.EnterRead"/>); nothing was reset.</exception>
     /// <exception cref="ObjectDisposedException">The arena has been destroyed.</exception>
     public void Reset()
     {
@@ -363,8 +363,9 @@ public sealed unsafe class JemArena : IDisposable
     /// arena destroyed at once, its structures only poisoned, as <see cref="Reset"/> then resets it.
     /// </remarks>
     /// <exception cref="InvalidOperationException">
-    /// A structure in the arena is acquired or leased, or a <see cref="JemMemoryPool"/> block in it is
-    /// rented or pinned (nothing was freed); or a thread still has the arena as
+    /// A structure in the arena is acquired or leased, a <see cref="JemMemoryPool"/> block in it is
+    /// rented or pinned, or a <see cref="Utf8StringStore"/> in it has a read scope open (nothing was
+    /// freed); or a thread still has the arena as
     /// its <c>thread.arena</c> (everything was freed, as by <see cref="Reset"/>, but the arena remains).
     /// </exception>
     public void Dispose()

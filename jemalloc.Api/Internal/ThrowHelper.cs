@@ -13,6 +13,11 @@ internal static partial class ThrowHelper
     [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
     internal static void ThrowObjectDisposed(string typeName) => throw Freed(typeName);
 
+    /// <summary>A structure whose memory went with its arena's reset or dispose (the structure itself was not disposed).</summary>
+    [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
+    internal static void ThrowWentWithArena(string typeName) =>
+        throw new ObjectDisposedException(typeName, $"This {typeName} was made in a JemArena that was reset or disposed since, which freed its memory: it can no longer be used (only disposed).");
+
     [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
     internal static void ThrowArgumentOutOfRange(string paramName, object? actualValue, string message) =>
         throw new ArgumentOutOfRangeException(paramName, actualValue, message);

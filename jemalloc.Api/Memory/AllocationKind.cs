@@ -26,4 +26,10 @@ public enum AllocationKind
 
     /// <summary>A block of a <c>JemMemoryPool</c>, rented or kept for the next rent.</summary>
     MemoryPoolBlock,
+
+    /// <summary>
+    /// The small allocation a <c>Utf8StringStore</c> made with a <c>JemArena</c>'s options keeps in that
+    /// arena: each open read scope leases it, so the arena cannot be reset or disposed under a reader.
+    /// </summary>
+    StringStoreScopeAnchor,
 }

@@ -80,25 +80,25 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
     }
 
     /// <summary>How many keys the index holds.</summary>
-    /// <exception cref="ObjectDisposedException">The index was disposed.</exception>
+    /// <exception cref="ObjectDisposedException">The index was disposed, or the arena its table is in was reset.</exception>
     public long Count
     {
         get
         {
-            _ = CurrentTable();
+            _ = LiveTable();
             return Volatile.Read(ref _count);
         }
     }
 
     /// <summary>How many slots the table has (it grows past three quarters full).</summary>
-    /// <exception cref="ObjectDisposedException">The index was disposed.</exception>
-    public long Capacity => CurrentTable().Length;
+    /// <exception cref="ObjectDisposedException">The index was disposed, or the arena its table is in was reset.</exception>
+    public long Capacity => LiveTable().Length;
 
     /// <summary>The native bytes of the table.</summary>
-    /// <exception cref="ObjectDisposedException">The index was disposed.</exception>
-    public long TableBytes => CurrentTable().Length * sizeof(HashIndexEntry<TKey>);
+    /// <exception cref="ObjectDisposedException">The index was disposed, or the arena its table is in was reset.</exception>
+    public long TableBytes => LiveTable().Length * sizeof(HashIndexEntry<TKey>);
 
-    /// <summary>Whether the index was disposed.</summary>
+    /// <summary>Whether the index was disposed. A reset of the arena its table is in does not dispose it (its members then throw <see cref="ObjectDisposedException"/>; <see cref="Dispose"/> still works).</summary>
     public bool IsDisposed => Volatile.Read(ref _disposed);
 
     /// <summary>The value of <paramref name="key"/>; setting it adds or replaces the key (<see cref="Set"/>).</summary>
@@ -176,7 +176,7 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
     {
         if (keys.IsEmpty)
         {
-            _ = CurrentTable();
+            _ = LiveTable();
             return 0;
         }
 
@@ -350,12 +350,15 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
     {
         ThrowIfReentrant();
         BeginWrite();
+        Table? table = null;
         try
         {
+            // Leased as every write is: a reset of the table's arena is then reported as the index's.
+            table = LeaseForWrite();
             BeginChange();
             try
             {
-                _table!.Array.Fill(default);
+                table.Array.Fill(default);
                 Volatile.Write(ref _count, 0);
             }
             finally
@@ -365,7 +368,7 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
         }
         finally
         {
-            EndWrite();
+            EndWrite(table);
         }
     }
 
@@ -649,6 +652,25 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
         }
 
         return table;
+    }
+
+    // The current table, checked live: a table freed while it is still current was freed by an arena
+    // reset (a growth swaps the new table in before it frees the old one, Dispose clears it first).
+    private Table LiveTable()
+    {
+        while (true)
+        {
+            Table table = CurrentTable();
+            if (table.Array.IsValid)
+            {
+                return table;
+            }
+
+            if (Volatile.Read(ref _table) == table)
+            {
+                ThrowHelper.ThrowWentWithArena(TypeName);
+            }
+        }
     }
 
     private bool TryLease(Table table)

@@ -33,7 +33,15 @@ namespace jemalloc;
 /// a <see cref="FixedBuffer{T}"/> indexer.
 /// </para>
 /// <para>
-/// A store that is never disposed keeps its blocks: the <see cref="AllocationLedger"/> lists them.
+/// A store made with a <see cref="JemArena"/>'s options keeps one more allocation of a byte in that
+/// arena (<see cref="AllocationKind.StringStoreScopeAnchor"/>), which every open read scope and every
+/// write leases: while one is open the arena's <see cref="JemArena.Reset"/> and
+/// <see cref="JemArena.Dispose"/> throw <see cref="InvalidOperationException"/> and free nothing. Once
+/// the arena was reset or disposed, the store went with it: its values and members throw
+/// <see cref="ObjectDisposedException"/>, and only <see cref="Dispose"/> still works.
+/// </para>
+/// <para>
+/// A store that is never disposed keeps its blocks (and, in an arena, its anchor): the <see cref="AllocationLedger"/> lists them.
 /// </para>
 /// </remarks>
 public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
@@ -60,6 +68,10 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
 
     private readonly int _blockSize;
     private readonly AllocationOptions _options;
+    // In a JemArena: a small allocation there that every read scope and every write leases, so the
+    // arena's reset or dispose refuses while one is open (one lease, whatever the number of blocks);
+    // once a reset freed it, the store is gone with its blocks. Default in the default arena.
+    private readonly AllocationHandle _anchor;
     private readonly List<FixedBuffer<byte>> _blocks = [];
     private readonly HashSet<AllocationHandle> _blockHandles = [];
     private FixedBuffer<byte> _current;
@@ -84,6 +96,10 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
     /// <param name="blockSize">Bytes per block, from <see cref="MinBlockSize"/> to <see cref="MaxBlockSize"/>.</param>
     /// <param name="options">Arena, alignment and huge-page choices for the blocks.</param>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="blockSize"/> is out of range.</exception>
+    /// <exception cref="ArgumentException">The options name a thread cache, arena or alignment that cannot be used.</exception>
+    /// <exception cref="ObjectDisposedException">The options name a destroyed <see cref="JemArena"/>.</exception>
+    /// <exception cref="ArenaBudgetExceededException">The options' arena has no room left in its budget for the store's read-scope anchor (a few bytes).</exception>
+    /// <exception cref="OutOfMemoryException">The read-scope anchor cannot be had.</exception>
     public Utf8StringStore(int blockSize, AllocationOptions options)
     {
         if (blockSize is < MinBlockSize or > MaxBlockSize)
@@ -93,29 +109,34 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
 
         _blockSize = blockSize;
         _options = options;
+        if (options.Flags.ArenaIndex is uint arena)
+        {
+            // The arena alone: no alignment or huge pages for an allocation of one byte.
+            _ = AllocationLedger.Allocate(1, options with { Flags = MallocxFlags.Arena(arena), HugePages = false }, AllocationKind.StringStoreScopeAnchor, ElementTypes.IdOf<byte>(), 0, null, out _anchor);
+        }
     }
 
     /// <summary>The bytes per block.</summary>
     public int BlockSize => _blockSize;
 
     /// <summary>How many strings were stored since the store was made or reset (replacements included).</summary>
-    /// <exception cref="ObjectDisposedException">The store was disposed.</exception>
+    /// <exception cref="ObjectDisposedException">The store was disposed, or the arena it was made in was reset or disposed.</exception>
     public long Count
     {
         get
         {
-            ThrowIfDisposed();
+            ThrowIfUnusable();
             return Volatile.Read(ref _count);
         }
     }
 
     /// <summary>The UTF-8 bytes of all strings stored (replaced ones included).</summary>
-    /// <exception cref="ObjectDisposedException">The store was disposed.</exception>
+    /// <exception cref="ObjectDisposedException">The store was disposed, or the arena it was made in was reset or disposed.</exception>
     public long UsedBytes
     {
         get
         {
-            ThrowIfDisposed();
+            ThrowIfUnusable();
             return Volatile.Read(ref _usedBytes);
         }
     }
@@ -124,15 +145,39 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
     /// The bytes of strings that <see cref="Replace"/> superseded, held until <see cref="Reset"/>: each
     /// string counted once, however many times it (or a copy of its value) is replaced.
     /// </summary>
-    public long AbandonedBytes => Volatile.Read(ref _abandonedBytes);
+    /// <exception cref="ObjectDisposedException">The store was disposed, or the arena it was made in was reset or disposed.</exception>
+    public long AbandonedBytes
+    {
+        get
+        {
+            ThrowIfUnusable();
+            return Volatile.Read(ref _abandonedBytes);
+        }
+    }
 
     /// <summary>The native bytes the blocks occupy.</summary>
-    public long ReservedBytes => Volatile.Read(ref _reservedBytes);
+    /// <exception cref="ObjectDisposedException">The store was disposed, or the arena it was made in was reset or disposed.</exception>
+    public long ReservedBytes
+    {
+        get
+        {
+            ThrowIfUnusable();
+            return Volatile.Read(ref _reservedBytes);
+        }
+    }
 
     /// <summary>How many blocks (ledger entries) the store holds.</summary>
-    public int BlockCount => _blocks.Count;
+    /// <exception cref="ObjectDisposedException">The store was disposed, or the arena it was made in was reset or disposed.</exception>
+    public int BlockCount
+    {
+        get
+        {
+            ThrowIfUnusable();
+            return _blocks.Count;
+        }
+    }
 
-    /// <summary>Whether the store was disposed.</summary>
+    /// <summary>Whether the store was disposed. A reset of the arena it was made in does not dispose it (its members then throw <see cref="ObjectDisposedException"/>; <see cref="Dispose"/> still works).</summary>
     public bool IsDisposed => (Volatile.Read(ref _state) & Disposed) != 0;
 
     /// <summary>Stores the UTF-8 encoding of <paramref name="value"/>.</summary>
@@ -155,14 +200,14 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
     public StoredUtf8String Add(ReadOnlySpan<char> value)
     {
         int byteCount = Utf8ByteCount(value);
-        EnterWrite();
+        BeginWrite();
         try
         {
             return Append(value, default, byteCount);
         }
         finally
         {
-            ExitWrite();
+            EndWrite();
         }
     }
 
@@ -178,14 +223,14 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
             ThrowHelper.ThrowArgument(nameof(utf8), $"A stored string is at most {MaxBlockSize} bytes; this one is {utf8.Length}.");
         }
 
-        EnterWrite();
+        BeginWrite();
         try
         {
             return Append(default, utf8, utf8.Length, fromChars: false);
         }
         finally
         {
-            ExitWrite();
+            EndWrite();
         }
     }
 
@@ -203,7 +248,7 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
     {
         ArgumentNullException.ThrowIfNull(value);
         int byteCount = Utf8ByteCount(value);
-        EnterWrite();
+        BeginWrite();
         try
         {
             // Checked as the writer: a reset by another thread between this check and the append
@@ -225,7 +270,7 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
         }
         finally
         {
-            ExitWrite();
+            EndWrite();
         }
     }
 
@@ -235,11 +280,12 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
 
     /// <summary>
     /// Opens a read scope: until it is disposed, <see cref="Reset"/> and <see cref="Dispose"/> throw
-    /// <see cref="InvalidOperationException"/>, so values can be read on this thread without racing them.
-    /// Use it as <c>using var scope = store.EnterRead();</c>.
+    /// <see cref="InvalidOperationException"/>, and so do the <see cref="JemArena.Reset"/> and
+    /// <see cref="JemArena.Dispose"/> of the arena the store was made in, so values can be read on this
+    /// thread without racing them. Use it as <c>using var scope = store.EnterRead();</c>.
     /// </summary>
-    /// <exception cref="ObjectDisposedException">The store was disposed.</exception>
-    /// <exception cref="InvalidOperationException">The store already has the most read scopes it counts, or the ledger is full.</exception>
+    /// <exception cref="ObjectDisposedException">The store was disposed, or the arena it was made in was reset or disposed.</exception>
+    /// <exception cref="InvalidOperationException">The store already has the most read scopes it counts (32,767 for a store in a <see cref="JemArena"/>), or the ledger is full.</exception>
     public StringStoreReadScope EnterRead()
     {
         var spin = default(SpinWait);
@@ -249,6 +295,12 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
             if ((state & Disposed) != 0)
             {
                 ThrowHelper.ThrowObjectDisposed(TypeName);
+            }
+
+            if (_anchor != default && !_anchor.IsValid)
+            {
+                // Before the count: a scope refused for a reset of the arena keeps no Dispose waiting.
+                ThrowHelper.ThrowWentWithArena(TypeName);
             }
 
             if ((state & Closing) != 0)
@@ -265,47 +317,117 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
 
             if (Interlocked.CompareExchange(ref _state, state + 1, state) == state)
             {
-                AllocationHandle token;
-                try
-                {
-                    token = AllocationLedger.TakeLeaseToken(_scopeTag);
-                }
-                catch
-                {
-                    ExitRead();
-                    throw;
-                }
-
-                return new StringStoreReadScope(this, token);
+                return OpenScope();
             }
         }
     }
 
-    private void ThrowIfDisposed()
+    // The rest of EnterRead once the scope is counted: the anchor's lease, which holds the arena's
+    // reset back (or throws if a reset came first), and the scope's token.
+    private StringStoreReadScope OpenScope()
+    {
+        try
+        {
+            LeaseAnchor();
+        }
+        catch
+        {
+            _ = Interlocked.Decrement(ref _state);
+            throw;
+        }
+
+        AllocationHandle token;
+        try
+        {
+            token = AllocationLedger.TakeLeaseToken(_scopeTag);
+        }
+        catch
+        {
+            ExitRead();
+            throw;
+        }
+
+        return new StringStoreReadScope(this, token);
+    }
+
+    private void ThrowIfUnusable()
     {
         if (IsDisposed)
         {
             ThrowHelper.ThrowObjectDisposed(TypeName);
         }
+
+        if (_anchor != default && !_anchor.IsValid)
+        {
+            ThrowHelper.ThrowWentWithArena(TypeName);
+        }
+    }
+
+    // A lease on the anchor (nothing in the default arena): the arena cannot be reset or disposed
+    // until ExitAnchor. Throws ObjectDisposedException if a reset or dispose of it came first.
+    private void LeaseAnchor()
+    {
+        if (_anchor == default)
+        {
+            return;
+        }
+
+        try
+        {
+            AllocationLedger.EnterLease(_anchor, TypeName);
+        }
+        catch (ObjectDisposedException) when (!_anchor.IsValid)
+        {
+            ThrowHelper.ThrowWentWithArena(TypeName);
+        }
+    }
+
+    private void ExitAnchor()
+    {
+        if (_anchor != default)
+        {
+            AllocationLedger.ExitLease(_anchor);
+        }
+    }
+
+    // The writer, holding the arena's reset back for the write (see LeaseAnchor).
+    private void BeginWrite()
+    {
+        EnterWrite();
+        try
+        {
+            LeaseAnchor();
+        }
+        catch
+        {
+            ExitWrite();
+            throw;
+        }
+    }
+
+    private void EndWrite()
+    {
+        ExitAnchor();
+        ExitWrite();
     }
 
     /// <summary>Frees every block: every value handed out so far becomes invalid, and the store starts empty.</summary>
-    /// <exception cref="ObjectDisposedException">The store was disposed.</exception>
+    /// <exception cref="ObjectDisposedException">The store was disposed, or the arena it was made in was reset or disposed.</exception>
     /// <exception cref="InvalidOperationException">A read scope is open, or another thread is writing to the store.</exception>
     public void Reset()
     {
-        EnterWrite();
+        BeginWrite();
         try
         {
             Close(dispose: false);
         }
         finally
         {
-            ExitWrite();
+            EndWrite();
         }
     }
 
-    /// <summary>Frees every block; every value handed out becomes invalid. Disposing again does nothing.</summary>
+    /// <summary>Frees every block; every value handed out becomes invalid. Disposing again does nothing; disposing a store whose arena was reset frees nothing twice.</summary>
     /// <exception cref="InvalidOperationException">A read scope is open, or another thread is writing to the store.</exception>
     public void Dispose()
     {
@@ -342,7 +464,12 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
 
     // Closes one scope. Its token lets each scope close once, so the count is above zero here and no
     // reset or dispose (which need it at zero) can have set the other bits meanwhile.
-    internal void ExitRead() => Interlocked.Decrement(ref _state);
+    // The anchor's lease ends first: a dispose the closed count lets in frees the anchor.
+    internal void ExitRead()
+    {
+        ExitAnchor();
+        _ = Interlocked.Decrement(ref _state);
+    }
 
     private static int Utf8ByteCount(ReadOnlySpan<char> value)
     {
@@ -385,6 +512,18 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
             catch (ObjectDisposedException) when (!block.IsValid)
             {
                 // The reset of the arena the blocks were made in freed it already.
+            }
+        }
+
+        if (dispose && _anchor != default)
+        {
+            try
+            {
+                AllocationLedger.Free(_anchor, TypeName);
+            }
+            catch (ObjectDisposedException) when (!_anchor.IsValid)
+            {
+                // The arena's reset or dispose freed it already.
             }
         }
 

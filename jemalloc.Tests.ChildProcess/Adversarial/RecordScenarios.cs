@@ -19,6 +19,7 @@ internal static class RecordScenarios
         all["records-index-readers-vs-writer"] = IndexReadersVsWriter;
         all["records-index-too-big"] = IndexTooBig;
         all["records-arena-reset"] = ArenaReset;
+        all["records-scope-vs-arena-reset"] = ScopeVsArenaReset;
     }
 
     // Each UTF-16 code unit takes up to three UTF-8 bytes: for a text longer than int.MaxValue / 3
@@ -265,6 +266,94 @@ internal static class RecordScenarios
         Check.True(!victims.ToArray().Any(v => v != 0x5A5A5A5A5A5A5A5AL), "the index's freed table was never written");
         Check.True(!storeVictims.ToArray().Any(v => v != 0x5A), "the store's freed block was never written");
         Check.NoThrow("store Dispose after an arena reset", store.Dispose);
+    }
+
+    private sealed record PublishedStore(Utf8StringStore Store, StoredUtf8String[] Values);
+
+    private static PublishedStore? s_published;
+
+    // A reader copies a store's strings inside an EnterRead scope while the owner resets the store's
+    // arena and fills it with 'Z' arrays (which land where the blocks were): the scope holds the reset
+    // back, so every read inside it sees the stored 'A's (never 'Z' nor checked mode's poison), and a
+    // scope opened after the reset throws ObjectDisposedException.
+    private static void ScopeVsArenaReset()
+    {
+        using var arena = new JemArena();
+        string text = new('A', 60);
+        long resets = 0, refused = 0, scopedReads = 0, scopesRefused = 0;
+        Check.RaceUntilMet("read scope vs arena reset", Budget,
+            () => Volatile.Read(ref refused) > 100 && Volatile.Read(ref scopedReads) > 1000 && Volatile.Read(ref scopesRefused) > 10, int.MaxValue,
+            i =>
+            {
+                var store = new Utf8StringStore(Utf8StringStore.MinBlockSize, arena.Options);
+                var values = new StoredUtf8String[40];
+                for (int v = 0; v < values.Length; v++)
+                {
+                    values[v] = store.Add(text);
+                }
+
+                Volatile.Write(ref s_published, new PublishedStore(store, values));
+                Thread.SpinWait(i % 500);
+                Interlocked.Add(ref refused, Check.UntilNotRefused(arena.Reset));
+                Interlocked.Increment(ref resets);
+                for (int k = 0; k < 8; k++)
+                {
+                    using SafeArray<byte> next = arena.CreateArray<byte>(Utf8StringStore.MinBlockSize);
+                    next.Fill((byte)'Z');
+                }
+
+                // A reader's EnterRead that the reset refuses counts itself for a moment: the
+                // dispose may be refused while it does, as beside any scope.
+                _ = Check.UntilNotRefused(store.Dispose);
+            },
+            i =>
+            {
+                PublishedStore? published = Volatile.Read(ref s_published);
+                if (published is null)
+                {
+                    return;
+                }
+
+                Span<byte> copy = stackalloc byte[64];
+                try
+                {
+                    using StringStoreReadScope scope = published.Store.EnterRead();
+                    for (int k = 0; k < 200; k++)
+                    {
+                        StoredUtf8String value = published.Values[k % published.Values.Length];
+                        value.CopyTo(copy);
+                        if (copy[..value.Length].ContainsAnyExcept((byte)'A'))
+                        {
+                            Check.Fail("reads inside a read scope while the arena is reset", $"iteration {i}: read 0x{copy[copy[..value.Length].IndexOfAnyExcept((byte)'A')]:X2} instead of 'A': the reset freed the block under the scope");
+                            return;
+                        }
+
+                        Interlocked.Increment(ref scopedReads);
+                    }
+                }
+                catch (ObjectDisposedException)
+                {
+                    // The reset came first: the scope was never opened.
+                    Interlocked.Increment(ref scopesRefused);
+                }
+            });
+        Volatile.Write(ref s_published, null);
+        Check.Info($"INFO resets={resets} refused-while-scoped={refused} scoped-reads={scopedReads} scopes-after-reset={scopesRefused}");
+        Check.True(refused > 0, "resets met open read scopes", "no reset was ever refused: the race did not happen");
+        Check.True(scopedReads > 0, "reads ran inside scopes", "no read ran inside a scope");
+        Check.True(scopesRefused > 0, "scopes met reset stores", "no scope ever met a reset store: the race did not happen");
+        Check.Equal(0L, arena.UsedBytes, "the arena is empty: every store was disposed after its reset");
+
+        // The arena's Dispose is held back the same way (in checked mode it takes its own path).
+        var last = new Utf8StringStore(Utf8StringStore.MinBlockSize, arena.Options);
+        StoredUtf8String kept = last.Add(text);
+        using (last.EnterRead())
+        {
+            Check.ThrowsExactly<InvalidOperationException>("the arena's Dispose with a read scope open", arena.Dispose);
+            Check.True(!arena.IsDisposed && kept.ToString() == text, "the refused Dispose freed nothing");
+        }
+
+        last.Dispose();
     }
 
     // int.MaxValue keys need a table of 2^32 entries of 16 bytes: more than the machine has, so an

@@ -29,6 +29,14 @@ public sealed class RecordTests
         AdversarialChild.AssertClean("records-arena-reset");
 
     [Fact]
+    public void Reads_inside_a_read_scope_never_see_the_arena_reset_under_them_the_reset_is_refused_while_it_is_open() =>
+        AdversarialChild.AssertClean("records-scope-vs-arena-reset");
+
+    [Fact]
+    public void In_checked_mode_reads_inside_a_read_scope_never_see_the_arena_reset_under_them() =>
+        AdversarialChild.AssertClean("records-scope-vs-arena-reset", checkedMode: true);
+
+    [Fact]
     public void An_index_too_big_for_the_machine_throws_OutOfMemoryException() =>
         AdversarialChild.AssertClean("records-index-too-big");
 }
