@@ -1,6 +1,7 @@
 using System.Text;
 using System.Text.Unicode;
 using jemalloc.Internal;
+using jemalloc.Memory;
 using jemalloc.Records;
 
 namespace jemalloc;
