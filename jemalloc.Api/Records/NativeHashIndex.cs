@@ -48,7 +48,8 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
     // overlapped is read again, halved each time, so a batch finishes under any rate of writes.
     private const int MaxChunk = 1024;
 
-    private readonly AllocationOptions _options;
+    // Null: the table asks HugePagePolicy at each size, as an array created without options does.
+    private readonly AllocationOptions? _options;
     private Table? _table;
     private long _count;
     // Odd while a write changes the table: readers retry until they see the same even number before and after.
@@ -56,10 +57,10 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
     private SingleWriterGuard _writer;
     private bool _disposed;
 
-    /// <summary>An empty index.</summary>
+    /// <summary>An empty index; its table takes huge pages from <see cref="HugePagePolicy.ThresholdBytes"/> on, as an array created without options does.</summary>
     /// <exception cref="OutOfMemoryException">The memory cannot be had.</exception>
     public NativeHashIndex()
-        : this(0, AllocationOptions.Default)
+        : this(0, null)
     {
     }
 
@@ -69,6 +70,11 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="expectedCount"/> is negative or too large.</exception>
     /// <exception cref="OutOfMemoryException">The memory cannot be had.</exception>
     public NativeHashIndex(long expectedCount, AllocationOptions options)
+        : this(expectedCount, (AllocationOptions?)options)
+    {
+    }
+
+    private NativeHashIndex(long expectedCount, AllocationOptions? options)
     {
         if (expectedCount is < 0 or > long.MaxValue / 64)
         {
@@ -764,9 +770,9 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
         public readonly HashIndexEntry<TKey>* Entries;
         public readonly long Length;
 
-        public Table(long length, AllocationOptions options)
+        public Table(long length, AllocationOptions? options)
         {
-            Array = new HugeArray<HashIndexEntry<TKey>>(length, options);
+            Array = options is { } given ? new HugeArray<HashIndexEntry<TKey>>(length, given) : new HugeArray<HashIndexEntry<TKey>>(length);
             Entries = (HashIndexEntry<TKey>*)Array.Pointer;
             Length = length;
         }

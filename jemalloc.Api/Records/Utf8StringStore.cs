@@ -68,7 +68,8 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
     private readonly int _scopeTag = NextScopeTag();
 
     private readonly int _blockSize;
-    private readonly AllocationOptions _options;
+    // Null: each block asks HugePagePolicy at its size, as an array created without options does.
+    private readonly AllocationOptions? _options;
     // In a JemArena: a small allocation there that every read scope and every write leases, so the
     // arena's reset or dispose refuses while one is open (one lease, whatever the number of blocks);
     // once a reset freed it, the store is gone with its blocks. Default in the default arena.
@@ -87,9 +88,9 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
     private int _state;
     private SingleWriterGuard _writer;
 
-    /// <summary>A store with blocks of <see cref="DefaultBlockSize"/> bytes in the default arena.</summary>
+    /// <summary>A store with blocks of <see cref="DefaultBlockSize"/> bytes in the default arena; a block takes huge pages from <see cref="HugePagePolicy.ThresholdBytes"/> on, as an array created without options does.</summary>
     public Utf8StringStore()
-        : this(DefaultBlockSize, AllocationOptions.Default)
+        : this(DefaultBlockSize, null)
     {
     }
 
@@ -102,6 +103,11 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
     /// <exception cref="ArenaBudgetExceededException">The options' arena has no room left in its budget for the store's read-scope anchor (a few bytes).</exception>
     /// <exception cref="OutOfMemoryException">The read-scope anchor cannot be had.</exception>
     public Utf8StringStore(int blockSize, AllocationOptions options)
+        : this(blockSize, (AllocationOptions?)options)
+    {
+    }
+
+    private Utf8StringStore(int blockSize, AllocationOptions? options)
     {
         if (blockSize is < MinBlockSize or > MaxBlockSize)
         {
@@ -110,10 +116,10 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
 
         _blockSize = blockSize;
         _options = options;
-        if (options.Flags.ArenaIndex is uint arena)
+        if (options is { Flags.ArenaIndex: uint arena } given)
         {
             // The arena alone: no alignment or huge pages for an allocation of one byte.
-            _ = AllocationLedger.Allocate(1, options with { Flags = MallocxFlags.Arena(arena), HugePages = false }, AllocationKind.StringStoreScopeAnchor, ElementTypes.IdOf<byte>(), 0, null, out _anchor);
+            _ = AllocationLedger.Allocate(1, given with { Flags = MallocxFlags.Arena(arena), HugePages = false }, AllocationKind.StringStoreScopeAnchor, ElementTypes.IdOf<byte>(), 0, null, out _anchor);
         }
     }
 
@@ -579,7 +585,7 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
     {
         // Not cleared: only written bytes are ever read (readers check values against the written
         // count), and a block's pages stay untouched (out of the resident set) until strings reach them.
-        var block = new FixedBuffer<byte>(size, _options, AllocationKind.StringStoreBlock, zero: false);
+        var block = new FixedBuffer<byte>(size, _options ?? HugePagePolicy.DefaultForSize((nuint)size), AllocationKind.StringStoreBlock, zero: false);
         try
         {
             // Under a lease: an arena reset may free a block made with the arena's options.

@@ -30,6 +30,28 @@ public sealed class HugePagePolicyTests
     }
 
     [Fact]
+    public void Record_structures_made_without_options_ask_the_policy_for_their_memory_as_arrays_do()
+    {
+        // Huge-page options align an allocation to a huge page; without them a large block is only
+        // page-aligned. Where the kernel offers none, the policy gives every size the default options.
+        long alignment = HugePageInfo.IsAvailable ? 2 * MiB : 1;
+        Assert.Equal(HugePageInfo.IsAvailable, HugePagePolicy.DefaultForSize((nuint)(4 * MiB)).HugePages);
+        using var index = new NativeHashIndex<long>();
+        for (long key = 0; index.TableBytes < 4 * MiB; key++)
+        {
+            index.Set(key, key);
+        }
+
+        AllocationInfo table = Assert.Single(AllocationLedger.Snapshot(), a => a.Kind == AllocationKind.HugeBuffer && a.Size == (nuint)index.TableBytes);
+        Assert.Equal(0, table.Address % alignment);
+
+        using var store = new Utf8StringStore();
+        store.Add(new string('x', (int)(3 * MiB)));
+        AllocationInfo block = Assert.Single(AllocationLedger.Snapshot(), a => a.Kind == AllocationKind.StringStoreBlock && a.Size >= (nuint)(3 * MiB));
+        Assert.Equal(0, block.Address % alignment);
+    }
+
+    [Fact]
     public void The_default_for_a_byte_size_follows_the_threshold_in_force()
     {
         bool offered = HugePageInfo.IsAvailable;
