@@ -30,7 +30,7 @@ internal struct SingleWriterGuard
 
         if (Interlocked.CompareExchange(ref _writing, 1, 0) != 0)
         {
-            ThrowHelper.ThrowInvalidOperation($"Another thread is writing to this {typeName}: it has one writer at a time.");
+            ThrowHelper.ThrowInvalidOperation($"Another thread holds this {typeName} as its one writer: a write, or an operation that must not see one run beside it (a NativeMemoryStream's ToArray, CopyTo or Read over a writer). Wait until it is done: it has one writer at a time.");
         }
 
         if (owner.IsDisposed)

@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
 using jemalloc.Internal;
 using jemalloc.Records;
 
@@ -152,7 +153,7 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
     /// <param name="keys">The keys to look up.</param>
     /// <param name="values">Receives the value of each key at the same position, or -1 for a key the index does not hold.</param>
     /// <returns>How many of the keys are present.</returns>
-    /// <exception cref="ArgumentException"><paramref name="values"/> is shorter than <paramref name="keys"/>.</exception>
+    /// <exception cref="ArgumentException"><paramref name="values"/> is shorter than <paramref name="keys"/>, or the two overlap in memory.</exception>
     /// <exception cref="ObjectDisposedException">The index was disposed, or the arena its table is in was reset.</exception>
     /// <exception cref="InvalidOperationException">Called from inside a key's Equals or GetHashCode that this index is running.</exception>
     public int TryGetValues(ReadOnlySpan<TKey> keys, Span<long> values)
@@ -160,6 +161,12 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
         if (values.Length < keys.Length)
         {
             ThrowHelper.ThrowArgument(nameof(values), $"The values span ({values.Length}) must be at least as long as the keys ({keys.Length}).");
+        }
+
+        // A chunk may be looked up again after a write: values written over keys would change the keys asked for.
+        if (MemoryMarshal.AsBytes(keys).Overlaps(MemoryMarshal.AsBytes((ReadOnlySpan<long>)values[..keys.Length])))
+        {
+            ThrowHelper.ThrowArgument(nameof(values), "The values span overlaps the keys: give the results their own memory.");
         }
 
         if (!KeysRunUserCode)

@@ -303,6 +303,26 @@ public sealed class NativeHashIndexTests : LeakCheckedTest
     }
 
     [Fact]
+    public void A_batch_lookup_whose_values_overlap_its_keys_is_refused_before_anything_is_written()
+    {
+        using var index = new NativeHashIndex<long>();
+        index.Add(1, 10);
+        index.Add(2, 20);
+        long[] both = [1, 2, 3, 4];
+        foreach ((int keyStart, int valueStart) in new[] { (0, 0), (0, 1), (1, 0), (1, 2) })
+        {
+            ArgumentException e = Assert.Throws<ArgumentException>(() => index.TryGetValues(both.AsSpan(keyStart, 2), both.AsSpan(valueStart, 2)));
+            Assert.Equal("values", e.ParamName);
+            Assert.Contains("overlaps the keys", e.Message, StringComparison.Ordinal);
+            Assert.Equal([1, 2, 3, 4], both);
+        }
+
+        // Neighbours that do not overlap are fine.
+        Assert.Equal(2, index.TryGetValues(both.AsSpan(0, 2), both.AsSpan(2, 2)));
+        Assert.Equal([1, 2, 10, 20], both);
+    }
+
+    [Fact]
     public void A_batch_lookup_of_colliding_keys_probes_like_a_single_one()
     {
         using var index = new NativeHashIndex<CollidingKey>();
