@@ -39,6 +39,9 @@ public abstract unsafe class HugeBuffer<T> : NativeBuffer<T>
     {
     }
 
+    /// <inheritdoc/>
+    private protected sealed override string TypeName => "HugeArray";
+
     /// <summary>Takes over a block the ledger records (see <see cref="NativeBufferWriterExtensions.DetachToHugeArray{T}"/>).</summary>
     // Options null: HugePagePolicy chooses them (see NativeBuffer).
     private protected HugeBuffer(long length, AllocationOptions? options)

@@ -1,4 +1,5 @@
 using jemalloc.HugePages;
+using jemalloc.Internal;
 
 namespace jemalloc;
 
@@ -13,7 +14,7 @@ public static unsafe partial class HugePageInfo
         where T : unmanaged, IEquatable<T>
     {
         ArgumentNullException.ThrowIfNull(buffer);
-        return QueryAllocation(buffer.Handle, buffer.GetType().Name);
+        return QueryAllocation(buffer.Handle, TypeNames.Of(buffer.GetType()));
     }
 
     /// <summary>Reports how a <see cref="SafeArray{T}"/> (or other <see cref="SafeBuffer{T}"/>) is backed.</summary>
@@ -23,7 +24,7 @@ public static unsafe partial class HugePageInfo
         where T : unmanaged, IEquatable<T>
     {
         ArgumentNullException.ThrowIfNull(buffer);
-        return QueryAllocation(buffer.Handle, buffer.GetType().Name);
+        return QueryAllocation(buffer.Handle, TypeNames.Of(buffer.GetType()));
     }
 
     // Acquired while its pages are read, as the buffer's own Acquire/Release would, so no thread can free it meanwhile.

@@ -88,7 +88,7 @@ public abstract unsafe class NativeBuffer<T> : SafeHandle, IEnumerable<T>, IAllo
     {
         if (length <= 0)
         {
-            ThrowHelper.ThrowArgumentOutOfRange(nameof(length), length, $"A {GetType().Name} must have at least one element.");
+            ThrowHelper.ThrowArgumentOutOfRange(nameof(length), length, $"A {TypeName} must have at least one element.");
         }
 
         nuint bytes = AllocationSize.Of<T>(length);
@@ -152,12 +152,12 @@ public abstract unsafe class NativeBuffer<T> : SafeHandle, IEnumerable<T>, IAllo
     /// </summary>
     /// <exception cref="ObjectDisposedException">The structure was disposed.</exception>
     /// <exception cref="InvalidOperationException">It is already acquired 32,767 times.</exception>
-    public void Acquire() => AllocationLedger.Acquire(_handle, GetType().Name);
+    public void Acquire() => AllocationLedger.Acquire(_handle, TypeName);
 
     /// <summary>Takes one from the structure's acquire count (never closes a lease).</summary>
     /// <exception cref="ObjectDisposedException">The structure was disposed.</exception>
     /// <exception cref="InvalidOperationException">It was released more times than acquired.</exception>
-    public void Release() => AllocationLedger.Release(_handle, GetType().Name);
+    public void Release() => AllocationLedger.Release(_handle, TypeName);
 
     /// <summary>Throws if the structure was disposed; otherwise does nothing.</summary>
     /// <exception cref="ObjectDisposedException">The structure was disposed.</exception>
@@ -197,7 +197,7 @@ public abstract unsafe class NativeBuffer<T> : SafeHandle, IEnumerable<T>, IAllo
     /// <exception cref="InvalidOperationException">The structure is leased or acquired (only when <paramref name="disposing"/>).</exception>
     protected override void Dispose(bool disposing)
     {
-        if (disposing && !IsClosed && AllocationLedger.Retire(_handle, GetType().Name))
+        if (disposing && !IsClosed && AllocationLedger.Retire(_handle, TypeName))
         {
             Volatile.Write(ref _accessibleLength, 0);
         }
@@ -218,7 +218,10 @@ public abstract unsafe class NativeBuffer<T> : SafeHandle, IEnumerable<T>, IAllo
 
     /// <summary>The failure of an indexer: a bad index on a live structure, or any index on a dead one.</summary>
     [DoesNotReturn]
-    private protected void ThrowIndexFailure(long index) => ThrowHelper.ThrowIndexFailure(index, _length, _handle, this);
+    private protected void ThrowIndexFailure(long index) => ThrowHelper.ThrowIndexFailure(index, _length, _handle, TypeName);
+
+    /// <summary>The structure's name in messages: "SafeArray", not the runtime's "SafeArray`1" (no allocation).</summary>
+    private protected abstract string TypeName { get; }
 
     /// <summary>Throws unless <c>[start, start + count)</c> is inside the structure; the count is a span's length, so <paramref name="paramName"/> is named either way.</summary>
     private protected void CheckRange(long start, int count, string paramName) =>
@@ -226,7 +229,7 @@ public abstract unsafe class NativeBuffer<T> : SafeHandle, IEnumerable<T>, IAllo
 
     private MemoryLease<T> BeginLease(bool withToken)
     {
-        string name = GetType().Name;
+        string name = TypeName;
         AllocationLedger.EnterLease(_handle, name);
         AllocationHandle token = default;
         if (withToken)

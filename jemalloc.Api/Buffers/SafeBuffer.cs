@@ -42,6 +42,9 @@ public abstract unsafe class SafeBuffer<T> : NativeBuffer<T>
     {
     }
 
+    /// <inheritdoc/>
+    private protected sealed override string TypeName => "SafeArray";
+
     /// <summary>Allocates <paramref name="length"/> elements, cleared only if <paramref name="zero"/> is set.</summary>
     // Options null: HugePagePolicy chooses them (see NativeBuffer).
     private protected SafeBuffer(int length, AllocationOptions? options, bool zero = true)

@@ -56,7 +56,7 @@ internal static partial class ThrowHelper
 
     /// <summary>The failure of an indexer's validity check in a class: the name is taken only here, off the hot path.</summary>
     [DoesNotReturn]
-    internal static void ThrowFreed(object owner) => throw Freed(owner.GetType().Name);
+    internal static void ThrowFreed(object owner) => throw Freed(TypeNames.Of(owner.GetType()));
 
     [MethodImpl(MethodImplOptions.NoInlining)]
     internal static ObjectDisposedException Freed(string typeName) =>

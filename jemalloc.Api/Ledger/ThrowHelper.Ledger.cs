@@ -55,7 +55,7 @@ internal static partial class ThrowHelper
     /// <summary>As <see cref="ThrowIndexFailure(long, long, AllocationHandle, string)"/> for a class.</summary>
     [DoesNotReturn]
     internal static void ThrowIndexFailure(long index, long length, AllocationHandle handle, object owner) =>
-        throw IndexFailure(index, length, handle, owner.GetType().Name);
+        throw IndexFailure(index, length, handle, TypeNames.Of(owner.GetType()));
 
     [MethodImpl(MethodImplOptions.NoInlining)]
     [SuppressMessage("Usage", "CA2201:Do not raise reserved exception types", Justification = "Same exception as T[] and Span<T> indexers.")]

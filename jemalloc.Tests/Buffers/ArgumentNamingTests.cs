@@ -107,4 +107,31 @@ public sealed class ArgumentNamingTests : LeakCheckedTest
         Assert.Equal("count", Assert.Throws<ArgumentOutOfRangeException>(() => ColumnScan.FindInRange(column, 50, 51, 0, 1, matches)).ParamName);
         Assert.Equal("count", Assert.Throws<ArgumentOutOfRangeException>(() => ColumnScan.FindInRange(column, 0, -1, 0, 1, matches)).ParamName);
     }
+
+    [Fact]
+    public void Messages_name_the_arrays_as_users_write_them_not_with_the_runtime_s_generic_arity()
+    {
+        var array = new SafeArray<int>(4);
+        array.Acquire();
+        InvalidOperationException inUse = Assert.Throws<InvalidOperationException>(array.Dispose);
+        Assert.Contains("This SafeArray cannot be disposed", inUse.Message, StringComparison.Ordinal);
+        array.Release();
+        using (MemoryLease<int> lease = array.Lease())
+        {
+            Assert.Contains("This SafeArray cannot be disposed", Assert.Throws<InvalidOperationException>(array.Dispose).Message, StringComparison.Ordinal);
+        }
+
+        array.Dispose();
+        Assert.Equal("SafeArray", Assert.Throws<ObjectDisposedException>(() => array[0]).ObjectName);
+        Assert.Equal("SafeArray", Assert.Throws<ObjectDisposedException>(array.Acquire).ObjectName);
+
+        using var live = new HugeArray<double>(4);
+        IndexOutOfRangeException outside = Assert.Throws<IndexOutOfRangeException>(() => live[4]);
+        Assert.DoesNotContain("`", outside.Message, StringComparison.Ordinal);
+        var huge = new HugeArray<double>(4);
+        huge.Dispose();
+        Assert.Equal("HugeArray", Assert.Throws<ObjectDisposedException>(() => huge.VectorSum()).ObjectName);
+        Assert.Equal("HugeArray", Assert.Throws<ObjectDisposedException>(() => huge[0]).ObjectName);
+        Assert.Equal("HugeArray", Assert.Throws<ObjectDisposedException>(() => huge.Fill(1)).ObjectName);
+    }
 }
