@@ -167,7 +167,9 @@ public sealed class RecordArenaResetTests : LeakCheckedTest
     [MemberData(nameof(IndexMembers))]
     public void An_index_member_still_answers_while_the_index_grows_on_another_thread(string member)
     {
-        // The members above tell a reset from a growth that freed the old table meanwhile.
+        // The members above tell a reset from a growth that freed the old table meanwhile. The writer
+        // waits for the reader's first read, and after each growth for one more, so the two meet
+        // even when the scheduler (qemu, a loaded machine) would run them one after the other.
         using var index = new NativeHashIndex<long>(0, AllocationOptions.Default);
         bool stop = false;
         long reads = 0;
@@ -180,7 +182,7 @@ public sealed class RecordArenaResetTests : LeakCheckedTest
                 while (!Volatile.Read(ref stop))
                 {
                     read();
-                    reads++;
+                    Interlocked.Increment(ref reads);
                 }
             }
             catch (Exception e)
@@ -189,16 +191,31 @@ public sealed class RecordArenaResetTests : LeakCheckedTest
             }
         });
         reader.Start();
+        Assert.True(ReadsPassed(0), $"the reader started (failure: {failure})");
+        int growthsMet = 0;
+        long tableBytes = index.TableBytes;
         for (long key = 0; key < 20_000 && reader.IsAlive; key++)
         {
             index.Add(key, key);
+            if (index.TableBytes != tableBytes)
+            {
+                tableBytes = index.TableBytes;
+                if (ReadsPassed(Interlocked.Read(ref reads)))
+                {
+                    growthsMet++;
+                }
+            }
         }
 
         Volatile.Write(ref stop, true);
         Assert.True(reader.Join(TimeSpan.FromSeconds(30)), "the reader finished");
         Assert.Null(failure);
-        Assert.True(reads > 0, "the reader ran");
+        Assert.True(growthsMet > 0, "the reader read between growths");
         Assert.Equal(20_000, index.Count);
+
+        bool ReadsPassed(long seen) =>
+            SpinWait.SpinUntil(() => Interlocked.Read(ref reads) > seen || failure is not null, TimeSpan.FromSeconds(10))
+            && failure is null;
     }
 
     private static T OnOtherThread<T>(Func<T> action)
