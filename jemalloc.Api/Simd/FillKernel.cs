@@ -9,6 +9,6 @@ internal enum FillKernel
     /// <summary>Non-temporal (streaming) stores.</summary>
     NonTemporal,
 
-    /// <summary>Not yet decided: a fill may measure both kernels on its slices (see <see cref="FillMeasurement"/>).</summary>
+    /// <summary>Not yet decided: a fill may be one that measures the kernels (see <see cref="FillMeasurement"/>).</summary>
     Undecided,
 }

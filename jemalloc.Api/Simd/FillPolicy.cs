@@ -19,9 +19,9 @@ namespace jemalloc;
 /// Automatic: writes smaller than the last-level cache (<see cref="LastLevelCacheBytes"/>, read from
 /// the OS) always use ordinary stores. Larger writes fall in one of three size bands, from the cache
 /// size C: [C, 4C), [4C, 16C) and 16C or more, since on some hosts streaming wins for blocks a few
-/// times the cache and loses for far larger ones. In each band, the first fills write alternate
-/// slices with each kernel and time them; once each kernel has enough slices, the best slice of
-/// each is compared, and streaming is chosen only if it is clearly faster, so noise never makes the
+/// times the cache and loses for far larger ones. In each band, the first fills are written by
+/// each kernel in turn and timed whole; once each kernel has written enough of them, the best fill
+/// of each is compared, and streaming is chosen only if it is clearly faster, so noise never makes the
 /// choice. Each band's choice is made once per process (<see cref="AutomaticChoices"/>) and costs
 /// later writes nothing. Until a band's choice is made, writes in it that do not measure (copies,
 /// clears, parallel fills) use ordinary stores.
@@ -55,11 +55,11 @@ public static class FillPolicy
     private const int DecidedOrdinary = 2;
     private const int DecidedNonTemporal = 3;
 
-    // DecideAutomaticChoices measures each band on a scratch block sized within it: these many
-    // eighths of the band's lower bound (twice it for the bounded bands, a little over it for the last,
-    // which has no upper bound and can be large), and never less than the measurement needs.
-    private const long MinimumScratchBytes = 64L << 20;
-    private const int MaximumScratchPasses = 16;
+    // DecideAutomaticChoices measures each band on fills a little (an eighth) larger than the band's
+    // smallest write: within the band, and as small as that allows, since every fill is written
+    // whole, many times. A few passes more than the measurement needs, in case the clock cannot
+    // time some (a decision is then forced from what there is).
+    private const int MaximumScratchPasses = (2 * FillMeasurement.SamplesNeeded) + 4;
 
     private static long s_threshold = Automatic;
     // Per band. A band's choice is boxed so that a reader never sees half of it; written before its state says it is decided.
@@ -133,16 +133,40 @@ public static class FillPolicy
 
     /// <summary>
     /// Makes the automatic choice of every size band no fill has made it for yet, by measuring both
-    /// kernels on a scratch block within each band (freed after), and returns the choices, smallest
-    /// band first. An application can call this at start-up to keep the measuring off its first big
-    /// fills; it needs a block of about twice 4 times the last-level cache for the middle band.
+    /// kernels on fills of a scratch block (freed after), and returns the choices, smallest band
+    /// first. An application can call this at start-up to keep the measuring off its first big fills.
+    /// The scratch block is a little larger than the last band's smallest write (18 times the
+    /// last-level cache), and each band's fills write all or part of it many times over.
     /// </summary>
-    /// <exception cref="OutOfMemoryException">A scratch block cannot be had.</exception>
-    public static IReadOnlyList<FillChoice> DecideAutomaticChoices()
+    /// <exception cref="OutOfMemoryException">The scratch block cannot be had.</exception>
+    public static unsafe IReadOnlyList<FillChoice> DecideAutomaticChoices()
     {
+        long scratchBytes = 0;
         for (int band = 0; band < BandCount; band++)
         {
-            DecideBand(band);
+            if (ChoiceOf(band) is null)
+            {
+                scratchBytes = ScratchBytes(band);
+            }
+        }
+
+        if (scratchBytes == 0)
+        {
+            return AutomaticChoices;
+        }
+
+        ulong* scratch = (ulong*)NativeMemory.Alloc((nuint)scratchBytes);
+        try
+        {
+            NativeMemory.Clear(scratch, (nuint)scratchBytes); // paged in once, before anything is timed
+            for (int band = 0; band < BandCount; band++)
+            {
+                DecideBand(band, scratch);
+            }
+        }
+        finally
+        {
+            NativeMemory.Free(scratch);
         }
 
         return AutomaticChoices;
@@ -303,7 +327,7 @@ public static class FillPolicy
         }
     }
 
-    private static ReadOnlySpan<int> ScratchEighths => [16, 16, 10];
+    private static long ScratchBytes(int band) => BandStartBytes(band) / 8 * 9;
 
     private static int[] NewStates()
     {
@@ -338,7 +362,9 @@ public static class FillPolicy
         return string.Join("; ", parts);
     }
 
-    private static unsafe void DecideBand(int band)
+    // Measures the band on the first ScratchBytes(band) bytes of the scratch block, in ulong elements
+    // (what the structures fill most), unless a fill has chosen for it or is measuring it meanwhile.
+    private static unsafe void DecideBand(int band, ulong* scratch)
     {
         SpinWait wait = default;
         while (true)
@@ -357,26 +383,20 @@ public static class FillPolicy
             wait.SpinOnce();
         }
 
-        long start = BandStartBytes(band);
-        long bytes = Math.Max(MinimumScratchBytes, start / 8 * ScratchEighths[band]);
-        bytes = Math.Min(bytes, BandEndBytes(band) - 1);
-        byte* scratch = null;
+        nuint count = (nuint)(ScratchBytes(band) / sizeof(ulong));
         bool decided = false;
         try
         {
-            scratch = (byte*)NativeMemory.Alloc((nuint)bytes);
-            NativeMemory.Clear(scratch, (nuint)bytes); // paged in before anything is timed
             FillMeasurement measurement = s_measurement[band];
             for (int pass = 0; pass < MaximumScratchPasses && measurement.Samples < FillMeasurement.SamplesNeeded; pass++)
             {
-                SimdKernels.FillMeasuring(scratch, (nuint)bytes, (byte)pass, measurement);
+                SimdKernels.FillMeasuring(scratch, count, (ulong)pass, measurement);
             }
 
             decided = true;
         }
         finally
         {
-            NativeMemory.Free(scratch);
             EndMeasuring(band, force: decided);
         }
     }

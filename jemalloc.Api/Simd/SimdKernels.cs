@@ -13,18 +13,13 @@ namespace jemalloc.Simd;
 /// </summary>
 internal static unsafe class SimdKernels
 {
-    // The measuring fill's slices: long enough that what one slice leaves to drain (dirty lines,
-    // queued streaming writes) is small beside it, short enough that a slice rarely meets a
-    // preemption and a big fill holds many. The part it times starts on a 2 MiB boundary.
-    internal const nuint SliceBytes = 4 * 1024 * 1024;
-    private const nuint SliceAlignment = 2 * 1024 * 1024;
-
     /// <summary>
     /// Sets every element of <paramref name="span"/> to <paramref name="value"/> with the kernel
     /// <see cref="FillPolicy"/> chose for the caller's whole structure (<see cref="FillPlanFor{T}"/>):
     /// <see cref="Span{T}.Fill"/>, or non-temporal stores where the CPU has them. While the automatic
-    /// choice of the structure's size band is not made, one thread at a time measures both kernels on
-    /// this span's slices (<see cref="FillMeasuring{T}"/>); the others use <see cref="Span{T}.Fill"/>.
+    /// choice of the structure's size band is not made, one thread at a time measures: its fill is
+    /// written and timed by one kernel or the other in turn (<see cref="FillMeasuring{T}"/>); the
+    /// others use <see cref="Span{T}.Fill"/>.
     /// The one fill kernel of every structure's <c>Fill</c>, <c>VectorFill</c>, <c>ParallelVectorFill</c>
     /// and create-with-value constructor.
     /// </summary>
@@ -77,48 +72,36 @@ internal static unsafe class SimdKernels
         where T : unmanaged => FillPolicy.PlanFor((nuint)length * (nuint)sizeof(T));
 
     /// <summary>
-    /// Fills <paramref name="count"/> elements at <paramref name="destination"/> in slices written
-    /// alternately by the ordinary and the streaming kernel, timing each into <paramref name="measurement"/>.
-    /// The first part (up to the last-level cache's size, at most half) is written ordinarily and not
-    /// timed: it leaves the cache full of written lines, as it is in the rest of any big fill. Pairs
-    /// of slices alternate which kernel goes first (AB BA BA AB ...), so neither always follows the
-    /// other; the pages of the timed part are faulted in before any slice is timed (a fresh block's
-    /// first fill would otherwise time the page faults, the same for both kernels, not the stores).
+    /// Fills <paramref name="count"/> elements at <paramref name="destination"/> with the kernel whose
+    /// turn it is (<see cref="FillMeasurement.TakeTurn"/>), and adds the fill's time to
+    /// <paramref name="measurement"/>. The whole fill is timed: a part of it smaller than the
+    /// last-level cache would time ordinary stores before their lines are written back, which a fill
+    /// larger than the cache cannot avoid. The pages are faulted in first, untimed: a fresh block's
+    /// first fill would otherwise time the page faults (the same for both kernels), not the stores.
     /// </summary>
-    internal static void FillMeasuring<T>(T* destination, nuint count, T value, FillMeasurement measurement, nuint sliceBytes = SliceBytes)
+    internal static void FillMeasuring<T>(T* destination, nuint count, T value, FillMeasurement measurement)
         where T : unmanaged
     {
-        nuint size = (nuint)sizeof(T);
-        byte* start = (byte*)destination;
-        nuint warmBytes = Math.Min((nuint)LastLevelCache.Bytes, count * size / 2);
-        nuint aligned = ((nuint)start + warmBytes + SliceAlignment - 1) & ~(SliceAlignment - 1);
-        nuint done = Math.Min(count, (aligned - (nuint)start + size - 1) / size);
-        OrdinaryFill(destination, done, value);
-
-        TouchPages(destination + done, count - done, value);
-        nuint slice = Math.Max(1, sliceBytes / size);
-        double tick = 1.0 / Stopwatch.Frequency;
-        for (nuint i = 0; count - done >= slice; i++, done += slice)
+        TouchPages(destination, count, value);
+        bool nonTemporal = measurement.TakeTurn();
+        long started = Stopwatch.GetTimestamp();
+        if (nonTemporal && NonTemporalFill.TryFill(destination, count, value))
         {
-            nuint round = i / 2;
-            bool nonTemporal = ((i ^ round ^ (round >> 1)) & 1) != 0;
-            long started = Stopwatch.GetTimestamp();
-            if (!nonTemporal || !NonTemporalFill.TryFill(destination + done, slice, value))
-            {
-                OrdinaryFill(destination + done, slice, value);
-            }
-
-            measurement.Add(nonTemporal, (long)(slice * size), (Stopwatch.GetTimestamp() - started) * tick);
+            measurement.Add(nonTemporal: true, (long)(count * (nuint)sizeof(T)), Stopwatch.GetElapsedTime(started).TotalSeconds);
+            return;
         }
 
-        OrdinaryFill(destination + done, count - done, value);
+        OrdinaryFill(destination, count, value);
+        if (!nonTemporal)
+        {
+            measurement.Add(nonTemporal: false, (long)(count * (nuint)sizeof(T)), Stopwatch.GetElapsedTime(started).TotalSeconds);
+        }
     }
 
-    // Writes the element at the start of each page of the part to be timed, first to last, before
-    // any slice is timed: a page not yet given to the process (a new block's) faults on its first
-    // write, which costs far more than the stores, and the kernel leaves the page it zeroed in the
-    // cache, where ordinary stores would find it. Touched in order, the pages the first slices
-    // write were zeroed longest ago and have left the cache. The slices write the same value over them.
+    // Writes the element at the start of each page, first to last, before the fill is timed: a page
+    // not yet given to the process (a new block's) faults on its first write, which costs far more
+    // than the stores. Touched in order, the pages the fill writes first were zeroed longest ago and
+    // have left the cache, as in any fill larger than it. The fill writes the same value over them.
     private static void TouchPages<T>(T* slice, nuint count, T value)
         where T : unmanaged
     {

@@ -41,12 +41,11 @@ public sealed unsafe class FillPolicyTests : LeakCheckedTest
             Assert.Empty(FillPolicy.AutomaticChoices);
             Assert.Null(FillPolicy.AutomaticChoiceFor(Cache - 1));
 
-            // A fill in the first band (from the cache size to 4 times it) measures, fill after fill
-            // (its untimed first part is the cache's size), until each kernel has its slices.
-            long length = (4 * Cache / sizeof(ulong)) - 1;
-            using var array = new HugeArray<ulong>(length);
+            // Fills in the first band (from the cache size to 4 times it) measure, one kernel each in
+            // turn, until each kernel has written its fills.
+            using var array = new HugeArray<ulong>(BigLength);
             int fills = 0;
-            while (FillPolicy.AutomaticChoiceFor(Cache) is null && fills < 8)
+            while (FillPolicy.AutomaticChoiceFor(Cache) is null && fills < (2 * FillMeasurement.SamplesNeeded) + 2)
             {
                 array.Fill(Value + (ulong)fills);
                 AssertHolds(array, Value + (ulong)fills);
@@ -377,15 +376,15 @@ public sealed unsafe class FillPolicyTests : LeakCheckedTest
         }
     }
 
-    // One band's measurement fed slices at the given true speeds, alternating kernels, until it decides.
+    // One band's measurement fed fills at the given true speeds, alternating kernels, until it decides.
     private static void Feed(int band, double ordinaryBytesPerSecond, double streamingBytesPerSecond)
     {
-        const long SliceBytes = 4 << 20;
+        const long FillBytes = 80_000_000;
         Assert.True(FillPolicy.TryBeginMeasuring(band), $"band {band} is being measured or has chosen");
         for (int i = 0; i < FillMeasurement.SamplesNeeded; i++)
         {
-            FillPolicy.Measurement(band).Add(nonTemporal: false, SliceBytes, SliceBytes / ordinaryBytesPerSecond);
-            FillPolicy.Measurement(band).Add(nonTemporal: true, SliceBytes, SliceBytes / streamingBytesPerSecond);
+            FillPolicy.Measurement(band).Add(nonTemporal: false, FillBytes, FillBytes / ordinaryBytesPerSecond);
+            FillPolicy.Measurement(band).Add(nonTemporal: true, FillBytes, FillBytes / streamingBytesPerSecond);
         }
 
         FillPolicy.EndMeasuring(band);
