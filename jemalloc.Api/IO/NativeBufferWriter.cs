@@ -844,7 +844,7 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
     private void BeginWrite()
     {
         ThrowIfDisposed();
-        _guard.Enter(this, TypeName);
+        _guard.Enter(this, TypeName, "a write, or a NativeMemoryStream's ToArray, CopyTo or Read over this writer");
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]

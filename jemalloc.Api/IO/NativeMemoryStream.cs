@@ -812,7 +812,7 @@ public sealed class NativeMemoryStream : Stream, IWriterGuarded
     }
 
     /// <summary>Enters as the one thread using the stream; <see cref="InvalidOperationException"/> if another thread is in.</summary>
-    private void Enter() => _guard.Enter(this, nameof(NativeMemoryStream));
+    private void Enter() => _guard.Enter(this, nameof(NativeMemoryStream), "a write, or a ToArray, CopyTo or Read, which must not see a write run beside them");
 
     private MemoryLease<byte> BeginOperation() => _writer is null ? _array!.BeginOperation() : _writer.BeginOperation();
 

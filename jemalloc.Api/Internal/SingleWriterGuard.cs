@@ -18,10 +18,11 @@ internal struct SingleWriterGuard
     /// Enters as the writer of <paramref name="owner"/>: throws <see cref="ObjectDisposedException"/>
     /// if it is disposed (checked before and after entering, so a dispose that finished meanwhile is
     /// seen) and <see cref="InvalidOperationException"/> if another thread is writing.
+    /// <paramref name="heldBy"/> says what holds the owner as its writer, for that exception's message.
     /// </summary>
     /// <exception cref="ObjectDisposedException">The owner was disposed.</exception>
     /// <exception cref="InvalidOperationException">Another thread is writing.</exception>
-    public void Enter(IWriterGuarded owner, string typeName)
+    public void Enter(IWriterGuarded owner, string typeName, string heldBy = "a write")
     {
         if (owner.IsDisposed)
         {
@@ -30,7 +31,7 @@ internal struct SingleWriterGuard
 
         if (Interlocked.CompareExchange(ref _writing, 1, 0) != 0)
         {
-            ThrowHelper.ThrowInvalidOperation($"Another thread holds this {typeName} as its one writer: a write, or an operation that must not see one run beside it (a NativeMemoryStream's ToArray, CopyTo or Read over a writer). Wait until it is done: it has one writer at a time.");
+            ThrowHelper.ThrowInvalidOperation($"Another thread holds this {typeName} as its one writer: {heldBy}. Wait until it is done: it has one writer at a time.");
         }
 
         if (owner.IsDisposed)

@@ -1,3 +1,4 @@
+using System.Runtime.InteropServices;
 using jemalloc.Simd;
 
 namespace jemalloc.Memory;
@@ -27,6 +28,19 @@ internal static unsafe partial class ZeroFill
 
     /// <summary>Leaves <paramref name="size"/> bytes at <paramref name="address"/> reading as zero.</summary>
     internal static void ClearUnlessKnownZero(void* address, nuint size)
+    {
+        if (size < NonTemporalFill.MinimumBytes)
+        {
+            // Below the streaming floor every fill policy clears with ordinary stores: a small
+            // block (a FixedBuffer's, most often) need not ask which.
+            NativeMemory.Clear(address, size);
+            return;
+        }
+
+        ClearLarge(address, size);
+    }
+
+    private static void ClearLarge(void* address, nuint size)
     {
         // What is cleared is written with the stores FillPolicy chose for a write of the whole block's size.
         FillKernel kernel = FillPolicy.KernelFor(size, mayMeasure: false);

@@ -1,3 +1,4 @@
+using System.Diagnostics.CodeAnalysis;
 using System.Globalization;
 using System.Text;
 using jemalloc.Ledger;
@@ -25,10 +26,11 @@ public static class JemSettings
     /// <exception cref="ArgumentNullException">The value set is null.</exception>
     /// <exception cref="ArgumentException">The value set is not a list of <c>key:value</c> pairs, or sets <c>abort</c>/<c>abort_conf</c>.</exception>
     /// <exception cref="InvalidOperationException">Set after the library loaded.</exception>
+    [DisallowNull]
     public static string? NativeConfiguration
     {
         get => Jem.RequestedConfiguration;
-        set => Jem.Init(value!);
+        set => Jem.Init(value);
     }
 
     /// <summary>The size from which arrays, writer blocks and pool blocks created without options ask for huge pages: <see cref="HugePagePolicy.ThresholdBytes"/>.</summary>

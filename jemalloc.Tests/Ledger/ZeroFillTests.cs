@@ -16,6 +16,8 @@ public sealed class ZeroFillTests : LeakCheckedTest
     {
         { 100, false },
         { 5000, false },
+        { (64 << 10) - 1, false }, // the last size cleared without asking the fill policy
+        { 64 << 10, false },
         { 4 << 20, false },
         { 4 << 20, true },
         { (4 << 20) + 12_345, true },

@@ -21,6 +21,22 @@ public class SingleWriterGuardTests
     }
 
     [Fact]
+    public void The_refusal_says_what_holds_the_owner_as_the_caller_told_it()
+    {
+        var owner = new Owner();
+        var guard = default(SingleWriterGuard);
+        guard.Enter(owner, "Thing");
+        InvalidOperationException plain = Assert.Throws<InvalidOperationException>(() => EnterCopy(ref guard, owner));
+        Assert.Contains("one writer: a write.", plain.Message, StringComparison.Ordinal);
+        Assert.DoesNotContain("NativeMemoryStream", plain.Message, StringComparison.Ordinal);
+
+        var told = guard;
+        InvalidOperationException e = Assert.Throws<InvalidOperationException>(() => told.Enter(owner, "Thing", "a write, or a reading pass"));
+        Assert.Contains("one writer: a write, or a reading pass.", e.Message, StringComparison.Ordinal);
+        guard.Exit();
+    }
+
+    [Fact]
     public void A_disposed_owner_refuses_a_writer_and_leaves_the_guard_free()
     {
         var owner = new Owner { IsDisposed = true };

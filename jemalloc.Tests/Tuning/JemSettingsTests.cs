@@ -54,7 +54,7 @@ public sealed class JemSettingsTests
         // jemalloc is loaded by the tests around this one: its options can no longer change.
         _ = Jem.ArenaCount;
         Assert.Throws<InvalidOperationException>(() => JemSettings.NativeConfiguration = "narenas:2");
-        Assert.Throws<ArgumentNullException>(() => JemSettings.NativeConfiguration = null);
+        Assert.Throws<ArgumentNullException>(() => JemSettings.NativeConfiguration = null!); // refused at compile time too ([DisallowNull])
         Assert.Throws<ArgumentException>(() => JemSettings.NativeConfiguration = "abort:true");
     }
 
