@@ -2,14 +2,14 @@ namespace jemalloc.Ledger;
 
 /// <summary>
 /// One thread's free ledger slots, so that creating and freeing a structure take and give back a
-/// slot with no atomic instruction: the shared free stack of <see cref="SlotTable"/> is touched once
+/// slot with no atomic instruction: the shared store of <see cref="SlotTable"/> is touched once
 /// per <see cref="Batch"/> slots. A thread's cache dies with the thread (it is only referenced from
-/// the thread's static), and its finalizer gives the slots it held back to the shared stack, so
+/// the thread's static), and its finalizer gives the slots it held back to the shared store, so
 /// threads that start, allocate and exit do not strand slots.
 /// </summary>
 internal sealed class SlotCache
 {
-    /// <summary>How many slots move between a cache and the shared stack at once.</summary>
+    /// <summary>How many slots move between a cache and the shared store at once.</summary>
     internal const int Batch = 32;
 
     /// <summary>The most slots a cache holds: a full cache gives a batch back before it takes one more.</summary>
@@ -17,13 +17,15 @@ internal sealed class SlotCache
 
     private readonly int[] _slots = new int[Capacity];
     private int _count;
+    // The batch this cache emptied last, filled again when it gives slots back.
+    private SlotBatch? _spare;
 
-    /// <summary>Gives the slots of an exited thread back to the shared stack.</summary>
+    /// <summary>Gives the slots of an exited thread back to the shared store.</summary>
     ~SlotCache()
     {
         if (_count > 0)
         {
-            SlotTable.GiveBack(_slots.AsSpan(0, _count));
+            SlotTable.GiveBack(_slots.AsSpan(0, _count), ref _spare);
             _count = 0;
         }
     }
@@ -59,10 +61,10 @@ internal sealed class SlotCache
         return false;
     }
 
-    /// <summary>Takes up to a batch of slots from the shared stack, or new ones from the table; <see langword="false"/> if neither had any.</summary>
+    /// <summary>Takes up to a batch of slots from the shared store, or new ones from the table; <see langword="false"/> if neither had any.</summary>
     internal bool Refill()
     {
-        int taken = SlotTable.TakeShared(_slots.AsSpan(_count, Batch));
+        int taken = SlotTable.TakeShared(_slots.AsSpan(_count, Batch), ref _spare);
         if (taken == 0)
         {
             taken = SlotTable.TakeNew(_slots.AsSpan(_count, Batch));
@@ -72,10 +74,10 @@ internal sealed class SlotCache
         return taken > 0;
     }
 
-    /// <summary>Gives the oldest batch of a full cache back to the shared stack.</summary>
+    /// <summary>Gives the oldest batch of a full cache back to the shared store.</summary>
     internal void Drain()
     {
-        SlotTable.GiveBack(_slots.AsSpan(0, Batch));
+        SlotTable.GiveBack(_slots.AsSpan(0, Batch), ref _spare);
         _slots.AsSpan(Batch, _count - Batch).CopyTo(_slots);
         _count -= Batch;
     }

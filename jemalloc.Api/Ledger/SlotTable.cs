@@ -27,9 +27,13 @@ internal static unsafe class SlotTable
     private static readonly Lock GrowLock = new();
     private static int s_committed;
     private static int s_handedOut;
-    // Free-slot stack shared by the threads' caches: low 32 bits = slot + 1 (0 = empty), high 32
-    // bits = a tag against ABA.
-    private static long s_freeHead;
+    // Free slots shared by the threads' caches, whole batches at a time under one short lock. A
+    // batch is contiguous: linked through the slots' own records instead, taking a batch was a chain
+    // of dependent loads of lines another core had just written, which two threads paid on every refill.
+    private static readonly Lock SharedLock = new();
+    private static SlotBatch[] s_shared = new SlotBatch[64];
+    private static int s_sharedBatches;
+    private static int s_sharedSlots;
 
     // This thread's free slots: most creates and frees take and return a slot here, with no atomic.
     [ThreadStatic]
@@ -63,7 +67,7 @@ internal static unsafe class SlotTable
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal static ref ColdSlot ColdOf(int slot) => ref Cold[(uint)slot];
 
-    /// <summary>A free slot: from this thread's <see cref="SlotCache"/>, which refills a batch at a time from the shared free stack or with new slots.</summary>
+    /// <summary>A free slot: from this thread's <see cref="SlotCache"/>, which refills a batch at a time from the shared store or with new slots.</summary>
     /// <exception cref="OutOfMemoryException">The OS refused to commit more of the table.</exception>
     /// <exception cref="InvalidOperationException">The table is full.</exception>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -94,35 +98,33 @@ internal static unsafe class SlotTable
     }
 
     /// <summary>
-    /// Pops up to <paramref name="destination"/>'s length of slots off the shared free stack with one
-    /// compare-and-swap; returns how many.
+    /// Takes the most recently given back batch from the shared store into <paramref name="destination"/>
+    /// (at least <see cref="SlotCache.Batch"/> long); returns how many slots it held, 0 when the store
+    /// is empty. The emptied batch becomes the caller's <paramref name="spare"/> if it has none.
     /// </summary>
-    internal static int TakeShared(Span<int> destination)
+    internal static int TakeShared(Span<int> destination, ref SlotBatch? spare)
     {
-        while (true)
+        SlotBatch? batch = null;
+        lock (SharedLock)
         {
-            long head = Volatile.Read(ref s_freeHead);
-            int top = (int)head;
-            int count = 0;
-            // Every push and pop bumps the head's tag, so the exchange below fails if any link read
-            // here changed meanwhile; a link read while it changes is still some slot's number + 1.
-            while (top != 0 && count < destination.Length)
+            if (s_sharedBatches > 0)
             {
-                destination[count++] = top - 1;
-                top = Volatile.Read(ref Cold[top - 1].NextFree);
-            }
-
-            if (count == 0)
-            {
-                return 0;
-            }
-
-            long newHead = ((head >>> 32) + 1) << 32 | (uint)top;
-            if (Interlocked.CompareExchange(ref s_freeHead, newHead, head) == head)
-            {
-                return count;
+                batch = s_shared[--s_sharedBatches];
+                s_shared[s_sharedBatches] = null!;
+                s_sharedSlots -= batch.Count;
             }
         }
+
+        if (batch is null)
+        {
+            return 0;
+        }
+
+        int count = batch.Count;
+        batch.Slots.AsSpan(0, count).CopyTo(destination);
+        batch.Count = 0;
+        spare ??= batch;
+        return count;
     }
 
     /// <summary>Hands out never-used slots, a batch with one atomic add; returns how many (fewer only at the end of the table, 0 when it is full).</summary>
@@ -167,42 +169,41 @@ internal static unsafe class SlotTable
         return count;
     }
 
-    /// <summary>Pushes free slots (a cache's batch, or an exited thread's whole cache) onto the shared stack with one compare-and-swap.</summary>
-    internal static void GiveBack(ReadOnlySpan<int> slots)
+    /// <summary>
+    /// Gives free slots (a cache's batch, or an exited thread's whole cache) to the shared store, in
+    /// batches of at most <see cref="SlotCache.Batch"/>; the first goes in the caller's
+    /// <paramref name="spare"/> batch, if it has one, which it then no longer has.
+    /// </summary>
+    internal static void GiveBack(ReadOnlySpan<int> slots, ref SlotBatch? spare)
     {
-        if (slots.IsEmpty)
+        while (!slots.IsEmpty)
         {
-            return;
-        }
-
-        for (int i = 0; i < slots.Length - 1; i++)
-        {
-            Cold[slots[i]].NextFree = slots[i + 1] + 1;
-        }
-
-        ref ColdSlot last = ref Cold[slots[^1]];
-        while (true)
-        {
-            long head = Volatile.Read(ref s_freeHead);
-            last.NextFree = (int)head;
-            long newHead = ((head >>> 32) + 1) << 32 | (uint)(slots[0] + 1);
-            if (Interlocked.CompareExchange(ref s_freeHead, newHead, head) == head)
+            SlotBatch batch = spare ?? new SlotBatch();
+            spare = null;
+            int count = Math.Min(slots.Length, batch.Slots.Length);
+            slots[..count].CopyTo(batch.Slots);
+            batch.Count = count;
+            slots = slots[count..];
+            lock (SharedLock)
             {
-                return;
+                if (s_sharedBatches == s_shared.Length)
+                {
+                    Array.Resize(ref s_shared, s_shared.Length * 2);
+                }
+
+                s_shared[s_sharedBatches++] = batch;
+                s_sharedSlots += count;
             }
         }
     }
 
-    /// <summary>How many slots are on the shared free stack: exact only while no thread takes or gives back slots (for diagnostics and tests).</summary>
+    /// <summary>How many slots the shared store holds: exact only while no thread takes or gives back slots (for diagnostics and tests).</summary>
     internal static int CountShared()
     {
-        int count = 0;
-        for (int top = (int)Volatile.Read(ref s_freeHead); top != 0 && count <= Capacity; top = Cold[top - 1].NextFree)
+        lock (SharedLock)
         {
-            count++;
+            return s_sharedSlots;
         }
-
-        return count;
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
@@ -271,9 +272,6 @@ internal struct ColdSlot
 {
     /// <summary>The <c>mallocx</c> flags to free the memory with (alignment, arena; no explicit thread cache).</summary>
     public int Flags;
-
-    /// <summary>While free: the next free slot + 1 (0 = none).</summary>
-    public int NextFree;
 
     /// <summary>The element type's number in <see cref="ElementTypes"/>, 0 for none.</summary>
     public int ElementType;

@@ -5,7 +5,7 @@ namespace jemalloc.Tests.Ledger;
 
 /// <summary>
 /// Each thread takes and gives back ledger slots through its own cache, a batch at a time from the
-/// shared free stack. The slots a thread's cache holds when the thread exits must come back, or
+/// shared store. The slots a thread's cache holds when the thread exits must come back, or
 /// threads that come and go would grow the slot table without bound.
 /// </summary>
 [Collection(LeakChecked.Name)]
@@ -23,8 +23,8 @@ public sealed class SlotCacheTests : LeakCheckedTest
     public void A_slot_freed_on_another_thread_is_reused_and_every_stale_handle_stays_invalid() =>
         WithoutCheckedMode(AssertSlotsFlowFromTheFreeingThreadToTheAllocatingOne);
 
-    // Checked mode's quarantine holds freed slots back (neither in use, cached nor on the shared
-    // stack, and not reused): these tests count slots, so they run with it off, and restore it.
+    // Checked mode's quarantine holds freed slots back (neither in use, cached nor in the shared
+    // store, and not reused): these tests count slots, so they run with it off, and restore it.
     private static void WithoutCheckedMode(Action test)
     {
         bool wasChecked = AllocationLedger.CheckedMode;
@@ -41,7 +41,7 @@ public sealed class SlotCacheTests : LeakCheckedTest
 
     private static void AssertExitedThreadsStrandNoSlots()
     {
-        // Slots neither on the shared free stack nor in use: the ones thread caches hold.
+        // Slots neither in the shared store nor in use: the ones thread caches hold.
         static int HeldByCaches() => SlotTable.HandedOut - SlotTable.CountShared() - (int)AllocationLedger.LiveCount;
 
         CollectAndFinalize();
@@ -93,7 +93,7 @@ public sealed class SlotCacheTests : LeakCheckedTest
         int after = HeldByCaches();
         Assert.Equal(Rounds * ThreadsPerRound, ran);
         // Each exited thread's cache held at least a batch of free slots; they must all be back on
-        // the shared stack. Only live threads' caches (this one, the finalizer's) may hold more now.
+        // the shared store. Only live threads' caches (this one, the finalizer's) may hold more now.
         int stranded = after - before;
         Assert.True(stranded <= 2 * SlotCache.Capacity, $"{stranded:N0} slots are held by caches after {ran} threads exited (table grew by {SlotTable.HandedOut - handedOutBefore:N0}).");
         Assert.True(SlotTable.HandedOut - handedOutBefore <= 2 * SlotCache.Capacity + BuffersPerThread * ThreadsPerRound, $"The slot table grew by {SlotTable.HandedOut - handedOutBefore:N0} slots.");
@@ -102,7 +102,7 @@ public sealed class SlotCacheTests : LeakCheckedTest
     private static void AssertSlotsFlowFromTheFreeingThreadToTheAllocatingOne()
     {
         // A producer allocates, a consumer frees: slots flow from one cache to the other through the
-        // shared stack, and a handle of each freed buffer stays invalid whichever allocation reuses its slot.
+        // shared store, and a handle of each freed buffer stays invalid whichever allocation reuses its slot.
         const int Count = 5_000;
         var handed = new System.Collections.Concurrent.BlockingCollection<FixedBuffer<int>>(boundedCapacity: 256);
         var freed = new System.Collections.Concurrent.ConcurrentQueue<AllocationHandle>();
