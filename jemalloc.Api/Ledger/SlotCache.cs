@@ -17,15 +17,13 @@ internal sealed class SlotCache
 
     private readonly int[] _slots = new int[Capacity];
     private int _count;
-    // The batch this cache emptied last, filled again when it gives slots back.
-    private SlotBatch? _spare;
 
     /// <summary>Gives the slots of an exited thread back to the shared store.</summary>
     ~SlotCache()
     {
         if (_count > 0)
         {
-            SlotTable.GiveBack(_slots.AsSpan(0, _count), ref _spare);
+            SlotTable.GiveBack(_slots.AsSpan(0, _count));
             _count = 0;
         }
     }
@@ -64,7 +62,7 @@ internal sealed class SlotCache
     /// <summary>Takes up to a batch of slots from the shared store, or new ones from the table; <see langword="false"/> if neither had any.</summary>
     internal bool Refill()
     {
-        int taken = SlotTable.TakeShared(_slots.AsSpan(_count, Batch), ref _spare);
+        int taken = SlotTable.TakeShared(_slots.AsSpan(_count, Batch));
         if (taken == 0)
         {
             taken = SlotTable.TakeNew(_slots.AsSpan(_count, Batch));
@@ -77,7 +75,7 @@ internal sealed class SlotCache
     /// <summary>Gives the oldest batch of a full cache back to the shared store.</summary>
     internal void Drain()
     {
-        SlotTable.GiveBack(_slots.AsSpan(0, Batch), ref _spare);
+        SlotTable.GiveBack(_slots.AsSpan(0, Batch));
         _slots.AsSpan(Batch, _count - Batch).CopyTo(_slots);
         _count -= Batch;
     }

@@ -27,13 +27,14 @@ internal static unsafe class SlotTable
     private static readonly Lock GrowLock = new();
     private static int s_committed;
     private static int s_handedOut;
-    // Free slots shared by the threads' caches, whole batches at a time under one short lock. A
-    // batch is contiguous: linked through the slots' own records instead, taking a batch was a chain
-    // of dependent loads of lines another core had just written, which two threads paid on every refill.
+    // Free slots shared by the threads' caches: a stack of slot numbers, in address space reserved
+    // like the records and committed with them (there are never more free slots than slots), moved a
+    // batch at a time under one short lock. Contiguous, so a batch is a copy of a few cache lines;
+    // linked through the slots' own records instead, taking a batch was a chain of dependent loads of
+    // lines another core had just written, which two threads paid on every refill.
+    private static readonly int* Shared = (int*)VirtualMemory.Reserve((nuint)Capacity * sizeof(int));
     private static readonly Lock SharedLock = new();
-    private static SlotBatch[] s_shared = new SlotBatch[64];
-    private static int s_sharedBatches;
-    private static int s_sharedSlots;
+    private static int s_sharedCount;
 
     // This thread's free slots: most creates and frees take and return a slot here, with no atomic.
     [ThreadStatic]
@@ -97,34 +98,16 @@ internal static unsafe class SlotTable
         }
     }
 
-    /// <summary>
-    /// Takes the most recently given back batch from the shared store into <paramref name="destination"/>
-    /// (at least <see cref="SlotCache.Batch"/> long); returns how many slots it held, 0 when the store
-    /// is empty. The emptied batch becomes the caller's <paramref name="spare"/> if it has none.
-    /// </summary>
-    internal static int TakeShared(Span<int> destination, ref SlotBatch? spare)
+    /// <summary>Takes up to <paramref name="destination"/>'s length of slots from the shared store, the most recently given back first; returns how many.</summary>
+    internal static int TakeShared(Span<int> destination)
     {
-        SlotBatch? batch = null;
         lock (SharedLock)
         {
-            if (s_sharedBatches > 0)
-            {
-                batch = s_shared[--s_sharedBatches];
-                s_shared[s_sharedBatches] = null!;
-                s_sharedSlots -= batch.Count;
-            }
+            int count = Math.Min(destination.Length, s_sharedCount);
+            s_sharedCount -= count;
+            new ReadOnlySpan<int>(Shared + s_sharedCount, count).CopyTo(destination);
+            return count;
         }
-
-        if (batch is null)
-        {
-            return 0;
-        }
-
-        int count = batch.Count;
-        batch.Slots.AsSpan(0, count).CopyTo(destination);
-        batch.Count = 0;
-        spare ??= batch;
-        return count;
     }
 
     /// <summary>Hands out never-used slots, a batch with one atomic add; returns how many (fewer only at the end of the table, 0 when it is full).</summary>
@@ -169,31 +152,19 @@ internal static unsafe class SlotTable
         return count;
     }
 
-    /// <summary>
-    /// Gives free slots (a cache's batch, or an exited thread's whole cache) to the shared store, in
-    /// batches of at most <see cref="SlotCache.Batch"/>; the first goes in the caller's
-    /// <paramref name="spare"/> batch, if it has one, which it then no longer has.
-    /// </summary>
-    internal static void GiveBack(ReadOnlySpan<int> slots, ref SlotBatch? spare)
+    /// <summary>Gives free slots (a cache's batch, or an exited thread's whole cache) to the shared store.</summary>
+    /// <exception cref="InvalidOperationException">More slots would be free than were ever handed out: a slot was given back twice (a ledger bug, refused rather than written past the store).</exception>
+    internal static void GiveBack(ReadOnlySpan<int> slots)
     {
-        while (!slots.IsEmpty)
+        lock (SharedLock)
         {
-            SlotBatch batch = spare ?? new SlotBatch();
-            spare = null;
-            int count = Math.Min(slots.Length, batch.Slots.Length);
-            slots[..count].CopyTo(batch.Slots);
-            batch.Count = count;
-            slots = slots[count..];
-            lock (SharedLock)
+            if (s_sharedCount + slots.Length > Volatile.Read(ref s_committed))
             {
-                if (s_sharedBatches == s_shared.Length)
-                {
-                    Array.Resize(ref s_shared, s_shared.Length * 2);
-                }
-
-                s_shared[s_sharedBatches++] = batch;
-                s_sharedSlots += count;
+                ThrowHelper.ThrowInvalidOperation("The allocation ledger was given back more free slots than it has: a slot was freed twice.");
             }
+
+            slots.CopyTo(new Span<int>(Shared + s_sharedCount, slots.Length));
+            s_sharedCount += slots.Length;
         }
     }
 
@@ -202,7 +173,7 @@ internal static unsafe class SlotTable
     {
         lock (SharedLock)
         {
-            return s_sharedSlots;
+            return s_sharedCount;
         }
     }
 
@@ -244,6 +215,7 @@ internal static unsafe class SlotTable
             int count = target - committed;
             VirtualMemory.Commit(Hot + committed, (nuint)count * (nuint)sizeof(HotSlot));
             VirtualMemory.Commit(Cold + committed, (nuint)count * (nuint)sizeof(ColdSlot));
+            VirtualMemory.Commit(Shared + committed, (nuint)count * sizeof(int));
             Volatile.Write(ref s_committed, target);
         }
     }

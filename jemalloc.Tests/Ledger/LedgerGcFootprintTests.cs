@@ -39,6 +39,38 @@ public sealed class LedgerGcFootprintTests : LeakCheckedTest
     }
 
     [Fact]
+    public void Creating_and_freeing_in_rounds_allocates_no_managed_memory()
+    {
+        // Each round overflows the thread's slot cache both ways, so slots move to and from the
+        // ledger's shared store in batches: that traffic must not allocate either.
+        const int Rounds = 20;
+        const int PerRound = 4096;
+        var buffers = new FixedBuffer<byte>[PerRound];
+        CreateAndFree(buffers);
+        long before = GC.GetAllocatedBytesForCurrentThread();
+        for (int round = 0; round < Rounds; round++)
+        {
+            CreateAndFree(buffers);
+        }
+
+        long allocated = GC.GetAllocatedBytesForCurrentThread() - before;
+        Assert.True(allocated < 1024, $"{Rounds * PerRound:N0} creates and frees allocated {allocated:N0} managed bytes.");
+
+        static void CreateAndFree(FixedBuffer<byte>[] buffers)
+        {
+            for (int i = 0; i < buffers.Length; i++)
+            {
+                buffers[i] = new FixedBuffer<byte>(64);
+            }
+
+            foreach (FixedBuffer<byte> buffer in buffers)
+            {
+                buffer.Free();
+            }
+        }
+    }
+
+    [Fact]
     public void A_million_stored_strings_allocate_no_managed_object_per_string()
     {
         using var store = new Utf8StringStore();
