@@ -23,6 +23,18 @@ public sealed class SlotCacheTests : LeakCheckedTest
     public void A_slot_freed_on_another_thread_is_reused_and_every_stale_handle_stays_invalid() =>
         WithoutCheckedMode(AssertSlotsFlowFromTheFreeingThreadToTheAllocatingOne);
 
+    [Fact]
+    public void The_shared_store_refuses_more_free_slots_than_the_table_has_and_stays_unchanged()
+    {
+        // A slot given back twice would push the store past the slots there are: refused before
+        // anything is written, rather than written past the store's committed memory.
+        int tooMany = SlotTable.HandedOut + (4 << 16); // past the committed table even if other tests grow it meanwhile
+        int before = SlotTable.CountShared();
+        InvalidOperationException e = Assert.Throws<InvalidOperationException>(() => SlotTable.GiveBack(new int[tooMany]));
+        Assert.Contains("freed twice", e.Message, StringComparison.Ordinal);
+        Assert.True(SlotTable.CountShared() < before + (tooMany / 2), "the refused slots were added to the store");
+    }
+
     // Checked mode's quarantine holds freed slots back (neither in use, cached nor in the shared
     // store, and not reused): these tests count slots, so they run with it off, and restore it.
     private static void WithoutCheckedMode(Action test)
