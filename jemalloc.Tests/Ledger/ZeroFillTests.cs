@@ -53,6 +53,52 @@ public sealed class ZeroFillTests : LeakCheckedTest
         }
     }
 
+    public static TheoryData<int, long> SizesAroundTheStreamingFloor => new()
+    {
+        { (64 << 10) - 1, FillPolicy.Automatic },
+        { (64 << 10) - 1, FillPolicy.Always },
+        { (64 << 10) - 1, FillPolicy.Never },
+        { 64 << 10, FillPolicy.Automatic },
+        { 64 << 10, FillPolicy.Always },
+        { 64 << 10, FillPolicy.Never },
+    };
+
+    // Blocks below the streaming floor are cleared without asking the fill policy, the others with
+    // the stores it chooses: either way, whatever the threshold, a dirty reused block reads zero.
+    [Theory]
+    [MemberData(nameof(SizesAroundTheStreamingFloor))]
+    public void A_dirty_reused_block_at_the_streaming_floor_starts_zeroed_under_every_fill_policy(int length, long threshold)
+    {
+        using CheckedModeScope uncheckedMode = CheckedModeScope.Off(); // Reuse needs the freed block back at once; checked mode quarantines it.
+        long previousThreshold = FillPolicy.NonTemporalThresholdBytes;
+        FillPolicy.NonTemporalThresholdBytes = threshold;
+        uint arena = TestArena.Create();
+        try
+        {
+            var options = new AllocationOptions(MallocxFlags.Arena(arena));
+            nint previous = 0;
+            for (int round = 0; round < 3; round++)
+            {
+                using var array = new SafeArray<byte>(length, options);
+                if (round > 0)
+                {
+                    Assert.True(Page(previous) == Page(array.Pointer), $"round {round}: jemalloc did not hand back the freed block, so reuse was not tested");
+                }
+
+                Assert.True(array.ToArray().AsSpan().IndexOfAnyExcept((byte)0) < 0, $"round {round}: a new array of {length} bytes was not zero-filled with the threshold at {threshold}");
+                array.Fill(0xA5);
+                Assert.Equal(0xA5, array[0]);
+                Assert.Equal(0xA5, array[length - 1]);
+                previous = array.Pointer;
+            }
+        }
+        finally
+        {
+            TestArena.Destroy(arena);
+            FillPolicy.NonTemporalThresholdBytes = previousThreshold;
+        }
+    }
+
     [Fact]
     public void A_fixed_buffer_reusing_freed_memory_starts_zeroed()
     {

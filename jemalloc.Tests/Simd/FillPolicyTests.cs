@@ -219,6 +219,31 @@ public sealed unsafe class FillPolicyTests : LeakCheckedTest
     }
 
     [Fact]
+    public void Measuring_fills_of_an_odd_sized_element_write_every_element_exactly()
+    {
+        // 3 bytes: the streaming pattern repeats every 3 elements and the block's end is not a
+        // whole vector, so each kernel's turn must still write every element exactly.
+        using var array = new SafeArray<Rgb>(checked((int)(Cache / 3)) + 7);
+        FillPolicy.ForgetAutomaticChoicesForTests();
+        try
+        {
+            long measuringBefore = FillPolicy.MeasuringWrites;
+            for (int fill = 0; fill < 4; fill++)
+            {
+                var value = new Rgb((byte)(fill + 1), (byte)(0x40 + fill), (byte)(0x80 + fill));
+                array.Fill(value);
+                AssertHolds(array, value);
+            }
+
+            Assert.True(FillPolicy.MeasuringWrites - measuringBefore >= 2, "fewer than two fills measured: one kernel's turn was not tested");
+        }
+        finally
+        {
+            FillPolicy.ForgetAutomaticChoicesForTests();
+        }
+    }
+
+    [Fact]
     public void A_parallel_fill_or_a_copy_does_not_measure_while_no_choice_is_made()
     {
         FillPolicy.ForgetAutomaticChoicesForTests();
@@ -400,4 +425,6 @@ public sealed unsafe class FillPolicyTests : LeakCheckedTest
             Assert.False(chunk.ContainsAnyExcept(value));
         }
     }
+
+    private readonly record struct Rgb(byte R, byte G, byte B);
 }
