@@ -43,7 +43,6 @@ public sealed class SlotStoreStressTests : LeakCheckedTest
         var live = new LiveSlots();
         var handedOver = new ConcurrentQueue<Marked>();
         var stale = new ConcurrentQueue<AllocationHandle>();
-        var failures = new ConcurrentQueue<Exception>();
         int nextMark = 0;
         long freedOwn = 0;
         long freedOthers = 0;
@@ -52,79 +51,62 @@ public sealed class SlotStoreStressTests : LeakCheckedTest
 
         for (int round = 0; round < Rounds; round++)
         {
-            var threads = new Thread[ThreadsPerRound];
-            for (int t = 0; t < threads.Length; t++)
+            int roundNumber = round;
+            Workers.Run(ThreadsPerRound, t =>
             {
                 // Every other thread of a round exits mid-way, its cache holding whatever it held.
                 int operations = t % 2 == 0 ? OperationsPerThread : OperationsPerThread / 3 + t;
-                int seed = round * ThreadsPerRound + t;
+                int seed = roundNumber * ThreadsPerRound + t;
                 // Half the threads mostly create and hand over; the others mostly free what was handed over.
                 bool producer = t < ThreadsPerRound / 2;
-                threads[t] = new Thread(() =>
+                var random = new Random(seed);
+                var held = new List<Marked>(HeldPerThread);
+                for (int i = 0; i < operations; i++)
                 {
-                    try
+                    if (held.Count < HeldPerThread && random.Next(3) != 0)
                     {
-                        var random = new Random(seed);
-                        var held = new List<Marked>(HeldPerThread);
-                        for (int i = 0; i < operations; i++)
-                        {
-                            if (held.Count < HeldPerThread && random.Next(3) != 0)
-                            {
-                                held.Add(Create(random.Next(2) == 0, Interlocked.Increment(ref nextMark), live));
-                            }
-                            else if (held.Count > 0)
-                            {
-                                int index = random.Next(held.Count);
-                                Marked item = held[index];
-                                held[index] = held[^1];
-                                held.RemoveAt(held.Count - 1);
-                                // Producers hand most of theirs over: slots then flow through the shared store.
-                                if (random.Next(producer ? 4 : 8) != 0)
-                                {
-                                    handedOver.Enqueue(item);
-                                }
-                                else
-                                {
-                                    Free(item, live, stale);
-                                    Interlocked.Increment(ref freedOwn);
-                                }
-                            }
-
-                            // Free what another thread made, when there is some.
-                            for (int j = producer ? 0 : 3; j > 0 && handedOver.TryDequeue(out Marked other); j--)
-                            {
-                                Free(other, live, stale);
-                                Interlocked.Increment(ref freedOthers);
-                            }
-                        }
-
-                        // What a thread still holds when it exits goes to the others to free.
-                        foreach (Marked item in held)
+                        held.Add(Create(random.Next(2) == 0, Interlocked.Increment(ref nextMark), live));
+                    }
+                    else if (held.Count > 0)
+                    {
+                        int index = random.Next(held.Count);
+                        Marked item = held[index];
+                        held[index] = held[^1];
+                        held.RemoveAt(held.Count - 1);
+                        // Producers hand most of theirs over: slots then flow through the shared store.
+                        if (random.Next(producer ? 4 : 8) != 0)
                         {
                             handedOver.Enqueue(item);
                         }
-
-                        if (operations < OperationsPerThread)
+                        else
                         {
-                            Interlocked.Increment(ref exitedEarly);
+                            Free(item, live, stale);
+                            Interlocked.Increment(ref freedOwn);
                         }
-
-                        Interlocked.Increment(ref ran);
                     }
-                    catch (Exception e)
+
+                    // Free what another thread made, when there is some.
+                    for (int j = producer ? 0 : 3; j > 0 && handedOver.TryDequeue(out Marked other); j--)
                     {
-                        failures.Enqueue(e);
+                        Free(other, live, stale);
+                        Interlocked.Increment(ref freedOthers);
                     }
-                });
-                threads[t].Start();
-            }
+                }
 
-            foreach (Thread thread in threads)
-            {
-                Assert.True(thread.Join(TimeSpan.FromSeconds(120)), "A worker thread did not finish within two minutes.");
-            }
+                // What a thread still holds when it exits goes to the others to free.
+                foreach (Marked item in held)
+                {
+                    handedOver.Enqueue(item);
+                }
 
-            Assert.Empty(failures);
+                if (operations < OperationsPerThread)
+                {
+                    Interlocked.Increment(ref exitedEarly);
+                }
+
+                Interlocked.Increment(ref ran);
+            });
+
             // The exited threads' caches go back to the shared store through their finalizers.
             CollectAndFinalize();
         }
@@ -135,7 +117,6 @@ public sealed class SlotStoreStressTests : LeakCheckedTest
             Interlocked.Increment(ref freedOthers);
         }
 
-        Assert.Empty(failures);
         Assert.Equal(Rounds * ThreadsPerRound, ran);
         Assert.True(exitedEarly > 0, "No thread exited mid-way.");
         Assert.True(freedOwn > 0, "No thread freed what it made.");
