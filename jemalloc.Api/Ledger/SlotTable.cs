@@ -110,7 +110,11 @@ internal static unsafe class SlotTable
         }
     }
 
-    /// <summary>Hands out never-used slots, a batch with one atomic add; returns how many (fewer only at the end of the table, 0 when it is full).</summary>
+    /// <summary>
+    /// Hands out never-used slots, a batch with one atomic add; returns how many (fewer only at the
+    /// end of the table, 0 when it is full). Called with <see cref="SlotCache.Batch"/> slots at a time,
+    /// so every run starts at a multiple of it and its records fill whole pages.
+    /// </summary>
     /// <exception cref="OutOfMemoryException">The OS refused to commit more of the table.</exception>
     internal static int TakeNew(Span<int> destination)
     {
@@ -221,8 +225,8 @@ internal static unsafe class SlotTable
     }
 }
 
-/// <summary>What an access to an allocation reads: 32 bytes, so two share no cache line with a third.</summary>
-[StructLayout(LayoutKind.Sequential)]
+/// <summary>What an access to an allocation reads: 32 bytes, so two share no cache line with a third, and a batch of <see cref="SlotCache.Batch"/> fills one page.</summary>
+[StructLayout(LayoutKind.Sequential, Size = 32)]
 internal struct HotSlot
 {
     /// <summary>The generation and, for a FixedBuffer, its element count, as <see cref="SlotState.MakeKey"/> lays them out: one load checks both.</summary>
@@ -238,8 +242,8 @@ internal struct HotSlot
     public nuint Size;
 }
 
-/// <summary>What allocation, free and diagnostics need.</summary>
-[StructLayout(LayoutKind.Sequential)]
+/// <summary>What allocation, free and diagnostics need: padded to 32 bytes, so a batch of <see cref="SlotCache.Batch"/> fills one page as the hot records' does.</summary>
+[StructLayout(LayoutKind.Sequential, Size = 32)]
 internal struct ColdSlot
 {
     /// <summary>The <c>mallocx</c> flags to free the memory with (alignment, arena; no explicit thread cache).</summary>

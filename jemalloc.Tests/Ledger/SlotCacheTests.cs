@@ -1,3 +1,4 @@
+using System.Runtime.CompilerServices;
 using jemalloc.Ledger;
 using jemalloc.Tests.Support;
 
@@ -33,6 +34,29 @@ public sealed class SlotCacheTests : LeakCheckedTest
         InvalidOperationException e = Assert.Throws<InvalidOperationException>(() => SlotTable.GiveBack(new int[tooMany]));
         Assert.Contains("freed twice", e.Message, StringComparison.Ordinal);
         Assert.True(SlotTable.CountShared() < before + (tooMany / 2), "the refused slots were added to the store");
+    }
+
+    [Fact]
+    public void New_slots_come_in_runs_whose_hot_and_cold_records_fill_whole_pages()
+    {
+        // Two threads' runs then never share a page of records, which the CPU's prefetchers would
+        // pull back and forth between the cores.
+        Assert.Equal(4096, Unsafe.SizeOf<HotSlot>() * SlotCache.Batch);
+        Assert.Equal(4096, Unsafe.SizeOf<ColdSlot>() * SlotCache.Batch);
+
+        int[] run = new int[SlotCache.Batch];
+        Assert.Equal(run.Length, SlotTable.TakeNew(run));
+        try
+        {
+            int first = run.Min();
+            Assert.Equal(0, first % SlotCache.Batch);
+            Assert.Equal(Enumerable.Range(first, run.Length), run.Order());
+        }
+        finally
+        {
+            // Never used, so free: the store takes them as a cache's batch.
+            SlotTable.GiveBack(run);
+        }
     }
 
     // Checked mode's quarantine holds freed slots back (neither in use, cached nor in the shared
