@@ -13,8 +13,8 @@ namespace jemalloc.Ledger;
 /// <remarks>
 /// The count and the slots, written on every create and free, live in one array between two
 /// untouched margins. A compacting GC moves the caches of all threads next to each other; without
-/// the margins, two threads' counts would share a cache line and every create and free would pull
-/// the line from the other core.
+/// the margins, one thread's count or slots could share a cache line with another's, and their
+/// creates and frees would pull the line back and forth between the cores.
 /// </remarks>
 internal sealed class SlotCache
 {
@@ -23,7 +23,7 @@ internal sealed class SlotCache
     /// this many, starting at a multiple of it, so the hot and the cold records of a run fill whole
     /// 4 KiB pages: two threads that take new slots never write records in the same page. Within a
     /// page the CPU's prefetchers pull in lines next to the ones a thread uses, and a line another core
-    /// then writes has to be fetched back; with runs of 32, two threads ran at half speed each.
+    /// then writes has to be fetched back.
     /// </summary>
     internal const int Batch = 4096 / 32;
 
