@@ -59,6 +59,79 @@ public sealed class SlotCacheTests : LeakCheckedTest
         }
     }
 
+    [Fact]
+    public void A_cache_keeps_exactly_its_capacity_and_a_drain_gives_back_the_oldest_batch()
+    {
+        // The cache reads and writes its slots without bounds checks: one slot past its capacity
+        // would land in the margin unnoticed. Real, never-used slots, so that whatever the cache
+        // gives back is a true free slot; each goes back to the shared store exactly once.
+        int[] slots = new int[SlotCache.Capacity + SlotCache.Batch];
+        for (int run = 0; run < slots.Length; run += SlotCache.Batch)
+        {
+            Assert.Equal(SlotCache.Batch, SlotTable.TakeNew(slots.AsSpan(run, SlotCache.Batch)));
+        }
+
+        var cache = new SlotCache();
+        var popped = new List<int>();
+        int pushed = 0;
+        try
+        {
+            while (pushed < slots.Length && cache.TryPush(slots[pushed]))
+            {
+                pushed++;
+            }
+
+            Assert.Equal(SlotCache.Capacity, pushed);
+            cache.Drain(); // gives slots[..Batch] to the shared store
+            while (pushed < slots.Length && cache.TryPush(slots[pushed]))
+            {
+                pushed++;
+            }
+
+            Assert.Equal(slots.Length, pushed);
+            while (cache.TryPop(out int slot))
+            {
+                popped.Add(slot);
+            }
+
+            // Last in, first out, and the drained batch was the oldest one.
+            Assert.Equal(slots.Skip(SlotCache.Batch).Reverse(), popped);
+            Assert.False(cache.TryPop(out _));
+        }
+        finally
+        {
+            while (cache.TryPop(out int slot))
+            {
+                popped.Add(slot);
+            }
+
+            SlotTable.GiveBack([.. popped, .. slots.AsSpan(pushed)]);
+        }
+    }
+
+    [Fact]
+    public void A_refill_takes_at_most_a_batch_into_an_empty_cache()
+    {
+        var cache = new SlotCache();
+        var taken = new List<int>();
+        try
+        {
+            Assert.True(cache.Refill());
+            while (cache.TryPop(out int slot))
+            {
+                taken.Add(slot);
+            }
+
+            Assert.InRange(taken.Count, 1, SlotCache.Batch);
+            Assert.Equal(taken.Count, taken.Distinct().Count());
+            Assert.All(taken, slot => Assert.InRange(slot, 0, SlotTable.HandedOut - 1));
+        }
+        finally
+        {
+            SlotTable.GiveBack([.. taken]);
+        }
+    }
+
     // Checked mode's quarantine holds freed slots back (neither in use, cached nor in the shared
     // store, and not reused): these tests count slots, so they run with it off, and restore it.
     private static void WithoutCheckedMode(Action test)
