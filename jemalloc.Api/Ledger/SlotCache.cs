@@ -20,12 +20,12 @@ internal sealed class SlotCache
 {
     /// <summary>
     /// How many slots move between a cache and the shared store at once. New slots come in runs of
-    /// this many, starting at a multiple of it, so the hot and the cold records of a run fill whole
-    /// 4 KiB pages: two threads that take new slots never write records in the same page. Within a
-    /// page the CPU's prefetchers pull in lines next to the ones a thread uses, and a line another core
-    /// then writes has to be fetched back.
+    /// this many, starting at a multiple of it, so a run's 64-byte records fill two whole 4 KiB pages:
+    /// two threads that take new slots never write records in the same page. Within a page the CPU's
+    /// prefetchers pull in lines next to the ones a thread uses, and a line another core then writes
+    /// has to be fetched back.
     /// </summary>
-    internal const int Batch = 4096 / 32;
+    internal const int Batch = 128;
 
     /// <summary>The most slots a cache holds: a full cache gives a batch back before it takes one more.</summary>
     internal const int Capacity = 4 * Batch;

@@ -1,19 +1,17 @@
 using System.Runtime.CompilerServices;
-using System.Runtime.InteropServices;
 using System.Runtime.Intrinsics.Arm;
 using jemalloc.Internal;
 using jemalloc.Interop;
 using jemalloc.Mallctl;
-using jemalloc.Memory;
 
 namespace jemalloc.Ledger;
 
 /// <summary>
 /// The ledger's slots, in address space reserved once at start-up and committed as the number of
-/// slots grows, so a slot never moves: its address is the table's base (a constant once the JIT has
-/// seen this class initialized) plus the slot number times the record size. The hot record holds
-/// what an access checks; the cold record what only allocation, free and diagnostics need.
-/// Holds no managed references: millions of allocations cost the GC nothing.
+/// slots grows, so a slot never moves: its record's address is the table's base (a constant once the
+/// JIT has seen this class initialized) plus the slot number times the record size. Each record is
+/// one cache line: what an access checks, then what only allocation, free and diagnostics need
+/// (see <see cref="SlotRecord"/>). Holds no managed references: millions of allocations cost the GC nothing.
 /// </summary>
 internal static unsafe class SlotTable
 {
@@ -22,8 +20,7 @@ internal static unsafe class SlotTable
 
     private const int CommitChunk = 1 << 16;
 
-    private static readonly HotSlot* Hot = (HotSlot*)VirtualMemory.Reserve((nuint)Capacity * (nuint)sizeof(HotSlot));
-    private static readonly ColdSlot* Cold = (ColdSlot*)VirtualMemory.Reserve((nuint)Capacity * (nuint)sizeof(ColdSlot));
+    private static readonly SlotRecord* Records = (SlotRecord*)VirtualMemory.Reserve((nuint)Capacity * (nuint)sizeof(SlotRecord));
     private static readonly Lock GrowLock = new();
     private static int s_committed;
     private static int s_handedOut;
@@ -54,7 +51,7 @@ internal static unsafe class SlotTable
 
     /// <summary>The hot record of <paramref name="slot"/>; every slot below <see cref="Capacity"/> may be addressed, committed or not, but only committed ones read.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    internal static ref HotSlot HotOf(int slot) => ref Hot[(uint)slot];
+    internal static ref HotSlot HotOf(int slot) => ref Records[(uint)slot].Hot;
 
     /// <summary>
     /// Reads a slot's key so that the pointer read after it belongs to the same allocation: a plain
@@ -66,7 +63,7 @@ internal static unsafe class SlotTable
 
     /// <summary>The cold record of <paramref name="slot"/>.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    internal static ref ColdSlot ColdOf(int slot) => ref Cold[(uint)slot];
+    internal static ref ColdSlot ColdOf(int slot) => ref Records[(uint)slot].Cold;
 
     /// <summary>A free slot: from this thread's <see cref="SlotCache"/>, which refills a batch at a time from the shared store or with new slots.</summary>
     /// <exception cref="OutOfMemoryException">The OS refused to commit more of the table.</exception>
@@ -86,7 +83,7 @@ internal static unsafe class SlotTable
     /// <summary>Puts a slot whose state is free back in this thread's cache, or keeps it out for good once its generation is spent.</summary>
     internal static void Return(int slot)
     {
-        if (SlotState.Generation(Volatile.Read(ref Hot[slot].State)) >= SlotState.LastGeneration)
+        if (SlotState.Generation(Volatile.Read(ref HotOf(slot).State)) >= SlotState.LastGeneration)
         {
             return;
         }
@@ -217,44 +214,9 @@ internal static unsafe class SlotTable
 
             int target = Math.Min(Capacity, (slots + CommitChunk - 1) / CommitChunk * CommitChunk);
             int count = target - committed;
-            VirtualMemory.Commit(Hot + committed, (nuint)count * (nuint)sizeof(HotSlot));
-            VirtualMemory.Commit(Cold + committed, (nuint)count * (nuint)sizeof(ColdSlot));
+            VirtualMemory.Commit(Records + committed, (nuint)count * (nuint)sizeof(SlotRecord));
             VirtualMemory.Commit(Shared + committed, (nuint)count * sizeof(int));
             Volatile.Write(ref s_committed, target);
         }
     }
-}
-
-/// <summary>What an access to an allocation reads: 32 bytes, so two share no cache line with a third, and a batch of <see cref="SlotCache.Batch"/> fills one page.</summary>
-[StructLayout(LayoutKind.Sequential, Size = 32)]
-internal struct HotSlot
-{
-    /// <summary>The generation and, for a FixedBuffer, its element count, as <see cref="SlotState.MakeKey"/> lays them out: one load checks both.</summary>
-    public long Key;
-
-    /// <summary>The allocation's address. Kept after a free (until the slot is reused) so that a racing access reads the old block, never a torn pointer.</summary>
-    public nint Pointer;
-
-    /// <summary>See <see cref="SlotState"/>.</summary>
-    public long State;
-
-    /// <summary>The requested size in bytes.</summary>
-    public nuint Size;
-}
-
-/// <summary>What allocation, free and diagnostics need: padded to 32 bytes, so a batch of <see cref="SlotCache.Batch"/> fills one page as the hot records' does.</summary>
-[StructLayout(LayoutKind.Sequential, Size = 32)]
-internal struct ColdSlot
-{
-    /// <summary>The <c>mallocx</c> flags to free the memory with (alignment, arena; no explicit thread cache).</summary>
-    public int Flags;
-
-    /// <summary>The element type's number in <see cref="ElementTypes"/>, 0 for none.</summary>
-    public int ElementType;
-
-    /// <summary>The owning structure's kind.</summary>
-    public AllocationKind Kind;
-
-    /// <summary>A weak <see cref="GCHandle"/> to the owning object the ledger must tell about an arena reset, or 0.</summary>
-    public nint Owner;
 }

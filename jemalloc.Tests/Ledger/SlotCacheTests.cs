@@ -37,12 +37,12 @@ public sealed class SlotCacheTests : LeakCheckedTest
     }
 
     [Fact]
-    public void New_slots_come_in_runs_whose_hot_and_cold_records_fill_whole_pages()
+    public void New_slots_come_in_runs_whose_records_fill_whole_pages()
     {
         // Two threads' runs then never share a page of records, which the CPU's prefetchers would
         // pull back and forth between the cores.
-        Assert.Equal(4096, Unsafe.SizeOf<HotSlot>() * SlotCache.Batch);
-        Assert.Equal(4096, Unsafe.SizeOf<ColdSlot>() * SlotCache.Batch);
+        Assert.Equal(64, Unsafe.SizeOf<SlotRecord>());
+        Assert.Equal(0, Unsafe.SizeOf<SlotRecord>() * SlotCache.Batch % 4096);
 
         int[] run = new int[SlotCache.Batch];
         Assert.Equal(run.Length, SlotTable.TakeNew(run));
