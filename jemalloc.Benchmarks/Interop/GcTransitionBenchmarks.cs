@@ -32,8 +32,7 @@ public unsafe class GcTransitionBenchmarks
     [GlobalSetup]
     public void Setup()
     {
-        // The library loaded it already; this only takes its handle, to look the exports up.
-        nint library = NativeLibrary.Load(Jem.Load(), typeof(Jem).Assembly, null);
+        nint library = JemExports.Library;
         _malloc = (delegate* unmanaged<nuint, void*>)NativeLibrary.GetExport(library, "je_malloc");
         _free = (delegate* unmanaged<void*, void>)NativeLibrary.GetExport(library, "je_free");
         _mallocSuppressed = (delegate* unmanaged[SuppressGCTransition]<nuint, void*>)_malloc;

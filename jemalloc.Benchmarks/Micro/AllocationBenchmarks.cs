@@ -24,26 +24,27 @@ public unsafe class AllocationBenchmarks
         Jem.Free(memory);
     }
 
-    /// <summary>Raw zeroing <c>je_mallocx</c> (<c>MALLOCX_ZERO</c>) + sized <c>je_sdallocx</c>.</summary>
+    /// <summary>Raw zeroing <c>je_mallocx</c> (<c>MALLOCX_ZERO</c>) + sized <c>je_sdallocx</c> (the export, without <see cref="Jem.Sdallocx(void*, nuint, MallocxFlags)"/>'s size check).</summary>
     [Benchmark(Description = "je_mallocx(ZERO) + je_sdallocx (64 B)")]
     public void MallocxZeroSdallocx()
     {
         void* memory = Jem.Mallocx(Size, MallocxFlags.Zero);
         *(byte*)memory = 1;
-        Jem.Sdallocx(memory, Size, MallocxFlags.Zero);
+        JemExports.Sdallocx(memory, Size, MallocxFlags.Zero.Value);
     }
 
     /// <summary>
-    /// The raw work a FixedBuffer does with the default options: <c>je_mallocx</c>, a clear of the
-    /// block (the ledger clears; it does not ask jemalloc to), sized <c>je_sdallocx</c>.
+    /// The native calls a FixedBuffer of the default options makes: <c>je_malloc</c>, a clear of the
+    /// block (the ledger clears; it does not ask jemalloc to), and the sized <c>je_sdallocx</c> export,
+    /// which, unlike <see cref="Jem.Sdallocx(void*, nuint, MallocxFlags)"/>, does not check the size first.
     /// </summary>
-    [Benchmark(Description = "je_mallocx + clear + je_sdallocx (64 B)")]
-    public void MallocxClearSdallocx()
+    [Benchmark(Description = "je_malloc + clear + je_sdallocx (64 B)")]
+    public void MallocClearSdallocx()
     {
-        void* memory = Jem.Mallocx(Size);
+        void* memory = Jem.Malloc(Size);
         NativeMemory.Clear(memory, Size);
         *(byte*)memory = 1;
-        Jem.Sdallocx(memory, Size, 0);
+        JemExports.Sdallocx(memory, Size, 0);
     }
 
     /// <summary><c>new FixedBuffer&lt;byte&gt;(64)</c> + <c>Free()</c>.</summary>
@@ -89,27 +90,27 @@ public unsafe class AllocationBenchmarks
         var bytes = new Span<byte>(memory, Size);
         BrokenResultSwitch.Corrupt(bytes);
         bool zeroed = !bytes.ContainsAnyExcept((byte)0);
-        Jem.Sdallocx(memory, Size, MallocxFlags.Zero);
+        JemExports.Sdallocx(memory, Size, MallocxFlags.Zero.Value);
         ResultChecks.Check(name, zeroed, $"every byte of a {Size}-byte block is zero");
         MicroChecks.FreesEverything(name, MallocxZeroSdallocx);
     }
 
     /// <summary>Checks the clearing pair: the clear leaves every byte of a reused, dirtied block zero, and the operation gives back all it takes.</summary>
-    [GlobalCleanup(Target = nameof(MallocxClearSdallocx))]
-    public void CheckMallocxClearSdallocx()
+    [GlobalCleanup(Target = nameof(MallocClearSdallocx))]
+    public void CheckMallocClearSdallocx()
     {
-        const string name = "micro allocation: je_mallocx + clear + je_sdallocx";
+        const string name = "micro allocation: je_malloc + clear + je_sdallocx";
         byte* dirty = (byte*)Jem.Malloc(Size);
         new Span<byte>(dirty, Size).Fill(0xA5);
         Jem.Free(dirty);
-        byte* memory = (byte*)Jem.Mallocx(Size);
+        byte* memory = (byte*)Jem.Malloc(Size);
         NativeMemory.Clear(memory, Size);
         var bytes = new Span<byte>(memory, Size);
         BrokenResultSwitch.Corrupt(bytes);
         bool zeroed = !bytes.ContainsAnyExcept((byte)0);
-        Jem.Sdallocx(memory, Size, 0);
+        JemExports.Sdallocx(memory, Size, 0);
         ResultChecks.Check(name, zeroed, $"every byte of a cleared {Size}-byte block is zero");
-        MicroChecks.FreesEverything(name, MallocxClearSdallocx);
+        MicroChecks.FreesEverything(name, MallocClearSdallocx);
     }
 
     /// <summary>Checks the FixedBuffer pair: a new buffer is zeroed and invalid after Free, and the operation gives back all it takes.</summary>

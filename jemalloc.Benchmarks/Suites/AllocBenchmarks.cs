@@ -86,8 +86,8 @@ public unsafe class AllocBenchmarks
         return _lastResult = total;
     }
 
-    /// <summary>jemalloc's <c>mallocx</c> with a sized free (<c>sdallocx</c>), which skips the size lookup.</summary>
-    [Benchmark(Description = "Jem mallocx/sdallocx")]
+    /// <summary>jemalloc's <c>mallocx</c> with the sized free export (<c>sdallocx</c>), which skips the size lookup.</summary>
+    [Benchmark(Description = "je_mallocx/je_sdallocx")]
     public long JemSizedFree()
     {
         int[] sizes = _sizes;
@@ -102,7 +102,7 @@ public unsafe class AllocBenchmarks
         long total = Sum(pointers, sizes);
         for (int i = 0; i < pointers.Length; i++)
         {
-            Jem.Sdallocx((void*)pointers[i], (nuint)sizes[i], 0);
+            JemExports.Sdallocx((void*)pointers[i], (nuint)sizes[i], 0);
         }
 
         return _lastResult = total;
@@ -139,8 +139,8 @@ public unsafe class AllocBenchmarks
 
     /// <summary>
     /// What a safe <see cref="FixedBuffer{T}"/> costs over the raw pair it wraps: created (zeroed) and
-    /// freed one by one with its checked handle; compare with "Jem mallocx/sdallocx" and
-    /// "Jem mallocx + clear/sdallocx".
+    /// freed one by one with its checked handle; compare with "je_malloc + clear/je_sdallocx", the
+    /// native calls it makes.
     /// </summary>
     [Benchmark(Description = "new FixedBuffer<byte> + Free")]
     public long FixedBufferCreateFree()
@@ -169,15 +169,15 @@ public unsafe class AllocBenchmarks
         return _lastResult = total;
     }
 
-    /// <summary>The raw pair with the zeroing a <see cref="FixedBuffer{T}"/> does: <c>mallocx</c>, clear, <c>sdallocx</c>.</summary>
-    [Benchmark(Description = "Jem mallocx + clear/sdallocx")]
+    /// <summary>The native calls a <see cref="FixedBuffer{T}"/> of the default options makes, with its zeroing: <c>malloc</c>, clear, the <c>sdallocx</c> export.</summary>
+    [Benchmark(Description = "je_malloc + clear/je_sdallocx")]
     public long JemSizedFreeCleared()
     {
         int[] sizes = _sizes;
         nint[] pointers = _pointers;
         for (int i = 0; i < sizes.Length; i++)
         {
-            byte* memory = (byte*)Jem.Mallocx((nuint)sizes[i]);
+            byte* memory = (byte*)Jem.Malloc((nuint)sizes[i]);
             NativeMemory.Clear(memory, (nuint)sizes[i]);
             Touch(memory, sizes[i], i);
             pointers[i] = (nint)memory;
@@ -186,7 +186,7 @@ public unsafe class AllocBenchmarks
         long total = Sum(pointers, sizes);
         for (int i = 0; i < pointers.Length; i++)
         {
-            Jem.Sdallocx((void*)pointers[i], (nuint)sizes[i], 0);
+            JemExports.Sdallocx((void*)pointers[i], (nuint)sizes[i], 0);
         }
 
         return _lastResult = total;

@@ -107,8 +107,8 @@ public class AllocThreadsBenchmarks
     [Benchmark(Description = "Jem.Malloc/Free")]
     public long JemMallocFree() => _lastResult = Measure<JemMallocBlocks, nint>(_pointers);
 
-    /// <summary>The raw pair a <see cref="FixedBuffer{T}"/> wraps, with its zeroing.</summary>
-    [Benchmark(Description = "Jem mallocx + clear/sdallocx")]
+    /// <summary>The native calls a <see cref="FixedBuffer{T}"/> makes (<c>malloc</c>, the <c>sdallocx</c> export), with its zeroing.</summary>
+    [Benchmark(Description = "je_malloc + clear/je_sdallocx")]
     public long JemSizedFreeCleared() => _lastResult = Measure<JemClearedBlocks, nint>(_pointers);
 
     /// <summary>mimalloc 2.0's <c>mi_malloc</c>/<c>mi_free</c> (left out of the run, with a message, where the library is missing).</summary>
@@ -123,7 +123,7 @@ public class AllocThreadsBenchmarks
         return _lastResult = Measure<MimallocBlocks, nint>(_pointers);
     }
 
-    /// <summary>Zeroed <see cref="FixedBuffer{T}"/>s created and freed one by one; compare with "Jem mallocx + clear/sdallocx".</summary>
+    /// <summary>Zeroed <see cref="FixedBuffer{T}"/>s created and freed one by one; compare with "je_malloc + clear/je_sdallocx".</summary>
     [Benchmark(Description = "new FixedBuffer<byte> + Free")]
     public long FixedBufferCreateFree() => _lastResult = Measure<FixedBufferBlocks, FixedBuffer<byte>>(_buffers);
 

@@ -4,12 +4,12 @@ using static jemalloc.Benchmarks.Infrastructure.SmallObjectWorkload;
 
 namespace jemalloc.Benchmarks.Suites.BlockSources;
 
-/// <summary>The raw pair a <see cref="FixedBuffer{T}"/> wraps, with its zeroing: <c>mallocx</c>, clear, <c>sdallocx</c>.</summary>
+/// <summary>The native calls a <see cref="FixedBuffer{T}"/> makes, with its zeroing: <c>malloc</c>, clear, the <c>sdallocx</c> export (no size check).</summary>
 internal readonly unsafe struct JemClearedBlocks : IBlockSource<nint>
 {
     public static nint Allocate(int size, byte mark)
     {
-        byte* memory = (byte*)Jem.Mallocx((nuint)size);
+        byte* memory = (byte*)Jem.Malloc((nuint)size);
         if (memory == null)
         {
             NativeMemoryError.Throw("jemalloc", (nuint)size);
@@ -22,7 +22,7 @@ internal readonly unsafe struct JemClearedBlocks : IBlockSource<nint>
     public static long ReadAndFree(nint block, int size)
     {
         long value = ReadEnds((byte*)block, size);
-        Jem.Sdallocx((void*)block, (nuint)size, 0);
+        JemExports.Sdallocx((void*)block, (nuint)size, 0);
         return value;
     }
 }
