@@ -105,10 +105,21 @@ public sealed class BrokenResultProcessTests : IDisposable
     }
 
     [Fact]
-    public void Micro_with_right_results_exits_0()
+    public void Micro_with_right_results_exits_0_measured_under_tiered_compilation()
     {
+        // jembench itself runs fully optimized code: the line comes from the process it started for the default mode.
         ChildProcessRunner.Result result = Run(broken: false, InProcessTimeout, "micro", "--filter", "*AllocationBenchmarks*");
         AssertSucceeded(result);
+        Assert.Contains("jembench micro: JIT: tiered compilation with dynamic PGO", result.Output, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void Micro_with_jit_full_runs_in_jembench_itself_and_a_wrong_result_still_exits_2()
+    {
+        ChildProcessRunner.Result result = Run(broken: true, InProcessTimeout, "micro", "--jit", "full", "--filter", "*AllocationBenchmarks*");
+        AssertFailedWith(result, "wrong result: micro allocation: new FixedBuffer<byte>(64) + Free()");
+        Assert.Contains("jembench micro: JIT: every method fully optimized at its first call", result.Output, StringComparison.Ordinal);
+        Assert.DoesNotContain("JIT: tiered compilation", result.Output, StringComparison.Ordinal);
     }
 
     [Fact]

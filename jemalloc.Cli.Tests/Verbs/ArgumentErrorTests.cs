@@ -1,3 +1,4 @@
+using jemalloc.Cli.Commands;
 
 namespace jemalloc.Cli.Tests.Verbs;
 
@@ -183,6 +184,18 @@ public class ArgumentErrorTests
     [Fact]
     public void Micro_with_a_filter_that_matches_nothing_is_refused() =>
         AssertRefused("micro", "micro", "--filter", "NoSuchBenchmarkAnywhere", "--quick");
+
+    [Fact]
+    public void Micro_with_a_jit_mode_it_does_not_know_is_refused_naming_it() =>
+        AssertRefused("--jit must be 'tiered' or 'full', not 'fast'", "micro", "--jit", "fast", "*AllocationBenchmarks*", "--quick");
+
+    [Fact]
+    public void Micro_in_a_process_that_is_not_jembench_refuses_a_jit_mode_it_cannot_start()
+    {
+        // The test host runs tiered compilation (the runtime's default), and cannot start a jembench process in the other mode.
+        Assert.True(MicroJit.ThisProcessRunsTiered(), "the test host was expected to run tiered compilation");
+        AssertRefused("a jembench process in the other mode cannot be started from it", "micro", "--jit", "full", "*AllocationBenchmarks.MallocFree*", "--quick");
+    }
 
     [Fact]
     public void A_size_beyond_any_machine_is_refused_up_front_with_what_it_needs()

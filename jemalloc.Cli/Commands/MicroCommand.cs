@@ -30,6 +30,7 @@ public static class MicroCommand
         ArgumentNullException.ThrowIfNull(options);
         ArgumentNullException.ThrowIfNull(output);
         RunSettings settings = options.ToRunSettings();
+        bool tiered = MicroJit.AsksForTiered(options.Jit);
         IReadOnlyList<Type> types = MicroBenchmarkTypes();
         if (types.Count == 0)
         {
@@ -54,6 +55,12 @@ public static class MicroCommand
             return Program.ExitSuccess;
         }
 
+        if (tiered != MicroJit.ThisProcessRunsTiered())
+        {
+            return MicroJit.RunInProcessOfMode(tiered, output);
+        }
+
+        output.WriteLine(MicroJit.Describe(MicroJit.ThisProcessRunsTiered()));
         if (settings.Conf is string conf)
         {
             JemConfiguration.Apply(conf);

@@ -15,6 +15,10 @@ public sealed class MicroOptions : RunOptions
     [Value(0, MetaName = "patterns", HelpText = "Glob patterns, as --filter takes them.")]
     public IEnumerable<string> Patterns { get; set; } = [];
 
+    /// <summary>The JIT mode to measure in: <c>tiered</c> (the default) or <c>full</c>; see <c>MicroJit</c>.</summary>
+    [Option("jit", HelpText = "The JIT mode to measure in: tiered (default: tiered compilation with dynamic PGO, what a .NET application runs) or full (every method fully optimized at its first call, as jembench's other suites run).")]
+    public string? Jit { get; set; }
+
     /// <summary>List instead of running.</summary>
     [Option("list", HelpText = "List the micro-benchmark classes with a benchmark the patterns match, instead of running them.")]
     public bool List { get; set; }
