@@ -50,10 +50,23 @@ internal sealed class SlotCache
         }
     }
 
+    /// <summary>
+    /// The array holding the count and the slots, which the thread's static keeps beside the cache so
+    /// that a create and a free reach it with one load less (see <see cref="TryPop(int[], out int)"/>).
+    /// </summary>
+    internal int[] Slots => _state;
+
     /// <summary>Takes a slot; <see langword="false"/> when the cache is empty.</summary>
-    internal bool TryPop(out int slot)
+    internal bool TryPop(out int slot) => TryPop(_state, out slot);
+
+    /// <summary>Keeps a free slot; <see langword="false"/> when the cache is full.</summary>
+    internal bool TryPush(int slot) => TryPush(_state, slot);
+
+    /// <summary>Takes a slot from a cache's <see cref="Slots"/>; <see langword="false"/> when it is empty.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal static bool TryPop(int[] slots, out int slot)
     {
-        ref int count = ref Count;
+        ref int count = ref CountOf(slots);
         int top = count - 1;
         if ((uint)top < Capacity)
         {
@@ -66,10 +79,11 @@ internal sealed class SlotCache
         return false;
     }
 
-    /// <summary>Keeps a free slot; <see langword="false"/> when the cache is full.</summary>
-    internal bool TryPush(int slot)
+    /// <summary>Keeps a free slot in a cache's <see cref="Slots"/>; <see langword="false"/> when it is full.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal static bool TryPush(int[] slots, int slot)
     {
-        ref int count = ref Count;
+        ref int count = ref CountOf(slots);
         int top = count;
         if ((uint)top < Capacity)
         {
@@ -106,7 +120,7 @@ internal sealed class SlotCache
         _state[CountIndex] = count - Batch;
     }
 
-    // The array is made once with room for the count and Capacity slots, so every index TryPop and
-    // TryPush reach after their range check lies inside it.
-    private ref int Count => ref Unsafe.Add(ref MemoryMarshal.GetArrayDataReference(_state), CountIndex);
+    // Only a cache's own array is passed here, made once with room for the count and Capacity slots,
+    // so every index TryPop and TryPush reach after their range check lies inside it.
+    private static ref int CountOf(int[] slots) => ref Unsafe.Add(ref MemoryMarshal.GetArrayDataReference(slots), CountIndex);
 }
