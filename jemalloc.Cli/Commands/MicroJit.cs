@@ -1,4 +1,6 @@
+using System.ComponentModel;
 using System.Diagnostics;
+using System.Runtime.InteropServices;
 
 namespace jemalloc.Cli.Commands;
 
@@ -26,6 +28,9 @@ public static class MicroJit
 
     // Set in the process started for the other mode, so that it never starts another one.
     private const string StartedForModeVariable = "JEMBENCH_MICRO_STARTED_FOR_JIT";
+
+    // The signals that end a process by default, which end the process started for a mode too.
+    private static readonly PosixSignal[] StoppingSignals = [PosixSignal.SIGINT, PosixSignal.SIGTERM, PosixSignal.SIGQUIT, PosixSignal.SIGHUP];
 
     /// <summary>Whether <paramref name="value"/> (of <c>--jit</c>; null for the default) asks for tiered compilation.</summary>
     /// <exception cref="CommandLineException">It is neither <see cref="Tiered"/> nor <see cref="Full"/>.</exception>
@@ -91,12 +96,37 @@ public static class MicroJit
         start.Environment.Remove(LegacyTieredCompilationVariable);
         start.Environment[StartedForModeVariable] = tiered ? Tiered : Full;
         using Process child = Process.Start(start) ?? throw new InvalidOperationException($"micro: could not start {command[0]}.");
-        while (child.StandardOutput.ReadLine() is string line)
+        // A signal that ends this process (kill, Ctrl-C, a closed terminal) ends the run it started: left
+        // alone, that would go on measuring, its output going nowhere, next to whatever runs after.
+        PosixSignalRegistration[] stops = [.. StoppingSignals.Select(signal => PosixSignalRegistration.Create(signal, _ => Stop(child)))];
+        try
         {
-            output.WriteLine(line);
-        }
+            while (child.StandardOutput.ReadLine() is string line)
+            {
+                output.WriteLine(line);
+            }
 
-        child.WaitForExit();
-        return child.ExitCode;
+            child.WaitForExit();
+            return child.ExitCode;
+        }
+        finally
+        {
+            foreach (PosixSignalRegistration stop in stops)
+            {
+                stop.Dispose();
+            }
+        }
+    }
+
+    private static void Stop(Process child)
+    {
+        try
+        {
+            child.Kill(entireProcessTree: true);
+        }
+        catch (Exception e) when (e is InvalidOperationException or Win32Exception)
+        {
+            // It has ended already, or cannot be ended from here: this process ends either way.
+        }
     }
 }
