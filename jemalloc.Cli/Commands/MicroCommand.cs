@@ -61,7 +61,7 @@ public static class MicroCommand
             return MicroJit.RunInProcessOfMode(tiered, output);
         }
 
-        output.WriteLine(MicroJit.Describe(tiered));
+        output.WriteLine(MicroJit.Describe(MicroJit.ThisProcessRunsTiered() == true));
         if (settings.Conf is string conf)
         {
             JemConfiguration.Apply(conf);
