@@ -193,7 +193,7 @@ public class ArgumentErrorTests
     public void Micro_in_a_process_that_is_not_jembench_refuses_a_jit_mode_it_cannot_start()
     {
         // The test host runs tiered compilation (the runtime's default), and cannot start a jembench process in the other mode.
-        Assert.True(MicroJit.ThisProcessRunsTiered(), "the test host was expected to run tiered compilation");
+        Assert.True(MicroJit.ThisProcessRunsTiered() == true, "the test host was expected to run tiered compilation");
         AssertRefused("a jembench process in the other mode cannot be started from it", "micro", "--jit", "full", "*AllocationBenchmarks.MallocFree*", "--quick");
     }
 

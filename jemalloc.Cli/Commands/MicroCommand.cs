@@ -55,12 +55,13 @@ public static class MicroCommand
             return Program.ExitSuccess;
         }
 
-        if (tiered != MicroJit.ThisProcessRunsTiered())
+        // Measured here only when this process's environment settles its mode; otherwise in a process started with it set.
+        if (MicroJit.ThisProcessRunsTiered() != tiered)
         {
             return MicroJit.RunInProcessOfMode(tiered, output);
         }
 
-        output.WriteLine(MicroJit.Describe(MicroJit.ThisProcessRunsTiered()));
+        output.WriteLine(MicroJit.Describe(MicroJit.ThisProcessRunsTiered() == true));
         if (settings.Conf is string conf)
         {
             JemConfiguration.Apply(conf);
