@@ -27,10 +27,11 @@ public static unsafe partial class HugePageInfo
         return QueryAllocation(buffer.Handle, TypeNames.Of(buffer.GetType()));
     }
 
-    // Acquired while its pages are read, as the buffer's own Acquire/Release would, so no thread can free it meanwhile.
+    // Leased while its pages are read, as the library's own operations are, so no thread can free it
+    // meanwhile and no caller's extra Release() can end the hold.
     private static HugePageReport QueryAllocation(in AllocationHandle handle, string ownerName)
     {
-        AllocationLedger.Acquire(handle, ownerName);
+        AllocationLedger.EnterLease(handle, ownerName);
         try
         {
             (nint address, nuint size) = AllocationLedger.Describe(handle);
@@ -38,7 +39,7 @@ public static unsafe partial class HugePageInfo
         }
         finally
         {
-            AllocationLedger.Release(handle, ownerName);
+            AllocationLedger.ExitLease(handle);
         }
     }
 }

@@ -138,6 +138,16 @@ public abstract unsafe class NativeBuffer<T> : SafeHandle, IEnumerable<T>, IAllo
     /// <exception cref="ObjectDisposedException">The structure was disposed.</exception>
     public MemoryLease<T> Lease() => BeginLease(withToken: true);
 
+    /// <summary>
+    /// Takes a hold that can be kept in a field: until it is disposed, the structure cannot be
+    /// disposed or reset, as under a <see cref="Lease"/>. It is counted with the leases, so no
+    /// <see cref="Release"/> can end it. Use it for memory that a view or native code keeps past a scope.
+    /// </summary>
+    /// <returns>The hold, which the caller disposes.</returns>
+    /// <exception cref="ObjectDisposedException">The structure was disposed.</exception>
+    /// <exception cref="InvalidOperationException">It has the most leases and holds the ledger counts (32,767).</exception>
+    public MemoryHold Hold() => MemoryHold.Take(this, _handle, TypeName);
+
     /// <summary>Sets every element to <paramref name="value"/>.</summary>
     /// <exception cref="ObjectDisposedException">The structure was disposed.</exception>
     public void Fill(T value)
@@ -148,7 +158,8 @@ public abstract unsafe class NativeBuffer<T> : SafeHandle, IEnumerable<T>, IAllo
 
     /// <summary>
     /// Adds one to the structure's acquire count: until the matching <see cref="Release"/>, disposing
-    /// it throws. Prefer <see cref="Lease"/>, which is counted per holder and released by <see langword="using"/>.
+    /// it throws. Prefer <see cref="Lease"/> in a scope and <see cref="Hold"/> beyond one: each is counted
+    /// per holder, so another party's extra <see cref="Release"/> cannot end it.
     /// </summary>
     /// <exception cref="ObjectDisposedException">The structure was disposed.</exception>
     /// <exception cref="InvalidOperationException">It is already acquired 32,767 times.</exception>
