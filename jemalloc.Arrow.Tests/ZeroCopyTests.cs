@@ -202,6 +202,6 @@ public sealed unsafe class ZeroCopyTests
         Assert.Throws<ArgumentOutOfRangeException>(() => column.GetValueAddress(1));
         Assert.Throws<ArgumentNullException>(() => column.ExportChunk(0, null));
         // A failed ToArrow holds nothing.
-        Assert.Equal(1, values.AcquireCount);
+        Assert.Equal(1, values.Handle.LeaseCount);
     }
 }

@@ -32,22 +32,23 @@ public sealed class JemallocArrowAllocator : MemoryAllocator
         _options = lgAlign >= wanted ? options : options with { Flags = MallocxFlags.FromValue((options.Flags.Value & ~LgAlignMask) | wanted) };
     }
 
-    /// <summary>Allocates a zero-filled native block of <paramref name="length"/> bytes.</summary>
+    /// <summary>
+    /// Allocates a zero-filled native block of <paramref name="length"/> bytes. Until Arrow disposes it
+    /// (and every pin of it has ended) the block is held: a reset of the options' arena is refused
+    /// meanwhile, rather than free memory an Arrow array still reads.
+    /// </summary>
     /// <exception cref="OutOfMemoryException">jemalloc could not allocate the memory.</exception>
     /// <exception cref="ArenaBudgetExceededException">The options' arena would exceed its budget.</exception>
-    protected override unsafe IMemoryOwner<byte> AllocateInternal(int length, out int bytesAllocated)
+    /// <exception cref="ObjectDisposedException">The options name a disposed <see cref="JemArena"/>, or its reset freed the block as it was made.</exception>
+    protected override IMemoryOwner<byte> AllocateInternal(int length, out int bytesAllocated)
     {
-        if (length == 0)
-        {
-            bytesAllocated = 0;
-            return new NativeBlockMemory<byte>(new SafeArray<byte>(1, _options), null, 0, owns: true);
-        }
-
-        var block = new SafeArray<byte>(length, _options);
+        // A block of at least one byte: a structure has at least one element.
+        var block = new SafeArray<byte>(Math.Max(length, 1), _options);
         try
         {
+            IMemoryOwner<byte> memory = NativeBlockMemory<byte>.Owning(block, length);
             bytesAllocated = length;
-            return new NativeBlockMemory<byte>(block, (byte*)block.Pointer, length, owns: true);
+            return memory;
         }
         catch
         {

@@ -13,12 +13,22 @@ namespace jemalloc.Arrow;
 /// </summary>
 /// <remarks>
 /// <para>
-/// While this object is not disposed it holds the native structures (<see cref="NativeBuffer{T}.Acquire"/>):
-/// they cannot be disposed, nor their arena reset. <see cref="Dispose"/> lets go; afterwards the Arrow
-/// arrays throw <see cref="ObjectDisposedException"/> when their buffers are read, instead of reading
-/// memory that may be freed. A chunk exported through the C Data Interface (<see cref="ExportChunk"/>)
-/// holds the structures on its own until the consumer calls the exported array's release callback,
-/// so a C consumer may keep it after this object is disposed.
+/// While this object is not disposed it holds the native structures (<see cref="NativeBuffer{T}.Hold"/>):
+/// they cannot be disposed, nor their arena reset, and no <see cref="NativeBuffer{T}.Release"/> can end
+/// the hold. <see cref="Dispose"/> lets go; afterwards the Arrow arrays throw
+/// <see cref="ObjectDisposedException"/> when their buffers are read, instead of reading memory that
+/// may be freed. A chunk exported through the C Data Interface (<see cref="ExportChunk"/>) holds the
+/// structures on its own until the consumer calls the exported array's release callback, so a C
+/// consumer may keep it after this object is disposed. A column dropped without <see cref="Dispose"/>
+/// holds its structures until the garbage collector finds its Arrow arrays unreachable (and no export
+/// of them is left): dispose it to let go at a known point.
+/// </para>
+/// <para>
+/// Its arrays may be read from any number of threads. Disposing it while another thread still reads
+/// them is a race the library cannot see (Arrow reads the buffers through spans): the read either
+/// throws <see cref="ObjectDisposedException"/> or, if it took its span before the dispose, reads the
+/// structure's memory, which stays allocated until the structure itself is disposed: dispose the
+/// structure only once every reader is done.
 /// </para>
 /// <para>
 /// An Arrow buffer is at most 2 GiB, so a column longer than that is a <see cref="ChunkedArray"/> of
@@ -116,29 +126,15 @@ public sealed class NativeArrowColumn : IDisposable
         }
     }
 
-    /// <summary>Builds the chunks over <paramref name="values"/> (and <paramref name="validity"/>).</summary>
+    /// <summary>Builds the chunks over <paramref name="values"/> (and <paramref name="validity"/>), each chunk's buffers holding their structure.</summary>
     internal static unsafe NativeArrowColumn Create<T>(NativeBuffer<T> values, NativeBuffer<byte>? validity, int maxChunkLength)
         where T : unmanaged, IEquatable<T>
     {
         IArrowType type = ArrowTypes.Of<T>();
-        long length;
-        byte* valuePointer;
-        using (MemoryLease<T> lease = values.Lease())
+        long length = LengthOf(values);
+        if (validity is not null && LengthOf(validity) < ValidityBitmap.BytesFor(length))
         {
-            length = lease.Length;
-            valuePointer = (byte*)lease.Pointer;
-        }
-
-        byte* bits = null;
-        if (validity is not null)
-        {
-            using MemoryLease<byte> lease = validity.Lease();
-            if (lease.Length < ValidityBitmap.BytesFor(length))
-            {
-                throw new ArgumentException($"A validity bitmap for {length:N0} rows needs {ValidityBitmap.BytesFor(length):N0} bytes; this one has {lease.Length:N0}.", nameof(validity));
-            }
-
-            bits = (byte*)lease.Pointer;
+            throw new ArgumentException($"A validity bitmap for {length:N0} rows needs {ValidityBitmap.BytesFor(length):N0} bytes; this one has {LengthOf(validity):N0}.", nameof(validity));
         }
 
         var memories = new List<IDisposable>();
@@ -149,19 +145,17 @@ public sealed class NativeArrowColumn : IDisposable
             for (long start = 0; start < length; start += maxChunkLength)
             {
                 int count = (int)Math.Min(maxChunkLength, length - start);
-                var valueMemory = new NativeBlockMemory<T>(values, valuePointer + (start * sizeof(T)), count * sizeof(T), owns: false);
+                var valueMemory = NativeBlockMemory<T>.View(values, start * sizeof(T), count * sizeof(T));
                 memories.Add(valueMemory);
                 addresses.Add(valueMemory.Address);
                 ArrowBuffer validityBuffer = ArrowBuffer.Empty;
                 int nullCount = 0;
-                if (bits != null)
+                if (validity is not null)
                 {
-                    byte* chunkBits = bits + (start >> 3);
-                    int bitmapBytes = (count + 7) >> 3;
-                    var validityMemory = new NativeBlockMemory<byte>(validity!, chunkBits, bitmapBytes, owns: false);
+                    var validityMemory = NativeBlockMemory<byte>.View(validity, start >> 3, (count + 7) >> 3);
                     memories.Add(validityMemory);
                     validityBuffer = new ArrowBuffer(validityMemory.Memory);
-                    nullCount = count - (int)ValidityBitmap.CountSet(chunkBits, count);
+                    nullCount = count - (int)ValidityBitmap.CountSet((byte*)validityMemory.Address, count);
                 }
 
                 var data = new ArrayData(type, count, nullCount, 0, [validityBuffer, new ArrowBuffer(valueMemory.Memory)]);
@@ -179,5 +173,12 @@ public sealed class NativeArrowColumn : IDisposable
 
             throw;
         }
+    }
+
+    private static long LengthOf<T>(NativeBuffer<T> buffer)
+        where T : unmanaged, IEquatable<T>
+    {
+        using MemoryLease<T> lease = buffer.Lease();
+        return lease.Length;
     }
 }
