@@ -117,6 +117,7 @@ public sealed class ApiErrorTests : IDisposable
         using var a = new HugeArray<int>(10);
         new NativeParquetWriter().Add("a", a).Write(_folder.File("held.parquet"));
         Assert.Equal(0, a.AcquireCount);
+        Assert.Equal(0, a.Handle.LeaseCount);
     }
 
     [Fact]

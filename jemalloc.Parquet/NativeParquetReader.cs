@@ -14,23 +14,28 @@ namespace jemalloc.Parquet;
 /// A column is read as the element type that holds its values: BOOLEAN as <see cref="bool"/>; INT32 as
 /// <see cref="int"/> (plain, DATE and TIME columns), or as the type its INT logical type names
 /// (<see cref="sbyte"/>, <see cref="byte"/>, <see cref="short"/>, <see cref="ushort"/>, <see cref="uint"/>;
-/// a narrower integer column may also be read as <see cref="int"/>); INT64 as <see cref="long"/> (plain,
+/// an INT(8) or INT(16) column may also be read as <see cref="int"/>, and an unsigned one, UINT(8) or
+/// UINT(16), as <see cref="uint"/>: each holds every value of the narrower type); INT64 as <see cref="long"/> (plain,
 /// TIMESTAMP and TIME columns) or <see cref="ulong"/> (UINT_64); INT96 as <see cref="Int96"/>; FLOAT as
 /// <see cref="float"/>; DOUBLE as <see cref="double"/>. Any other pairing throws rather than reinterpret
 /// the values.
 /// </para>
-/// <para>An instance is not thread-safe: read its columns from one thread at a time.</para>
+/// <para>
+/// One thread uses an instance at a time: a call (or <see cref="Dispose"/>) from another thread while
+/// one is under way throws <see cref="InvalidOperationException"/> and changes nothing.
+/// </para>
 /// </remarks>
 public sealed class NativeParquetReader : IDisposable
 {
     // Rows decoded per call into ParquetSharp; the scratch blocks (definition levels, narrowing) hold this many.
     private const int ChunkRows = 64 * 1024;
+    private const string TypeName = nameof(NativeParquetReader);
 
     private readonly ParquetFileReader _file;
     private readonly FileMetaData _metadata;
     private readonly SchemaDescriptor _schema;
     private readonly string[] _columnNames;
-    private bool _disposed;
+    private SingleUserGuard _guard;
 
     /// <summary>Opens a Parquet file and reads its metadata.</summary>
     /// <param name="path">The file's path.</param>
@@ -68,23 +73,39 @@ public sealed class NativeParquetReader : IDisposable
 
     /// <summary>The number of rows in the file.</summary>
     /// <exception cref="ObjectDisposedException">The reader was disposed.</exception>
+    /// <exception cref="InvalidOperationException">Another thread is using the reader.</exception>
     public long RowCount
     {
         get
         {
-            ThrowIfDisposed();
-            return _metadata.NumRows;
+            _guard.Enter(TypeName);
+            try
+            {
+                return _metadata.NumRows;
+            }
+            finally
+            {
+                _guard.Exit();
+            }
         }
     }
 
     /// <summary>The number of row groups in the file.</summary>
     /// <exception cref="ObjectDisposedException">The reader was disposed.</exception>
+    /// <exception cref="InvalidOperationException">Another thread is using the reader.</exception>
     public int RowGroupCount
     {
         get
         {
-            ThrowIfDisposed();
-            return _metadata.NumRowGroups;
+            _guard.Enter(TypeName);
+            try
+            {
+                return _metadata.NumRowGroups;
+            }
+            finally
+            {
+                _guard.Exit();
+            }
         }
     }
 
@@ -122,19 +143,30 @@ public sealed class NativeParquetReader : IDisposable
     /// <exception cref="ArgumentNullException"><paramref name="column"/> is <see langword="null"/>.</exception>
     /// <exception cref="ArgumentException">The file has no column of that name.</exception>
     /// <exception cref="ObjectDisposedException">The reader was disposed.</exception>
+    /// <exception cref="InvalidOperationException">Another thread is using the reader.</exception>
     public bool IsNullable(string column)
     {
         int index = GetColumnIndex(column);
-        ThrowIfDisposed();
-        ColumnDescriptor descriptor = _schema.Column(index);
-        return descriptor.MaxDefinitionLevel > 0;
+        _guard.Enter(TypeName);
+        try
+        {
+            ColumnDescriptor descriptor = _schema.Column(index);
+            return descriptor.MaxDefinitionLevel > 0;
+        }
+        finally
+        {
+            _guard.Exit();
+        }
     }
 
     /// <summary>Reads a column that has no nulls into a new native array, with the library's default options (huge pages from 2 MiB).</summary>
     /// <inheritdoc cref="ReadColumn{T}(string, AllocationOptions)"/>
     public HugeArray<T> ReadColumn<T>(string column)
-        where T : unmanaged, IEquatable<T> =>
-        ReadColumn<T>(column, HugePagePolicy.DefaultFor<T>(RowCount));
+        where T : unmanaged, IEquatable<T>
+    {
+        (HugeArray<T> values, _, _) = Read<T>(column, null, nullable: false);
+        return values;
+    }
 
     /// <summary>Reads a column that has no nulls into a new native array allocated with <paramref name="options"/> (arena, huge pages).</summary>
     /// <typeparam name="T">The element type: the one that holds the column's values (see the class remarks).</typeparam>
@@ -144,8 +176,8 @@ public sealed class NativeParquetReader : IDisposable
     /// <exception cref="ArgumentNullException"><paramref name="column"/> is <see langword="null"/>.</exception>
     /// <exception cref="ArgumentException">The file has no column of that name, or its values are not of type <typeparamref name="T"/>; or <paramref name="options"/> cannot be used.</exception>
     /// <exception cref="NotSupportedException"><typeparamref name="T"/> is no Parquet element type, or the column is repeated (a list or map).</exception>
-    /// <exception cref="InvalidOperationException">The file has no rows (an array has at least one element), or the column has a null: read it with <see cref="ReadNullableColumn{T}(string, AllocationOptions)"/>.</exception>
-    /// <exception cref="InvalidDataException">The column's chunks hold fewer or more rows than the file's metadata says.</exception>
+    /// <exception cref="InvalidOperationException">The file has no rows (an array has at least one element), or the column has a null: read it with <see cref="ReadNullableColumn{T}(string, AllocationOptions)"/>; or another thread is using the reader.</exception>
+    /// <exception cref="InvalidDataException">The column's chunks or pages hold fewer or more rows than the file's metadata says.</exception>
     /// <exception cref="OutOfMemoryException">The array cannot be allocated.</exception>
     /// <exception cref="ParquetException">ParquetSharp cannot decode the column.</exception>
     /// <exception cref="ObjectDisposedException">The reader was disposed.</exception>
@@ -159,8 +191,11 @@ public sealed class NativeParquetReader : IDisposable
     /// <summary>Reads a column, nulls included, into new native values and a validity bitmap, with the library's default options.</summary>
     /// <inheritdoc cref="ReadNullableColumn{T}(string, AllocationOptions)"/>
     public NullableColumn<T> ReadNullableColumn<T>(string column)
-        where T : unmanaged, IEquatable<T> =>
-        ReadNullableColumn<T>(column, HugePagePolicy.DefaultFor<T>(RowCount));
+        where T : unmanaged, IEquatable<T>
+    {
+        (HugeArray<T> values, HugeArray<byte>? validity, long nullCount) = Read<T>(column, null, nullable: true);
+        return new NullableColumn<T>(values, validity!, nullCount);
+    }
 
     /// <summary>Reads a column, nulls included, into new native values and a validity bitmap allocated with <paramref name="options"/>.</summary>
     /// <typeparam name="T">The element type: the one that holds the column's values (see the class remarks).</typeparam>
@@ -170,8 +205,8 @@ public sealed class NativeParquetReader : IDisposable
     /// <exception cref="ArgumentNullException"><paramref name="column"/> is <see langword="null"/>.</exception>
     /// <exception cref="ArgumentException">The file has no column of that name, or its values are not of type <typeparamref name="T"/>; or <paramref name="options"/> cannot be used.</exception>
     /// <exception cref="NotSupportedException"><typeparamref name="T"/> is no Parquet element type, or the column is repeated (a list or map).</exception>
-    /// <exception cref="InvalidOperationException">The file has no rows (an array has at least one element).</exception>
-    /// <exception cref="InvalidDataException">The column's chunks hold fewer or more rows than the file's metadata says.</exception>
+    /// <exception cref="InvalidOperationException">The file has no rows (an array has at least one element), or another thread is using the reader.</exception>
+    /// <exception cref="InvalidDataException">The column's chunks or pages hold fewer or more rows than the file's metadata says.</exception>
     /// <exception cref="OutOfMemoryException">The arrays cannot be allocated.</exception>
     /// <exception cref="ParquetException">ParquetSharp cannot decode the column.</exception>
     /// <exception cref="ObjectDisposedException">The reader was disposed.</exception>
@@ -183,21 +218,36 @@ public sealed class NativeParquetReader : IDisposable
     }
 
     /// <summary>Closes the file. Disposing again does nothing.</summary>
+    /// <exception cref="InvalidOperationException">Another thread is reading: the reader stays open; dispose it once that read has returned.</exception>
     public void Dispose()
     {
-        if (!_disposed)
+        if (_guard.TryDispose(TypeName))
         {
-            _disposed = true;
             _metadata.Dispose();
             _file.Dispose();
         }
     }
 
-    private (HugeArray<T> Values, HugeArray<byte>? Validity, long NullCount) Read<T>(string column, AllocationOptions options, bool nullable)
+    // One read, under the guard: no other thread can read or dispose the reader meanwhile. Options
+    // null: the library's default for the column's size.
+    private (HugeArray<T> Values, HugeArray<byte>? Validity, long NullCount) Read<T>(string column, AllocationOptions? options, bool nullable)
         where T : unmanaged, IEquatable<T>
     {
         int index = GetColumnIndex(column);
-        ThrowIfDisposed();
+        _guard.Enter(TypeName);
+        try
+        {
+            return ReadEntered<T>(index, column, options, nullable);
+        }
+        finally
+        {
+            _guard.Exit();
+        }
+    }
+
+    private (HugeArray<T> Values, HugeArray<byte>? Validity, long NullCount) ReadEntered<T>(int index, string column, AllocationOptions? options, bool nullable)
+        where T : unmanaged, IEquatable<T>
+    {
         PhysicalType physical;
         ParquetTypes.ReadKind kind;
         short maxDefinition;
@@ -212,7 +262,8 @@ public sealed class NativeParquetReader : IDisposable
             ParquetThrow.InvalidOperation($"The file has no rows, so column '{column}' cannot be read into an array (an array has at least one element).");
         }
 
-        var values = new HugeArray<T>(rows, options);
+        AllocationOptions chosen = options ?? HugePagePolicy.DefaultFor<T>(rows);
+        var values = new HugeArray<T>(rows, chosen);
         HugeArray<byte>? validity = null;
         try
         {
@@ -220,10 +271,10 @@ public sealed class NativeParquetReader : IDisposable
             {
                 // A required column has no nulls: every row is valid. Otherwise the read sets the valid rows' bits.
                 long bitmapBytes = ValidityBitmap.BytesFor(rows);
-                validity = maxDefinition == 0 ? new HugeArray<byte>(bitmapBytes, (byte)0xFF, options) : new HugeArray<byte>(bitmapBytes, options);
+                validity = maxDefinition == 0 ? new HugeArray<byte>(bitmapBytes, (byte)0xFF, chosen) : new HugeArray<byte>(bitmapBytes, chosen);
             }
 
-            var job = new ColumnRead(index, column, rows, maxDefinition, kind, options with { HugePages = false });
+            var job = new ColumnRead(index, column, rows, maxDefinition, kind, chosen with { HugePages = false });
             long nullCount = physical switch
             {
                 PhysicalType.Boolean => ReadAll<bool, T>(job, values, validity),
@@ -319,6 +370,13 @@ public sealed class NativeParquetReader : IDisposable
                 row += count;
                 left -= count;
             }
+
+            if (typed.HasNext)
+            {
+                // The pages hold more values than the footer declares rows: a forged or damaged
+                // footer, whose rows would otherwise be cut off without a word.
+                ParquetThrow.InvalidData($"Column '{job.Column}' of row group {g} holds more values than the {groupMetadata.NumRows:N0} rows the file's metadata declares for it.");
+            }
         }
 
         if (row != job.Rows)
@@ -412,14 +470,6 @@ public sealed class NativeParquetReader : IDisposable
         }
 
         ParquetThrow.InvalidOperation($"Column '{column}' has a null at row {at:N0}: read it with ReadNullableColumn.");
-    }
-
-    private void ThrowIfDisposed()
-    {
-        if (_disposed)
-        {
-            ParquetThrow.ObjectDisposed(nameof(NativeParquetReader));
-        }
     }
 
     /// <summary>One column read's settings, passed down the generic read as one value.</summary>

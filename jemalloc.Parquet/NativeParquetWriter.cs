@@ -22,13 +22,18 @@ namespace jemalloc.Parquet;
 /// </para>
 /// <para>
 /// The writer holds references to the columns, not copies: <see cref="Write"/> reads them as they
-/// are then, and holds each (<see cref="NativeBuffer{T}.Acquire"/>) while it writes, so none can be
-/// disposed or its arena reset meanwhile. An instance is not thread-safe.
+/// are then, and holds each (<see cref="NativeBuffer{T}.Hold"/>) while it writes, so none can be
+/// disposed or its arena reset meanwhile, whatever the caller's <c>Release()</c> calls. One thread uses
+/// an instance at a time: a call from another thread while one is under way throws
+/// <see cref="InvalidOperationException"/> and changes nothing.
 /// </para>
 /// </remarks>
 public sealed class NativeParquetWriter
 {
+    private const string TypeName = nameof(NativeParquetWriter);
+
     private readonly List<WriterColumn> _columns = [];
+    private SingleUserGuard _guard;
     private Compression _compression = Compression.Snappy;
     private long _rowGroupSize = 1L << 20;
 
@@ -83,10 +88,18 @@ public sealed class NativeParquetWriter
     {
         ParquetTypes.CheckWritable<T>();
         ArgumentNullException.ThrowIfNull(values);
-        long length = LengthOf(values);
-        CheckName(name, length);
-        _columns.Add(new NumericWriterColumn<T>(name, values, length, validity: null));
-        return this;
+        _guard.Enter(TypeName);
+        try
+        {
+            long length = LengthOf(values);
+            CheckName(name, length);
+            _columns.Add(new NumericWriterColumn<T>(name, values, length, validity: null));
+            return this;
+        }
+        finally
+        {
+            _guard.Exit();
+        }
     }
 
     /// <summary>Adds an OPTIONAL column written from <paramref name="values"/>, null where <paramref name="validity"/>'s bit is cleared.</summary>
@@ -105,16 +118,24 @@ public sealed class NativeParquetWriter
         ParquetTypes.CheckWritable<T>();
         ArgumentNullException.ThrowIfNull(values);
         ArgumentNullException.ThrowIfNull(validity);
-        long length = LengthOf(values);
-        long bitmapBytes = LengthOf(validity);
-        CheckName(name, length);
-        if (bitmapBytes < ValidityBitmap.BytesFor(length))
+        _guard.Enter(TypeName);
+        try
         {
-            ParquetThrow.Argument(nameof(validity), $"A validity bitmap for {length:N0} rows needs {ValidityBitmap.BytesFor(length):N0} bytes; this one has {bitmapBytes:N0}.");
-        }
+            long length = LengthOf(values);
+            long bitmapBytes = LengthOf(validity);
+            CheckName(name, length);
+            if (bitmapBytes < ValidityBitmap.BytesFor(length))
+            {
+                ParquetThrow.Argument(nameof(validity), $"A validity bitmap for {length:N0} rows needs {ValidityBitmap.BytesFor(length):N0} bytes; this one has {bitmapBytes:N0}.");
+            }
 
-        _columns.Add(new NumericWriterColumn<T>(name, values, length, validity));
-        return this;
+            _columns.Add(new NumericWriterColumn<T>(name, values, length, validity));
+            return this;
+        }
+        finally
+        {
+            _guard.Exit();
+        }
     }
 
     /// <summary>Adds an OPTIONAL column written from a nullable column's values and bitmap.</summary>
@@ -146,10 +167,18 @@ public sealed class NativeParquetWriter
     public NativeParquetWriter AddStrings(string name, NativeBuffer<StoredUtf8String> values)
     {
         ArgumentNullException.ThrowIfNull(values);
-        long length = LengthOf(values);
-        CheckName(name, length);
-        _columns.Add(new StringWriterColumn(name, values, length));
-        return this;
+        _guard.Enter(TypeName);
+        try
+        {
+            long length = LengthOf(values);
+            CheckName(name, length);
+            _columns.Add(new StringWriterColumn(name, values, length));
+            return this;
+        }
+        finally
+        {
+            _guard.Exit();
+        }
     }
 
     /// <summary>
@@ -159,25 +188,38 @@ public sealed class NativeParquetWriter
     /// <param name="path">The file's path.</param>
     /// <exception cref="ArgumentNullException"><paramref name="path"/> is <see langword="null"/>.</exception>
     /// <exception cref="ArgumentException"><paramref name="path"/> is empty.</exception>
-    /// <exception cref="InvalidOperationException">No column was added.</exception>
+    /// <exception cref="InvalidOperationException">No column was added, or another thread is using the writer.</exception>
     /// <exception cref="ObjectDisposedException">A column's memory was disposed, or a string's store was reset or disposed.</exception>
     /// <exception cref="ParquetException">ParquetSharp cannot create or write the file (for instance, its folder does not exist).</exception>
     public void Write(string path)
     {
         ArgumentException.ThrowIfNullOrEmpty(path);
+        _guard.Enter(TypeName);
+        try
+        {
+            WriteEntered(path);
+        }
+        finally
+        {
+            _guard.Exit();
+        }
+    }
+
+    private void WriteEntered(string path)
+    {
         if (_columns.Count == 0)
         {
             ParquetThrow.InvalidOperation("Add at least one column before writing.");
         }
 
-        int acquired = 0;
+        var holds = new List<MemoryHold>(_columns.Count * 2);
         var nodes = new List<Node>(_columns.Count);
         bool created = false;
         try
         {
-            for (; acquired < _columns.Count; acquired++)
+            foreach (WriterColumn column in _columns)
             {
-                _columns[acquired].Acquire();
+                column.Hold(holds);
             }
 
             foreach (WriterColumn column in _columns)
@@ -220,9 +262,9 @@ public sealed class NativeParquetWriter
                 node.Dispose();
             }
 
-            for (int i = 0; i < acquired; i++)
+            foreach (MemoryHold hold in holds)
             {
-                _columns[i].Release();
+                hold.Dispose();
             }
         }
     }

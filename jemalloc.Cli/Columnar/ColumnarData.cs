@@ -94,21 +94,22 @@ public static unsafe class ColumnarData
     {
         ArgumentNullException.ThrowIfNull(columns);
         var pointers = new nint[columns.Count];
-        for (int c = 0; c < columns.Count; c++)
-        {
-            columns[c].Acquire();
-            pointers[c] = columns[c].Pointer;
-        }
-
+        var holds = new List<MemoryHold>(columns.Count);
         try
         {
+            for (int c = 0; c < columns.Count; c++)
+            {
+                holds.Add(columns[c].Hold());
+                pointers[c] = columns[c].Pointer;
+            }
+
             return RowCheckOfPointers(pointers, rows);
         }
         finally
         {
-            foreach (HugeArray<double> column in columns)
+            foreach (MemoryHold hold in holds)
             {
-                column.Release();
+                hold.Dispose();
             }
         }
     }
@@ -148,26 +149,19 @@ public static unsafe class ColumnarData
 
     private static void Fill(HugeArray<double> column, int index)
     {
-        column.Acquire();
-        try
+        using MemoryHold hold = column.Hold();
+        nint start = column.Pointer;
+        long rows = column.Length;
+        long blocks = (rows + ColumnarKernels.BlockRows - 1) / ColumnarKernels.BlockRows;
+        Parallel.For(0L, blocks, b =>
         {
-            nint start = column.Pointer;
-            long rows = column.Length;
-            long blocks = (rows + ColumnarKernels.BlockRows - 1) / ColumnarKernels.BlockRows;
-            Parallel.For(0L, blocks, b =>
+            long first = b * ColumnarKernels.BlockRows;
+            long end = Math.Min(rows, first + ColumnarKernels.BlockRows);
+            var values = (double*)start;
+            for (long r = first; r < end; r++)
             {
-                long first = b * ColumnarKernels.BlockRows;
-                long end = Math.Min(rows, first + ColumnarKernels.BlockRows);
-                var values = (double*)start;
-                for (long r = first; r < end; r++)
-                {
-                    values[r] = ValueOf(index, r);
-                }
-            });
-        }
-        finally
-        {
-            column.Release();
-        }
+                values[r] = ValueOf(index, r);
+            }
+        });
     }
 }

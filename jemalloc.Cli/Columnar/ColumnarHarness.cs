@@ -57,13 +57,13 @@ public static unsafe class ColumnarHarness
             var pointers = new nint[columns.Count];
             double sum;
             ulong rowCheck;
-            int acquired = 0;
+            var holds = new List<MemoryHold>(columns.Count);
             try
             {
-                for (; acquired < columns.Count; acquired++)
+                for (int c = 0; c < columns.Count; c++)
                 {
-                    columns[acquired].Acquire();
-                    pointers[acquired] = columns[acquired].Pointer;
+                    holds.Add(columns[c].Hold());
+                    pointers[c] = columns[c].Pointer;
                 }
 
                 ColumnarKernels.ParallelAddRows(pointers, rows);
@@ -73,9 +73,9 @@ public static unsafe class ColumnarHarness
             }
             finally
             {
-                for (int c = 0; c < acquired; c++)
+                foreach (MemoryHold hold in holds)
                 {
-                    columns[c].Release();
+                    hold.Dispose();
                 }
             }
 

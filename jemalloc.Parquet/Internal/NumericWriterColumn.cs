@@ -21,27 +21,13 @@ internal sealed unsafe class NumericWriterColumn<T>(string name, NativeBuffer<T>
         return new PrimitiveNode(Name, validity is null ? Repetition.Required : Repetition.Optional, logical, ParquetTypes.PhysicalOf<T>());
     }
 
-    internal override void Acquire()
+    internal override void Hold(List<MemoryHold> holds)
     {
-        values.Acquire();
+        holds.Add(values.Hold());
         if (validity is not null)
         {
-            try
-            {
-                validity.Acquire();
-            }
-            catch
-            {
-                values.Release();
-                throw;
-            }
+            holds.Add(validity.Hold());
         }
-    }
-
-    internal override void Release()
-    {
-        values.Release();
-        validity?.Release();
     }
 
     internal override void Write(ColumnWriter writer, long start, long count, AllocationOptions scratchOptions)

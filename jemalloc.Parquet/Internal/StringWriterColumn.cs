@@ -17,9 +17,7 @@ internal sealed unsafe class StringWriterColumn(string name, NativeBuffer<Stored
         return new PrimitiveNode(Name, Repetition.Optional, logical, PhysicalType.ByteArray);
     }
 
-    internal override void Acquire() => values.Acquire();
-
-    internal override void Release() => values.Release();
+    internal override void Hold(List<MemoryHold> holds) => holds.Add(values.Hold());
 
     internal override void Write(ColumnWriter writer, long start, long count, AllocationOptions scratchOptions)
     {
