@@ -29,7 +29,7 @@ internal static partial class ThrowHelper
     [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
     internal static void ThrowInUse(string typeName, string verb, long state) =>
         throw new InvalidOperationException(
-            $"This {typeName} cannot be {verb}: it is {DescribeUse(state)}. Dispose each lease and call Release() for each Acquire() first.");
+            $"This {typeName} cannot be {verb}: it is {DescribeUse(state)}. Dispose each lease and hold and call Release() for each Acquire() first.");
 
     /// <summary>"acquired 2 time(s) and leased 1 time(s)" for a state word's counts.</summary>
     internal static string DescribeUse(long state)
@@ -38,7 +38,7 @@ internal static partial class ThrowHelper
         int leased = SlotState.Leases(state);
         return acquired != 0 && leased != 0 ? $"acquired {acquired} time(s) and leased {leased} time(s)"
             : acquired != 0 ? $"acquired {acquired} time(s)"
-            : $"leased {leased} time(s) (a Lease() not yet disposed, or an operation running on another thread)";
+            : $"leased {leased} time(s) (a Lease() or Hold() not yet disposed, or an operation running on another thread)";
     }
 
     /// <summary>

@@ -27,6 +27,7 @@ internal static class Scenarios
         BufferRoundTwoScenarios.Register(All);
         IoRoundTwoScenarios.Register(All);
         JitShapeScenarios.Register(All);
+        AddOnScenarios.Register(All);
     }
 
     internal static int Run(string name)
