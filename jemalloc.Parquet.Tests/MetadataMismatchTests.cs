@@ -43,6 +43,25 @@ public sealed class MetadataMismatchTests : IDisposable
     }
 
     [Fact]
+    public void A_file_row_count_that_is_not_its_row_groups_sum_throws_InvalidDataException_before_allocating()
+    {
+        string path = _folder.File("two-groups.parquet");
+        using (var values = new HugeArray<long>(Rows, 1L))
+        {
+            new NativeParquetWriter { RowGroupSize = Rows / 2 }.Add("values", values).Write(path);
+        }
+
+        // Only the file's own count is 1000 (each row group says 500): it becomes 600.
+        Assert.Equal(1, ParquetFooter.RewriteCounts(path, Rows, 600));
+        using var reader = new NativeParquetReader(path);
+        long live = AllocationLedger.LiveCount;
+        var error = Assert.Throws<InvalidDataException>(() => reader.ReadNullableColumn<long>("values"));
+        Assert.Contains("600", error.Message, StringComparison.Ordinal);
+        Assert.Contains("1,000", error.Message, StringComparison.Ordinal);
+        Assert.Equal(live, AllocationLedger.LiveCount);
+    }
+
+    [Fact]
     public void An_intact_file_of_the_same_shape_reads_every_row()
     {
         using var reader = new NativeParquetReader(WriteSample(nullable: false));

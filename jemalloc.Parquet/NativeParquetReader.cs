@@ -257,6 +257,7 @@ public sealed class NativeParquetReader : IDisposable
         maxDefinition = descriptor.MaxDefinitionLevel;
 
         long rows = _metadata.NumRows;
+        CheckRowCounts(rows);
         if (rows == 0)
         {
             ParquetThrow.InvalidOperation($"The file has no rows, so column '{column}' cannot be read into an array (an array has at least one element).");
@@ -291,6 +292,28 @@ public sealed class NativeParquetReader : IDisposable
             values.Dispose();
             validity?.Dispose();
             throw;
+        }
+    }
+
+    // The footer's counts agree with one another before anything is allocated for them: the file's rows
+    // are the sum of its row groups', none negative. (Whether the pages hold them is checked as they are read.)
+    private void CheckRowCounts(long rows)
+    {
+        long sum = 0;
+        int groups = _metadata.NumRowGroups;
+        for (int g = 0; g < groups; g++)
+        {
+            using RowGroupReader group = _file.RowGroup(g);
+            long groupRows = group.MetaData.NumRows;
+            if (groupRows < 0 || (sum += groupRows) < 0)
+            {
+                ParquetThrow.InvalidData($"Row group {g} of the file declares {groupRows:N0} rows.");
+            }
+        }
+
+        if (rows != sum)
+        {
+            ParquetThrow.InvalidData($"The file's metadata declares {rows:N0} rows, and its {groups} row groups {sum:N0}.");
         }
     }
 
