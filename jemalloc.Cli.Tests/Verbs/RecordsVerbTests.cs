@@ -20,6 +20,9 @@ public class RecordsVerbTests
         Assert.Contains("| native |", result.Output, StringComparison.Ordinal);
         Assert.Contains("max GC pause vs class:", result.Output, StringComparison.Ordinal);
         Assert.Contains("scan rows/s vs struct:", result.Output, StringComparison.Ordinal);
+        Assert.Contains("build time vs struct:", result.Output, StringComparison.Ordinal);
+        Assert.Matches(@"native / best managed side, per figure .*: build [0-9.]+x \((class|struct)\), .*scan rows/s [0-9.]+x \((class|struct)\)", result.Output);
+        Assert.Matches(OperatingSystem.IsLinux() ? @"records: load average \(1 min\) during the run: [0-9.]+ to [0-9.]+ over [0-9]+ samples, on [0-9]+ cores\." : "records: load average: not available", result.Output);
         Assert.Contains("p99.9 latency vs class:", result.Output, StringComparison.Ordinal);
         Assert.Contains("| p99.9 (us) |", result.Output, StringComparison.Ordinal);
         Assert.Contains("every side gave the same results", result.Output, StringComparison.Ordinal);

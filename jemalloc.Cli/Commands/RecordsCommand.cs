@@ -63,6 +63,7 @@ public static class RecordsCommand
 
         output.WriteLine($"records: {options.Records:N0} records, {options.Requests:N0} requests ({RecordsHarness.LookupsPerRequest} lookups, a {RecordsHarness.ScanWindow:N0}-row scan, {RecordsHarness.RenamesPerRequest} renames each), {options.FullCollections} induced full GCs per side; GC: {(System.Runtime.GCSettings.IsServerGC ? "server" : "workstation")}, concurrent {(AppContext.TryGetSwitch("System.GC.Concurrent", out bool concurrent) ? concurrent : "default")}.");
         var results = new List<RecordsResult>();
+        using var load = new HostLoad();
         foreach (RecordsSide side in sides)
         {
             RecordsResult? result = jembench is null
@@ -79,6 +80,7 @@ public static class RecordsCommand
         }
 
         PrintTable(results, output);
+        load.Report(output, "records");
         if (results.Select(r => r.Checksum).Distinct().Count() > 1)
         {
             error.WriteLine("records: WRONG RESULT: the sides' request results differ: " +
@@ -185,7 +187,43 @@ public static class RecordsCommand
         {
             Goal(output, "lookups/s vs struct", native.LookupsPerSecond, best.LookupsPerSecond, 1.0, lowerIsBetter: false);
             Goal(output, "scan rows/s vs struct", native.ScanRowsPerSecond, best.ScanRowsPerSecond, 1.0, lowerIsBetter: false);
+            Goal(output, "build time vs struct", native.BuildSeconds, best.BuildSeconds, 1.0, lowerIsBetter: true);
         }
+
+        PrintAgainstBestManaged(native, [.. results.Where(r => r.Side != RecordsSide.Native)], output);
+    }
+
+    // Each native figure over the best managed side's for that figure (the lower of a cost, the higher
+    // of a rate), whichever side that is: a ratio below 1 is better for costs, above 1 for rates.
+    private static void PrintAgainstBestManaged(RecordsResult native, RecordsResult[] managed, TextWriter output)
+    {
+        (string Name, Func<RecordsResult, double> Figure, bool LowerIsBetter)[] figures =
+        [
+            ("build", r => r.BuildSeconds, true),
+            ("GC pause total", r => r.TotalPauseMs, true),
+            ("GC pause max", r => r.MaxPauseMs, true),
+            ("p50", r => r.P50Us, true),
+            ("p99", r => r.P99Us, true),
+            ("p99.9", r => r.P999Us, true),
+            ("max", r => r.MaxUs, true),
+            ("peak RSS", r => r.PeakRssBytes, true),
+            ("lookups/s", r => r.LookupsPerSecond, false),
+            ("scan rows/s", r => r.ScanRowsPerSecond, false),
+        ];
+        var parts = new List<string>();
+        foreach ((string name, Func<RecordsResult, double> figure, bool lowerIsBetter) in figures)
+        {
+            RecordsResult[] known = [.. managed.Where(r => figure(r) > 0)];
+            if (known.Length == 0 || figure(native) < 0)
+            {
+                continue;
+            }
+
+            RecordsResult best = lowerIsBetter ? known.MinBy(figure)! : known.MaxBy(figure)!;
+            parts.Add(string.Create(CultureInfo.InvariantCulture, $"{name} {figure(native) / figure(best):F3}x ({Name(best.Side)})"));
+        }
+
+        output.WriteLine($"  native / best managed side, per figure (costs: lower is better; rates: higher): {string.Join(", ", parts)}");
     }
 
     private static void Goal(TextWriter output, string what, double native, double other, double target, bool lowerIsBetter)
