@@ -38,4 +38,18 @@ public sealed unsafe class AllocatorTests
         Assert.Equal(1000, small.Memory.Length);
         Assert.True(arena.UsedBytes > 0);
     }
+
+    [Fact]
+    public void A_negative_length_is_refused_and_an_empty_block_leaves_nothing_behind()
+    {
+        using var arena = new JemArena();
+        var allocator = new JemallocArrowAllocator(arena.Options);
+        Assert.Throws<ArgumentOutOfRangeException>(() => allocator.Allocate(-1));
+        System.Buffers.IMemoryOwner<byte> empty = allocator.Allocate(0);
+        Assert.Equal(0, empty.Memory.Length);
+        empty.Dispose();
+        empty.Dispose();
+        Assert.Equal(0, arena.UsedBytes);
+        arena.Reset();
+    }
 }

@@ -37,11 +37,13 @@ public sealed class JemallocArrowAllocator : MemoryAllocator
     /// (and every pin of it has ended) the block is held: a reset of the options' arena is refused
     /// meanwhile, rather than free memory an Arrow array still reads.
     /// </summary>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="length"/> is negative.</exception>
     /// <exception cref="OutOfMemoryException">jemalloc could not allocate the memory.</exception>
     /// <exception cref="ArenaBudgetExceededException">The options' arena would exceed its budget.</exception>
     /// <exception cref="ObjectDisposedException">The options name a disposed <see cref="JemArena"/>, or its reset freed the block as it was made.</exception>
     protected override IMemoryOwner<byte> AllocateInternal(int length, out int bytesAllocated)
     {
+        ArgumentOutOfRangeException.ThrowIfNegative(length);
         // A block of at least one byte: a structure has at least one element.
         var block = new SafeArray<byte>(Math.Max(length, 1), _options);
         try
