@@ -66,6 +66,34 @@ public sealed unsafe class HoldTests
     }
 
     [Fact]
+    public void Exporting_into_a_structure_that_holds_a_live_export_is_refused_and_the_first_export_still_releases()
+    {
+        var values = new HugeArray<long>(64, 3L);
+        CArrowArray* exported = CArrowArray.Create();
+        try
+        {
+            using (NativeArrowColumn column = values.ToArrow())
+            {
+                column.ExportChunk(0, exported);
+                Assert.Equal("destination", Assert.Throws<ArgumentException>(() => column.ExportChunk(0, exported)).ParamName);
+            }
+
+            using (var imported = (Int64Array)CArrowArrayImporter.ImportArray(exported, Int64Type.Default))
+            {
+                Assert.Equal(3L, imported.GetValue(63));
+            }
+
+            // The one export released, nothing holds the column.
+            Assert.Equal(0, values.Handle.LeaseCount);
+            values.Dispose();
+        }
+        finally
+        {
+            CArrowArray.Free(exported);
+        }
+    }
+
+    [Fact]
     public void Unpin_on_the_memory_manager_is_refused_and_a_pin_ends_once_however_often_its_handle_is_disposed()
     {
         var values = new HugeArray<double>(100, 1.5);

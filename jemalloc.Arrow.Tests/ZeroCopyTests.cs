@@ -204,4 +204,23 @@ public sealed unsafe class ZeroCopyTests
         // A failed ToArrow holds nothing.
         Assert.Equal(1, values.Handle.LeaseCount);
     }
+
+    [Fact]
+    public void An_array_whose_declared_length_passes_its_buffers_is_refused_with_ArgumentException()
+    {
+        using var values = new HugeArray<int>(10, 1);
+        using NativeArrowColumn column = values.ToArrow();
+        ArrayData real = column.Array.Data;
+        var tooLong = new ArrayData(Int32Type.Default, 11, 0, 0, [ArrowBuffer.Empty, real.Buffers[1]]);
+        var pastEnd = new ArrayData(Int32Type.Default, 5, 0, 8, [ArrowBuffer.Empty, real.Buffers[1]]);
+        var shortBitmap = new ArrayData(Int32Type.Default, 10, 1, 0, [new ArrowBuffer(new byte[1]), real.Buffers[1]]);
+        foreach (ArrayData forged in new[] { tooLong, pastEnd })
+        {
+            var error = Assert.Throws<ArgumentException>(() => ArrowArrayFactory.BuildArray(forged).ToHugeArray<int>(AllocationOptions.Default));
+            Assert.Contains("value buffer holds 40 bytes", error.Message, StringComparison.Ordinal);
+        }
+
+        var bitmapError = Assert.Throws<ArgumentException>(() => new ChunkedArray([ArrowArrayFactory.BuildArray(shortBitmap)]).ToHugeArray<int>(AllocationOptions.Default, out _));
+        Assert.Contains("validity bitmap holds 1 bytes", bitmapError.Message, StringComparison.Ordinal);
+    }
 }

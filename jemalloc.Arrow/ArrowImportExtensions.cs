@@ -19,7 +19,7 @@ public static class ArrowImportExtensions
     /// <param name="options">How the array is allocated.</param>
     /// <returns>A new array, which the caller owns.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="column"/> is <see langword="null"/>.</exception>
-    /// <exception cref="ArgumentException">The column's type is not <typeparamref name="T"/>'s, or it is empty (an array has at least one element).</exception>
+    /// <exception cref="ArgumentException">The column's type is not <typeparamref name="T"/>'s, it is empty (an array has at least one element), or a chunk declares more values than its buffers hold.</exception>
     /// <exception cref="NotSupportedException"><typeparamref name="T"/> has no Arrow primitive type of its layout.</exception>
     /// <exception cref="InvalidOperationException">The column has nulls: use the overload with a validity bitmap.</exception>
     /// <exception cref="OutOfMemoryException">The array cannot be allocated.</exception>
@@ -42,7 +42,7 @@ public static class ArrowImportExtensions
     /// <param name="validity">The new bitmap: bit <c>i % 8</c> of byte <c>i / 8</c> is set when row <c>i</c> has a value. The caller owns it.</param>
     /// <returns>The new values (a null row holds whatever the Arrow buffer held there), which the caller owns.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="column"/> is <see langword="null"/>.</exception>
-    /// <exception cref="ArgumentException">The column's type is not <typeparamref name="T"/>'s, or it is empty.</exception>
+    /// <exception cref="ArgumentException">The column's type is not <typeparamref name="T"/>'s, it is empty, or a chunk declares more values than its buffers hold.</exception>
     /// <exception cref="NotSupportedException"><typeparamref name="T"/> has no Arrow primitive type of its layout.</exception>
     /// <exception cref="OutOfMemoryException">The arrays cannot be allocated.</exception>
     public static HugeArray<T> ToHugeArray<T>(this ChunkedArray column, AllocationOptions options, out HugeArray<byte> validity)
@@ -85,6 +85,23 @@ public static class ArrowImportExtensions
         }
     }
 
+    // An array's declared offset and length must lie inside its buffers (an imported or hand-built
+    // ArrayData can say otherwise): otherwise a clear ArgumentException, before anything is read.
+    private static unsafe void CheckBuffers<T>(ArrayData data, int chunk, bool readsValidity, string paramName)
+        where T : unmanaged
+    {
+        long end = (long)data.Offset + data.Length;
+        if (data.Offset < 0 || data.Length < 0 || data.Buffers.Length < 2 || data.Buffers[1].Length < end * sizeof(T))
+        {
+            throw new ArgumentException($"Chunk {chunk} of the column declares {data.Length:N0} values from offset {data.Offset:N0}, but its value buffer holds {(data.Buffers.Length < 2 ? 0 : data.Buffers[1].Length):N0} bytes ({end * sizeof(T):N0} needed).", paramName);
+        }
+
+        if (readsValidity && !data.Buffers[0].IsEmpty && data.Buffers[0].Length < (end + 7) / 8)
+        {
+            throw new ArgumentException($"Chunk {chunk} of the column declares {data.Length:N0} values from offset {data.Offset:N0}, but its validity bitmap holds {data.Buffers[0].Length:N0} bytes ({(end + 7) / 8:N0} needed).", paramName);
+        }
+    }
+
     private static unsafe HugeArray<T> Copy<T>(ChunkedArray column, AllocationOptions options, HugeArray<byte>? validity)
         where T : unmanaged, IEquatable<T>
     {
@@ -99,6 +116,7 @@ public static class ArrowImportExtensions
             for (int c = 0; c < column.ArrayCount; c++)
             {
                 ArrayData data = column.ArrowArray(c).Data;
+                CheckBuffers<T>(data, c, bits != null, nameof(column));
                 ReadOnlySpan<byte> source = data.Buffers[1].Span.Slice(data.Offset * sizeof(T), data.Length * sizeof(T));
                 source.CopyTo(new Span<byte>(destination + (row * sizeof(T)), source.Length));
                 if (bits != null)

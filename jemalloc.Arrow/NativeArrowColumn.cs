@@ -37,6 +37,10 @@ namespace jemalloc.Arrow;
 /// </remarks>
 public sealed class NativeArrowColumn : IDisposable
 {
+    // Where the C Data Interface's ArrowArray keeps its release callback (after five int64 fields and
+    // three pointers; the layout is fixed by the specification). Apache.Arrow does not expose the field.
+    private const int ReleaseCallbackOffset = 64;
+
     private readonly List<IDisposable> _memories;
     private readonly nint[] _valueAddresses;
     private int _disposed;
@@ -102,6 +106,7 @@ public sealed class NativeArrowColumn : IDisposable
     /// <param name="destination">An <c>ArrowArray</c> structure the consumer allocated (for instance with <see cref="CArrowArray.Create"/>).</param>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="chunk"/> is negative or not less than <see cref="ChunkCount"/>.</exception>
     /// <exception cref="ArgumentNullException"><paramref name="destination"/> is null.</exception>
+    /// <exception cref="ArgumentException"><paramref name="destination"/> holds a live export already (its release callback is set).</exception>
     /// <exception cref="ObjectDisposedException">This column was disposed.</exception>
     public unsafe void ExportChunk(int chunk, CArrowArray* destination)
     {
@@ -109,6 +114,12 @@ public sealed class NativeArrowColumn : IDisposable
         ArgumentOutOfRangeException.ThrowIfGreaterThanOrEqual(chunk, _valueAddresses.Length);
         ArgumentNullException.ThrowIfNull(destination);
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
+        if (*(nint*)((byte*)destination + ReleaseCallbackOffset) != 0)
+        {
+            // Overwriting a live export would lose its release callback, and with it the export's hold.
+            throw new ArgumentException("The ArrowArray structure holds an export already (its release callback is set): release it, or pass a new structure.", nameof(destination));
+        }
+
         CArrowArrayExporter.ExportArray(Chunks.ArrowArray(chunk), destination);
     }
 

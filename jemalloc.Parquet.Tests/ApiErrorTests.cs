@@ -137,4 +137,24 @@ public sealed class ApiErrorTests : IDisposable
         Assert.Throws<ArgumentOutOfRangeException>(() => column.IsNull(20));
         Assert.Throws<ArgumentOutOfRangeException>(() => column.IsNull(-1));
     }
+
+    [Fact]
+    public void A_refused_dispose_of_a_nullable_column_frees_neither_array()
+    {
+        var values = new HugeArray<int>(16, 4);
+        var bitmap = new HugeArray<byte>(2, (byte)0xFF);
+        var column = new NullableColumn<int>(values, bitmap);
+        MemoryHold hold = bitmap.Hold();
+        var error = Assert.Throws<InvalidOperationException>(column.Dispose);
+        Assert.Contains("validity bitmap", error.Message, StringComparison.Ordinal);
+        Assert.True(values.IsValid);
+        Assert.True(bitmap.IsValid);
+        Assert.Equal(4, column.Values[15]);
+
+        hold.Dispose();
+        column.Dispose();
+        column.Dispose();
+        Assert.False(values.IsValid);
+        Assert.False(bitmap.IsValid);
+    }
 }

@@ -253,6 +253,7 @@ public sealed class NativeParquetReader : IDisposable
         short maxDefinition;
         ColumnDescriptor descriptor = _schema.Column(index);
         kind = ParquetTypes.CheckReadable<T>(descriptor, column, nameof(column));
+        ParquetTypes.IntegerRange? range = ParquetTypes.RangeOf(descriptor);
         physical = descriptor.PhysicalType;
         maxDefinition = descriptor.MaxDefinitionLevel;
 
@@ -275,7 +276,7 @@ public sealed class NativeParquetReader : IDisposable
                 validity = maxDefinition == 0 ? new HugeArray<byte>(bitmapBytes, (byte)0xFF, chosen) : new HugeArray<byte>(bitmapBytes, chosen);
             }
 
-            var job = new ColumnRead(index, column, rows, maxDefinition, kind, chosen with { HugePages = false });
+            var job = new ColumnRead(index, column, rows, maxDefinition, kind, range, chosen with { HugePages = false });
             long nullCount = physical switch
             {
                 PhysicalType.Boolean => ReadAll<bool, T>(job, values, validity),
@@ -364,6 +365,13 @@ public sealed class NativeParquetReader : IDisposable
                 if (read <= 0)
                 {
                     ParquetThrow.InvalidData($"Column '{job.Column}' ends at row {row:N0} of row group {g}, which the metadata says has {groupMetadata.NumRows:N0} rows.");
+                }
+
+                if (job.Range is { } declared)
+                {
+                    // INT32 values of an 8- or 16-bit column: each must be one its logical type can hold,
+                    // or narrowing (and widening into a wider element) would give a value the file never had.
+                    CheckRange((int*)target, valuesRead, declared, job.Column, row);
                 }
 
                 int count = (int)read;
@@ -457,6 +465,18 @@ public sealed class NativeParquetReader : IDisposable
         return nulls;
     }
 
+    private static unsafe void CheckRange(int* values, long count, ParquetTypes.IntegerRange range, string column, long firstRow)
+    {
+        for (long i = 0; i < count; i++)
+        {
+            int value = values[i];
+            if (value < range.Min || value > range.Max)
+            {
+                ParquetThrow.InvalidData($"Column '{column}' holds {value} in the batch from row {firstRow:N0}, outside its logical type {range.Name} ({range.Min} to {range.Max}).");
+            }
+        }
+    }
+
     private static unsafe void NarrowInto<T>(T* destination, int* source, int count)
         where T : unmanaged
     {
@@ -496,5 +516,5 @@ public sealed class NativeParquetReader : IDisposable
     }
 
     /// <summary>One column read's settings, passed down the generic read as one value.</summary>
-    private readonly record struct ColumnRead(int Index, string Column, long Rows, short MaxDefinition, ParquetTypes.ReadKind Kind, AllocationOptions ScratchOptions);
+    private readonly record struct ColumnRead(int Index, string Column, long Rows, short MaxDefinition, ParquetTypes.ReadKind Kind, ParquetTypes.IntegerRange? Range, AllocationOptions ScratchOptions);
 }

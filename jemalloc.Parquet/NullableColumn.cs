@@ -74,12 +74,31 @@ public sealed class NullableColumn<T> : IDisposable
         return (Validity[row >> 3] & (1 << (int)(row & 7))) == 0;
     }
 
-    /// <summary>Frees the values and the bitmap.</summary>
-    /// <exception cref="InvalidOperationException">Either array is leased or acquired.</exception>
+    /// <summary>Frees the values and the bitmap. Disposing again does nothing.</summary>
+    /// <remarks>
+    /// Both arrays are checked before either is freed, so a refused dispose leaves the column whole. A
+    /// lease, hold or acquisition that another thread takes between the check and the frees can still
+    /// refuse the second array's; it stays valid, the freed one throws <see cref="ObjectDisposedException"/>,
+    /// and a later <c>Dispose</c> frees the rest.
+    /// </remarks>
+    /// <exception cref="InvalidOperationException">Either array is leased, held or acquired (a view, a write, a lease); nothing was freed.</exception>
     public void Dispose()
     {
+        ThrowIfInUse(Values, "values");
+        ThrowIfInUse(Validity, "validity bitmap");
         Values.Dispose();
         Validity.Dispose();
+    }
+
+    private static void ThrowIfInUse<TElement>(HugeArray<TElement> array, string what)
+        where TElement : unmanaged, IEquatable<TElement>
+    {
+        int acquired = array.AcquireCount;
+        int leased = array.Handle.LeaseCount;
+        if (acquired > 0 || leased > 0)
+        {
+            ParquetThrow.InvalidOperation($"The column's {what} cannot be disposed: it is acquired {acquired} and leased or held {leased} time(s) (a view, a write, a lease or a hold of it is open). Nothing was freed.");
+        }
     }
 
     private static unsafe long CountValid(HugeArray<byte> validity, long rows)

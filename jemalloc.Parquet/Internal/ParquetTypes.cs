@@ -141,6 +141,29 @@ internal static class ParquetTypes
             : ReadKind.Direct;
     }
 
+    /// <summary>The values an INT32 column of an 8- or 16-bit integer logical type may hold.</summary>
+    internal readonly record struct IntegerRange(int Min, int Max, string Name);
+
+    /// <summary>
+    /// The range the column's INT logical type allows its INT32 values, for an 8- or 16-bit type (whose
+    /// values a malformed file can make too wide); null for any other column, where every value is one
+    /// its element type holds.
+    /// </summary>
+    internal static IntegerRange? RangeOf(ColumnDescriptor descriptor)
+    {
+        if (descriptor.PhysicalType != PhysicalType.Int32)
+        {
+            return null;
+        }
+
+        using LogicalType logical = descriptor.LogicalType;
+        return logical is IntLogicalType { BitWidth: 8 or 16 } integer
+            ? integer.IsSigned
+                ? new IntegerRange(-(1 << (integer.BitWidth - 1)), (1 << (integer.BitWidth - 1)) - 1, $"INT({integer.BitWidth})")
+                : new IntegerRange(0, (1 << integer.BitWidth) - 1, $"UINT({integer.BitWidth})")
+            : null;
+    }
+
     // An integer column of the given width and sign is read as T when T holds every value it can
     // have: its own type, or the 32- or 64-bit type of the same physical width that holds all of them.
     private static bool FitsInteger<T>(int bitWidth, bool signed) => (bitWidth, signed) switch
