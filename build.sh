@@ -28,10 +28,14 @@
 #   JEMALLOC_NET_NO_INSTALL=1  never install missing tools with apt-get; just report them
 #   JEMALLOC_NET_EMULATED_TESTS=all  run the whole suite under the emulators, not the representative part
 #   JEMALLOC_NET_EMULATED_TIMEOUT=s  hard limit for one emulated test run (default 1200 s; 0 = none)
+#   JEMALLOC_NET_WINEPREFIX=path  the wine prefix to use (default: one per clone, outside the tree, in
+#                        ${XDG_CACHE_HOME:-$HOME/.cache}/jemalloc.NET/wine/<folder>-<key>)
 #   CONFIGURATION=Debug  build the solution in Debug instead of Release
 set -Eeuo pipefail
 
 readonly ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# The same folder with every symbolic link resolved: what a link's target is compared with.
+readonly ROOT_REAL="$(cd "$ROOT" && pwd -P)"
 readonly JEMALLOC_VERSION="5.3.0"
 readonly JEMALLOC_GIT_VERSION="5.3.0-0-g54eaed1d8b56b1aa528be3bdd1877e59c56fa90c"
 readonly JEMALLOC_TARBALL="jemalloc_${JEMALLOC_VERSION}.orig.tar.bz2"
@@ -370,7 +374,32 @@ pack_package() {
 # cross toolchain as its root), win-x64 under wine. Both run self-contained .NET apps published for
 # their RID: there is no SDK on the "target", as there is none on a user's server.
 readonly EMULATED_DIR="$ROOT/artifacts/emulated"
-readonly WINE_PREFIX_DIR="$EMULATED_DIR/wineprefix"
+# The wine prefix lives outside the source tree. A prefix is full of links out of itself: drive z:
+# is /, the user's folders (Desktop, Documents, ...) are $HOME, com1 is /dev/ttyS0. Inside the tree
+# (artifacts/emulated/wineprefix, until issue 33) they broke every out-of-process benchmark:
+# BenchmarkDotNet looks for the benchmarks' project through the whole tree, following links into
+# folders, and went through z: into / (UnauthorizedAccessException on /proc/1/map_files). One prefix
+# per clone, keyed by the clone's folder: a run ends with `wineserver -k`, which stops every program
+# of its prefix, so two clones sharing one would stop each other's tests (and could create it at the
+# same time). A prefix takes about 700 MB; a clone's stays when the clone is deleted (remove it by
+# hand: the file jemalloc.NET-clone in it names its clone).
+wine_prefix_default() {
+  local cache="${XDG_CACHE_HOME:-}" key
+  [ -n "$cache" ] || cache="${HOME:-/tmp}/.cache"
+  key="$(printf '%s' "$ROOT_REAL" | sha256sum | cut -c1-12)"
+  printf '%s/jemalloc.NET/wine/%s-%s' "$cache" "$(basename "$ROOT_REAL")" "$key"
+}
+readonly WINE_PREFIX_DIR="${JEMALLOC_NET_WINEPREFIX:-$(wine_prefix_default)}"
+# Where build.sh before issue 33 made the prefix; removed when found (remove_old_wine_prefix).
+readonly OLD_WINE_PREFIX_DIR="$EMULATED_DIR/wineprefix"
+
+# A prefix left inside the tree by an older build.sh breaks jembench alloc and the tests that run it,
+# and the new one is elsewhere: it goes. rm does not follow its links.
+remove_old_wine_prefix() {
+  [ -e "$OLD_WINE_PREFIX_DIR" ] || [ -L "$OLD_WINE_PREFIX_DIR" ] || return 0
+  step "removing artifacts/emulated/wineprefix (an older build.sh's wine prefix: its links lead out of the tree; the prefix is now $WINE_PREFIX_DIR)"
+  rm -rf "$OLD_WINE_PREFIX_DIR" || die "could not remove $OLD_WINE_PREFIX_DIR"
+}
 
 need_emulator() {
   case "$1" in
@@ -382,9 +411,13 @@ need_emulator() {
       if [ ${#missing[@]} -gt 0 ]; then step "installing the linux-arm64 emulator: ${missing[*]}"; apt_install "${missing[@]}"; fi ;;
     win-x64)
       if [ ! -x /usr/lib/wine/wine64 ]; then step "installing the win-x64 emulator: wine64"; apt_install wine64; fi
+      case "$(realpath -m -- "$WINE_PREFIX_DIR")/" in
+        "$ROOT_REAL"/*) die "the wine prefix $WINE_PREFIX_DIR is inside the source tree: its links (drive z: is /) would lead out of it; set JEMALLOC_NET_WINEPREFIX to a folder outside $ROOT" ;;
+      esac
       if [ ! -f "$WINE_PREFIX_DIR/system.reg" ]; then
         step "creating a wine prefix ($WINE_PREFIX_DIR)"
         mkdir -p "$WINE_PREFIX_DIR"
+        echo "$ROOT_REAL" >"$WINE_PREFIX_DIR/jemalloc.NET-clone"
         WINEPREFIX="$WINE_PREFIX_DIR" WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml=" /usr/lib/wine/wine64 wineboot --init >/dev/null 2>&1 \
           || die "wineboot --init failed for $WINE_PREFIX_DIR"
         # A new prefix says Windows 7, which .NET 10 does not support (its runtime fails early): Windows 10.
@@ -478,7 +511,7 @@ test_emulated_rid() {
   local status=0 limit="${JEMALLOC_NET_EMULATED_TIMEOUT:-1200}"
   # A hard limit: an emulator that hangs must fail the run, never stall it. timeout signals the
   # emulator's whole process group (qemu and the children it started), then kills it 30 s later.
-  timeout -k 30 "$limit" bash -c "$(declare -f run_on); WINE_PREFIX_DIR='$WINE_PREFIX_DIR'; run_on \"\$@\"" run_on \
+  timeout -k 30 "$limit" bash -c "$(declare -f run_on); $(declare -p WINE_PREFIX_DIR); run_on \"\$@\"" run_on \
     "$rid" "$out/jemalloc.Tests.Runner" "${args[@]}" "$@" || status=$?
   [ "$rid" = win-x64 ] && { WINEPREFIX="$WINE_PREFIX_DIR" /usr/lib/wine/wineserver -k 2>/dev/null || true; }
   echo "$rid tests took $((SECONDS - started)) s (publishing included)"
@@ -554,6 +587,7 @@ test_emulated() {
 main() {
   local command="${1:-build}"
   [ $# -gt 0 ] && shift
+  case "$command" in -h|--help|help) ;; *) remove_old_wine_prefix ;; esac
   case "$command" in
     native) build_native ;;
     native-all) build_native_all ;;
