@@ -7,7 +7,7 @@
 #                              (installs Debian's libmimalloc2.0 if missing, for the alloc suite's row)
 #   ./build.sh test            ... (all three natives) then runs the test suite natively (linux-x64), a
 #                              representative part of it as linux-arm64 under qemu-user and as win-x64
-#                              under wine (hard time limits), and test-package
+#                              under wine (hard time limits), test-package and test-benchmark
 #   ./build.sh native          only this machine's native library
 #   ./build.sh native-all      the native libraries for linux-x64, linux-arm64 and win-x64
 #   ./build.sh pack            ... then makes the NuGet package (all three natives) and the add-on packages
@@ -18,6 +18,9 @@
 #                              packages, published and run per RID (under its emulator)
 #   ./build.sh info-all        jembench info per RID under its emulator
 #   ./build.sh test-emulated   test-linux-arm64, test-win-x64, test-package and info-all in one run
+#   ./build.sh test-benchmark  an out-of-process benchmark smoke run in the source tree (jembench alloc
+#                              --quick: BenchmarkDotNet builds and starts its benchmark processes), then
+#                              fails if a symbolic link in the tree leads out of it (the end of test)
 #   ./build.sh docs            the documentation site (docs/ and the API reference, DocFX) into
 #                              artifacts/docs; a DocFX warning fails it
 #
@@ -577,6 +580,87 @@ info_all() {
   [ ${#failed[@]} -eq 0 ] || die "jembench info did not run or did not report its platform as: ${failed[*]}"
 }
 
+# ---- the source tree stays closed ----------------------------------------------------------------
+# BenchmarkDotNet builds each out-of-process job (jembench alloc, one process per jemalloc
+# configuration) from a project it generates, after looking for the benchmarks' project through the
+# whole source tree, following symbolic links into folders. A link out of the tree sends it through
+# whatever the link leads to (through wine's z: drive, all of /), and a link to a folder holding it
+# round and round. So nothing the build leaves in the tree links out of it: the wine prefix is
+# outside, qemu-user reads the cross toolchain's files where Debian installed them, npm's links in
+# artifacts/node/node_modules/.bin point into node_modules, and libtool's libjemallocnet.so in
+# jemalloc/build points to the file beside it.
+
+# Prints each symbolic link under the tree (its .git aside) that resolves outside it, to a folder
+# holding the link (a loop), or not at all, one a line: path -> target (why).
+links_out_of_tree() {
+  local link target folder text
+  while IFS= read -r -d '' link; do
+    if ! target="$(realpath -m -- "$link" 2>/dev/null)"; then
+      printf '%s -> %s (does not resolve)\n' "${link#"$ROOT"/}" "$(readlink -- "$link")"
+      continue
+    fi
+    case "$target/" in
+      "$ROOT_REAL"/*)
+        folder="$(realpath -m -- "$(dirname -- "$link")")"
+        case "$folder/" in
+          "$target"/*) printf '%s -> %s (a loop: the folder it leads to holds it)\n' "${link#"$ROOT"/}" "$(readlink -- "$link")" ;;
+        esac ;;
+      *)
+        text="$(readlink -- "$link")"
+        if [ "$text" = "$target" ]; then printf '%s -> %s (outside the tree)\n' "${link#"$ROOT"/}" "$text"
+        else printf '%s -> %s (outside the tree: %s)\n' "${link#"$ROOT"/}" "$text" "$target"; fi ;;
+    esac
+  done < <(find "$ROOT" -name .git -prune -o -type l -print0)
+}
+
+check_tree_links() {
+  step "checking that no symbolic link in the source tree leads out of it"
+  local found
+  found="$(links_out_of_tree)"
+  if [ -n "$found" ]; then
+    printf '%s\n' "$found" >&2
+    die "these symbolic links in $ROOT lead out of the tree or round in it: BenchmarkDotNet's search for the benchmarks' project (jembench alloc) would follow them. Remove them, or put what they belong to outside the tree"
+  fi
+  echo "no symbolic link in the tree leads out of it"
+}
+
+# Before jembench: a link out of the tree (not one of this script's) breaks only the out-of-process
+# suites, so it is named, not refused.
+warn_links_out_of_tree() {
+  local found
+  found="$(links_out_of_tree)"
+  [ -n "$found" ] || return 0
+  printf '\nbuild.sh: warning: these symbolic links in %s lead out of the tree or round in it; an out-of-process suite (jembench alloc) follows them when BenchmarkDotNet looks for the benchmarks'"'"' project, and fails or wanders:\n%s\n' "$ROOT" "$found" >&2
+}
+
+# The out-of-process benchmarks, started in the tree the way a user starts them: jembench alloc
+# --quick generates and builds the benchmark project (about 30 s on a 2-core machine) and runs each of
+# its benchmarks once in a process of its own, with the default and with the tuned thread cache (16
+# processes with mimalloc's row). It would have caught issue 33, which no test did: the tests that run
+# alloc out of process run before the wine prefix is made.
+readonly BENCHMARK_SMOKE_TIMEOUT=900
+
+benchmark_smoke() {
+  local started=$SECONDS status=0 out="$ROOT/artifacts/benchmark-smoke"
+  step "benchmark smoke run: jembench alloc --quick (out of process, in the source tree)"
+  rm -rf "$out"
+  # A hard limit, as for the emulated runs: timeout signals jembench and the processes it started.
+  (cd "$ROOT" && timeout -k 30 "$BENCHMARK_SMOKE_TIMEOUT" \
+    dotnet "$ROOT/jemalloc.Cli/bin/$CONFIGURATION/net10.0/jembench.dll" alloc --quick --artifacts "$out") || status=$?
+  echo "benchmark smoke run took $((SECONDS - started)) s"
+  [ "$status" -ne 124 ] && [ "$status" -ne 137 ] || die "the benchmark smoke run did not finish within $BENCHMARK_SMOKE_TIMEOUT s"
+  [ "$status" -eq 0 ] || die "the benchmark smoke run (jembench alloc --quick, out of process) failed (exit $status)"
+}
+
+# The end of test: both run, and either failing fails it.
+test_benchmark() {
+  local smoke_status=0 links_status=0
+  ( benchmark_smoke ) || smoke_status=$?
+  ( check_tree_links ) || links_status=$?
+  [ "$smoke_status" -eq 0 ] || die "the benchmark smoke run failed (exit $smoke_status)"
+  [ "$links_status" -eq 0 ] || die "a symbolic link in the tree leads out of it (listed above)"
+}
+
 test_emulated() {
   test_emulated_rid linux-arm64
   test_emulated_rid win-x64
@@ -596,6 +680,7 @@ main() {
       build_native; build_solution; need_mimalloc
       # The main job, with no arguments: native against managed arrays, fill and create-and-fill.
       [ $# -gt 0 ] || set -- array --fill 10000000 100000000 -l -u
+      warn_links_out_of_tree
       step "jembench $*"
       dotnet "$ROOT/jemalloc.Cli/bin/$CONFIGURATION/net10.0/jembench.dll" "$@" ;;
     test)
@@ -610,23 +695,27 @@ main() {
       dotnet test "$ROOT/jemalloc.NET.sln" -c "$CONFIGURATION" --no-build --nologo "$@" || status=$?
       echo "linux-x64 tests took $((SECONDS - started)) s"
       # The emulated runs go on after a failure, so one run reports every target's results.
-      local arm_status=0 win_status=0 package_status=0
+      local arm_status=0 win_status=0 package_status=0 benchmark_status=0
       ( test_emulated_rid linux-arm64 ) || arm_status=$?
       ( test_emulated_rid win-x64 ) || win_status=$?
       ( test_package ) || package_status=$?
+      # Last, in the tree as everything before left it (the wine prefix, artifacts/node, ...).
+      ( test_benchmark ) || benchmark_status=$?
       echo "./build.sh test took $((SECONDS - TEST_STARTED)) s in all"
       [ "$status" -eq 0 ] || die "the linux-x64 test suite failed (exit $status)"
       [ "$arm_status" -eq 0 ] || die "the linux-arm64 test run failed (exit $arm_status)"
       [ "$win_status" -eq 0 ] || die "the win-x64 test run failed (exit $win_status)"
-      [ "$package_status" -eq 0 ] || die "the package test failed (exit $package_status)" ;;
+      [ "$package_status" -eq 0 ] || die "the package test failed (exit $package_status)"
+      [ "$benchmark_status" -eq 0 ] || die "the benchmark smoke run or the tree's link check failed (exit $benchmark_status)" ;;
     test-emulated) build_native_all; build_solution; test_emulated ;;
     test-linux-arm64|test-win-x64) build_native_all; build_solution; test_emulated_rid "${command#test-}" "$@" ;;
     test-package) build_native_all; build_solution; test_package ;;
+    test-benchmark) build_native; build_solution; test_benchmark ;;
     info-all) build_native_all; info_all ;;
     pack) build_native_all; build_solution; pack_package ;;
     docs) build_docs ;;
     -h|--help|help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}" ;;
-    *) die "unknown command '$command' (try: build, native, native-all, jembench, test, test-emulated, test-linux-arm64, test-win-x64, test-package, info-all, pack, docs, help)" ;;
+    *) die "unknown command '$command' (try: build, native, native-all, jembench, test, test-emulated, test-linux-arm64, test-win-x64, test-package, test-benchmark, info-all, pack, docs, help)" ;;
   esac
 }
 
