@@ -7,7 +7,7 @@
 #                              (installs Debian's libmimalloc2.0 if missing, for the alloc suite's row)
 #   ./build.sh test            ... (all three natives) then runs the test suite natively (linux-x64), a
 #                              representative part of it as linux-arm64 under qemu-user and as win-x64
-#                              under wine (hard time limits), and test-package
+#                              under wine (hard time limits), test-package and test-benchmark
 #   ./build.sh native          only this machine's native library
 #   ./build.sh native-all      the native libraries for linux-x64, linux-arm64 and win-x64
 #   ./build.sh pack            ... then makes the NuGet package (all three natives) and the add-on packages
@@ -18,6 +18,9 @@
 #                              packages, published and run per RID (under its emulator)
 #   ./build.sh info-all        jembench info per RID under its emulator
 #   ./build.sh test-emulated   test-linux-arm64, test-win-x64, test-package and info-all in one run
+#   ./build.sh test-benchmark  an out-of-process benchmark smoke run in the source tree (jembench alloc
+#                              --quick: BenchmarkDotNet builds and starts its benchmark processes), then
+#                              fails if a symbolic link in the tree leads out of it (the end of test)
 #   ./build.sh docs            the documentation site (docs/ and the API reference, DocFX) into
 #                              artifacts/docs; a DocFX warning fails it
 #
@@ -28,10 +31,14 @@
 #   JEMALLOC_NET_NO_INSTALL=1  never install missing tools with apt-get; just report them
 #   JEMALLOC_NET_EMULATED_TESTS=all  run the whole suite under the emulators, not the representative part
 #   JEMALLOC_NET_EMULATED_TIMEOUT=s  hard limit for one emulated test run (default 1200 s; 0 = none)
+#   JEMALLOC_NET_WINEPREFIX=path  the wine prefix to use (default: one per clone, outside the tree, in
+#                        ${XDG_CACHE_HOME:-$HOME/.cache}/jemalloc.NET/wine/<folder>-<key>)
 #   CONFIGURATION=Debug  build the solution in Debug instead of Release
 set -Eeuo pipefail
 
 readonly ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# The same folder with every symbolic link resolved: what a link's target is compared with.
+readonly ROOT_REAL="$(cd "$ROOT" && pwd -P)"
 readonly JEMALLOC_VERSION="5.3.0"
 readonly JEMALLOC_GIT_VERSION="5.3.0-0-g54eaed1d8b56b1aa528be3bdd1877e59c56fa90c"
 readonly JEMALLOC_TARBALL="jemalloc_${JEMALLOC_VERSION}.orig.tar.bz2"
@@ -370,7 +377,32 @@ pack_package() {
 # cross toolchain as its root), win-x64 under wine. Both run self-contained .NET apps published for
 # their RID: there is no SDK on the "target", as there is none on a user's server.
 readonly EMULATED_DIR="$ROOT/artifacts/emulated"
-readonly WINE_PREFIX_DIR="$EMULATED_DIR/wineprefix"
+# The wine prefix lives outside the source tree. A prefix is full of links out of itself: drive z:
+# is /, the user's folders (Desktop, Documents, ...) are $HOME, com1 is /dev/ttyS0. Inside the tree
+# (artifacts/emulated/wineprefix, until issue 33) they broke every out-of-process benchmark:
+# BenchmarkDotNet looks for the benchmarks' project through the whole tree, following links into
+# folders, and went through z: into / (UnauthorizedAccessException on /proc/1/map_files). One prefix
+# per clone, keyed by the clone's folder: a run ends with `wineserver -k`, which stops every program
+# of its prefix, so two clones sharing one would stop each other's tests (and could create it at the
+# same time). A prefix takes about 700 MB; a clone's stays when the clone is deleted (remove it by
+# hand: the file jemalloc.NET-clone in it names its clone).
+wine_prefix_default() {
+  local cache="${XDG_CACHE_HOME:-}" key
+  [ -n "$cache" ] || cache="${HOME:-/tmp}/.cache"
+  key="$(printf '%s' "$ROOT_REAL" | sha256sum | cut -c1-12)"
+  printf '%s/jemalloc.NET/wine/%s-%s' "$cache" "$(basename "$ROOT_REAL")" "$key"
+}
+readonly WINE_PREFIX_DIR="${JEMALLOC_NET_WINEPREFIX:-$(wine_prefix_default)}"
+# Where build.sh before issue 33 made the prefix; removed when found (remove_old_wine_prefix).
+readonly OLD_WINE_PREFIX_DIR="$EMULATED_DIR/wineprefix"
+
+# A prefix left inside the tree by an older build.sh breaks jembench alloc and the tests that run it,
+# and the new one is elsewhere: it goes. rm does not follow its links.
+remove_old_wine_prefix() {
+  [ -e "$OLD_WINE_PREFIX_DIR" ] || [ -L "$OLD_WINE_PREFIX_DIR" ] || return 0
+  step "removing artifacts/emulated/wineprefix (an older build.sh's wine prefix: its links lead out of the tree; the prefix is now $WINE_PREFIX_DIR)"
+  rm -rf "$OLD_WINE_PREFIX_DIR" || die "could not remove $OLD_WINE_PREFIX_DIR"
+}
 
 need_emulator() {
   case "$1" in
@@ -382,9 +414,13 @@ need_emulator() {
       if [ ${#missing[@]} -gt 0 ]; then step "installing the linux-arm64 emulator: ${missing[*]}"; apt_install "${missing[@]}"; fi ;;
     win-x64)
       if [ ! -x /usr/lib/wine/wine64 ]; then step "installing the win-x64 emulator: wine64"; apt_install wine64; fi
+      case "$(realpath -m -- "$WINE_PREFIX_DIR")/" in
+        "$ROOT_REAL"/*) die "the wine prefix $WINE_PREFIX_DIR is inside the source tree: its links (drive z: is /) would lead out of it; set JEMALLOC_NET_WINEPREFIX to a folder outside $ROOT" ;;
+      esac
       if [ ! -f "$WINE_PREFIX_DIR/system.reg" ]; then
         step "creating a wine prefix ($WINE_PREFIX_DIR)"
         mkdir -p "$WINE_PREFIX_DIR"
+        echo "$ROOT_REAL" >"$WINE_PREFIX_DIR/jemalloc.NET-clone"
         WINEPREFIX="$WINE_PREFIX_DIR" WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml=" /usr/lib/wine/wine64 wineboot --init >/dev/null 2>&1 \
           || die "wineboot --init failed for $WINE_PREFIX_DIR"
         # A new prefix says Windows 7, which .NET 10 does not support (its runtime fails early): Windows 10.
@@ -478,7 +514,7 @@ test_emulated_rid() {
   local status=0 limit="${JEMALLOC_NET_EMULATED_TIMEOUT:-1200}"
   # A hard limit: an emulator that hangs must fail the run, never stall it. timeout signals the
   # emulator's whole process group (qemu and the children it started), then kills it 30 s later.
-  timeout -k 30 "$limit" bash -c "$(declare -f run_on); WINE_PREFIX_DIR='$WINE_PREFIX_DIR'; run_on \"\$@\"" run_on \
+  timeout -k 30 "$limit" bash -c "$(declare -f run_on); $(declare -p WINE_PREFIX_DIR); run_on \"\$@\"" run_on \
     "$rid" "$out/jemalloc.Tests.Runner" "${args[@]}" "$@" || status=$?
   [ "$rid" = win-x64 ] && { WINEPREFIX="$WINE_PREFIX_DIR" /usr/lib/wine/wineserver -k 2>/dev/null || true; }
   echo "$rid tests took $((SECONDS - started)) s (publishing included)"
@@ -544,6 +580,87 @@ info_all() {
   [ ${#failed[@]} -eq 0 ] || die "jembench info did not run or did not report its platform as: ${failed[*]}"
 }
 
+# ---- the source tree stays closed ----------------------------------------------------------------
+# BenchmarkDotNet builds each out-of-process job (jembench alloc, one process per jemalloc
+# configuration) from a project it generates, after looking for the benchmarks' project through the
+# whole source tree, following symbolic links into folders. A link out of the tree sends it through
+# whatever the link leads to (through wine's z: drive, all of /), and a link to a folder holding it
+# round and round. So nothing the build leaves in the tree links out of it: the wine prefix is
+# outside, qemu-user reads the cross toolchain's files where Debian installed them, npm's links in
+# artifacts/node/node_modules/.bin point into node_modules, and libtool's libjemallocnet.so in
+# jemalloc/build points to the file beside it.
+
+# Prints each symbolic link under the tree (its .git aside) that resolves outside it, to a folder
+# holding the link (a loop), or not at all, one a line: path -> target (why).
+links_out_of_tree() {
+  local link target folder text
+  while IFS= read -r -d '' link; do
+    if ! target="$(realpath -m -- "$link" 2>/dev/null)"; then
+      printf '%s -> %s (does not resolve)\n' "${link#"$ROOT"/}" "$(readlink -- "$link")"
+      continue
+    fi
+    case "$target/" in
+      "$ROOT_REAL"/*)
+        folder="$(realpath -m -- "$(dirname -- "$link")")"
+        case "$folder/" in
+          "$target"/*) printf '%s -> %s (a loop: the folder it leads to holds it)\n' "${link#"$ROOT"/}" "$(readlink -- "$link")" ;;
+        esac ;;
+      *)
+        text="$(readlink -- "$link")"
+        if [ "$text" = "$target" ]; then printf '%s -> %s (outside the tree)\n' "${link#"$ROOT"/}" "$text"
+        else printf '%s -> %s (outside the tree: %s)\n' "${link#"$ROOT"/}" "$text" "$target"; fi ;;
+    esac
+  done < <(find "$ROOT" -name .git -prune -o -type l -print0)
+}
+
+check_tree_links() {
+  step "checking that no symbolic link in the source tree leads out of it"
+  local found
+  found="$(links_out_of_tree)"
+  if [ -n "$found" ]; then
+    printf '%s\n' "$found" >&2
+    die "these symbolic links in $ROOT lead out of the tree or round in it: BenchmarkDotNet's search for the benchmarks' project (jembench alloc) would follow them. Remove them, or put what they belong to outside the tree"
+  fi
+  echo "no symbolic link in the tree leads out of it"
+}
+
+# Before jembench: a link out of the tree (not one of this script's) breaks only the out-of-process
+# suites, so it is named, not refused.
+warn_links_out_of_tree() {
+  local found
+  found="$(links_out_of_tree)"
+  [ -n "$found" ] || return 0
+  printf '\nbuild.sh: warning: these symbolic links in %s lead out of the tree or round in it; an out-of-process suite (jembench alloc) follows them when BenchmarkDotNet looks for the benchmarks'"'"' project, and fails or wanders:\n%s\n' "$ROOT" "$found" >&2
+}
+
+# The out-of-process benchmarks, started in the tree the way a user starts them: jembench alloc
+# --quick generates and builds the benchmark project (about 30 s on a 2-core machine) and runs each of
+# its benchmarks once in a process of its own, with the default and with the tuned thread cache (16
+# processes with mimalloc's row). It would have caught issue 33, which no test did: the tests that run
+# alloc out of process run before the wine prefix is made.
+readonly BENCHMARK_SMOKE_TIMEOUT=900
+
+benchmark_smoke() {
+  local started=$SECONDS status=0 out="$ROOT/artifacts/benchmark-smoke"
+  step "benchmark smoke run: jembench alloc --quick (out of process, in the source tree)"
+  rm -rf "$out"
+  # A hard limit, as for the emulated runs: timeout signals jembench and the processes it started.
+  (cd "$ROOT" && timeout -k 30 "$BENCHMARK_SMOKE_TIMEOUT" \
+    dotnet "$ROOT/jemalloc.Cli/bin/$CONFIGURATION/net10.0/jembench.dll" alloc --quick --artifacts "$out") || status=$?
+  echo "benchmark smoke run took $((SECONDS - started)) s"
+  [ "$status" -ne 124 ] && [ "$status" -ne 137 ] || die "the benchmark smoke run did not finish within $BENCHMARK_SMOKE_TIMEOUT s"
+  [ "$status" -eq 0 ] || die "the benchmark smoke run (jembench alloc --quick, out of process) failed (exit $status)"
+}
+
+# The end of test: both run, and either failing fails it.
+test_benchmark() {
+  local smoke_status=0 links_status=0
+  ( benchmark_smoke ) || smoke_status=$?
+  ( check_tree_links ) || links_status=$?
+  [ "$smoke_status" -eq 0 ] || die "the benchmark smoke run failed (exit $smoke_status)"
+  [ "$links_status" -eq 0 ] || die "a symbolic link in the tree leads out of it (listed above)"
+}
+
 test_emulated() {
   test_emulated_rid linux-arm64
   test_emulated_rid win-x64
@@ -554,6 +671,7 @@ test_emulated() {
 main() {
   local command="${1:-build}"
   [ $# -gt 0 ] && shift
+  case "$command" in -h|--help|help) ;; *) remove_old_wine_prefix ;; esac
   case "$command" in
     native) build_native ;;
     native-all) build_native_all ;;
@@ -562,6 +680,7 @@ main() {
       build_native; build_solution; need_mimalloc
       # The main job, with no arguments: native against managed arrays, fill and create-and-fill.
       [ $# -gt 0 ] || set -- array --fill 10000000 100000000 -l -u
+      warn_links_out_of_tree
       step "jembench $*"
       dotnet "$ROOT/jemalloc.Cli/bin/$CONFIGURATION/net10.0/jembench.dll" "$@" ;;
     test)
@@ -576,23 +695,27 @@ main() {
       dotnet test "$ROOT/jemalloc.NET.sln" -c "$CONFIGURATION" --no-build --nologo "$@" || status=$?
       echo "linux-x64 tests took $((SECONDS - started)) s"
       # The emulated runs go on after a failure, so one run reports every target's results.
-      local arm_status=0 win_status=0 package_status=0
+      local arm_status=0 win_status=0 package_status=0 benchmark_status=0
       ( test_emulated_rid linux-arm64 ) || arm_status=$?
       ( test_emulated_rid win-x64 ) || win_status=$?
       ( test_package ) || package_status=$?
+      # Last, in the tree as everything before left it (the wine prefix, artifacts/node, ...).
+      ( test_benchmark ) || benchmark_status=$?
       echo "./build.sh test took $((SECONDS - TEST_STARTED)) s in all"
       [ "$status" -eq 0 ] || die "the linux-x64 test suite failed (exit $status)"
       [ "$arm_status" -eq 0 ] || die "the linux-arm64 test run failed (exit $arm_status)"
       [ "$win_status" -eq 0 ] || die "the win-x64 test run failed (exit $win_status)"
-      [ "$package_status" -eq 0 ] || die "the package test failed (exit $package_status)" ;;
+      [ "$package_status" -eq 0 ] || die "the package test failed (exit $package_status)"
+      [ "$benchmark_status" -eq 0 ] || die "the benchmark smoke run or the tree's link check failed (exit $benchmark_status)" ;;
     test-emulated) build_native_all; build_solution; test_emulated ;;
     test-linux-arm64|test-win-x64) build_native_all; build_solution; test_emulated_rid "${command#test-}" "$@" ;;
     test-package) build_native_all; build_solution; test_package ;;
+    test-benchmark) build_native; build_solution; test_benchmark ;;
     info-all) build_native_all; info_all ;;
     pack) build_native_all; build_solution; pack_package ;;
     docs) build_docs ;;
     -h|--help|help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}" ;;
-    *) die "unknown command '$command' (try: build, native, native-all, jembench, test, test-emulated, test-linux-arm64, test-win-x64, test-package, info-all, pack, docs, help)" ;;
+    *) die "unknown command '$command' (try: build, native, native-all, jembench, test, test-emulated, test-linux-arm64, test-win-x64, test-package, test-benchmark, info-all, pack, docs, help)" ;;
   esac
 }
 
