@@ -58,7 +58,7 @@ public sealed class NullableColumn<T> : IDisposable
     /// <summary>The number of rows.</summary>
     public long Length => Values.Length;
 
-    /// <summary>How many rows are null.</summary>
+    /// <summary>How many rows are null, counted when the column was made: a bit of <see cref="Validity"/> changed afterwards is not counted again here (a <see cref="NativeParquetWriter"/> counts the bitmap as it writes it).</summary>
     public long NullCount { get; }
 
     /// <summary>Whether row <paramref name="row"/> is null.</summary>
