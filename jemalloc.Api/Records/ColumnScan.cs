@@ -96,6 +96,66 @@ public static unsafe class ColumnScan
         return count;
     }
 
+    /// <summary>
+    /// Keeps, of the positions <paramref name="positions"/> into <paramref name="column"/>, those whose
+    /// string starts with the UTF-8 bytes <paramref name="prefix"/>: they are moved, in their order, to
+    /// the front of <paramref name="positions"/>, and their number returned. The second filter of a
+    /// scan whose first (<see cref="FindInRange(ReadOnlySpan{double}, double, double, Span{int})"/>)
+    /// left candidates: the strings of the candidates some way ahead are fetched from memory while
+    /// the current ones are compared, so their cache misses overlap instead of following one another.
+    /// </summary>
+    /// <remarks>
+    /// Every value is checked as <see cref="StoredUtf8String.StartsWith(ReadOnlySpan{byte})"/> checks
+    /// it (its block live in the ledger, its offset and length one whole string of the block). Each
+    /// position is read once where it is used and checked there, so another thread that changes
+    /// <paramref name="positions"/> meanwhile can only make the call throw, never read outside
+    /// <paramref name="column"/>. To read the strings without racing a reset or dispose of their
+    /// store, hold its <see cref="Utf8StringStore.EnterRead"/> scope around the call.
+    /// </remarks>
+    /// <returns>How many positions were kept (the first ones of <paramref name="positions"/>).</returns>
+    /// <exception cref="ArgumentOutOfRangeException">A position is negative or not less than the column's length (positions before it may have been moved).</exception>
+    /// <exception cref="ObjectDisposedException">A string's store was reset or disposed.</exception>
+    /// <exception cref="InvalidOperationException">A value is a mix of two values (a racy copy): see <see cref="StoredUtf8String"/>.</exception>
+    public static int KeepStartingWith(ReadOnlySpan<StoredUtf8String> column, Span<int> positions, ReadOnlySpan<byte> prefix)
+    {
+        // Two stages ahead: the column entries of the candidates 2 * Ahead on, then the strings of
+        // those Ahead on (whose entries the first stage fetched).
+        const int Ahead = 8;
+        ref StoredUtf8String values = ref MemoryMarshal.GetReference(column);
+        uint length = (uint)column.Length;
+        int count = positions.Length;
+        int kept = 0;
+        for (int m = 0; m < count; m++)
+        {
+            if (m + (2 * Ahead) < count && (uint)positions[m + (2 * Ahead)] < length)
+            {
+                CachePrefetch.Line(Unsafe.AsPointer(ref Unsafe.Add(ref values, positions[m + (2 * Ahead)])));
+            }
+
+            if (m + Ahead < count)
+            {
+                int next = positions[m + Ahead];
+                if ((uint)next < length)
+                {
+                    Unsafe.Add(ref values, next).Prefetch(prefix.Length);
+                }
+            }
+
+            int position = positions[m];
+            if ((uint)position >= length)
+            {
+                ThrowHelper.ThrowArgumentOutOfRange(nameof(positions), position, $"A position must be from 0 to less than the column's length ({length}).");
+            }
+
+            if (Unsafe.Add(ref values, position).Bytes.StartsWith(prefix))
+            {
+                positions[kept++] = position;
+            }
+        }
+
+        return kept;
+    }
+
     private static void CheckBounds(double min, double max)
     {
         if (double.IsNaN(min) || double.IsNaN(max))

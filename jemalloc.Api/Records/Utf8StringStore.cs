@@ -1,3 +1,6 @@
+using System.Buffers;
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
 using System.Text;
 using System.Text.Unicode;
 using jemalloc.Internal;
@@ -60,6 +63,8 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
     private const int Closing = 1 << 30;
     private const int Disposed = 1 << 29;
     private const int ReaderMask = Disposed - 1;
+    // Text up to this many characters is encoded in one pass on the stack (at most three bytes each).
+    private const int ShortChars = 256;
 
     private static readonly UTF8Encoding StrictUtf8 = new(encoderShouldEmitUTF8Identifier: false, throwOnInvalidBytes: true);
     private static int s_lastScopeTag;
@@ -196,7 +201,7 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
     public StoredUtf8String Add(string value)
     {
         ArgumentNullException.ThrowIfNull(value);
-        return Add(value.AsSpan());
+        return AddChars(value);
     }
 
     /// <summary>Stores the UTF-8 encoding of <paramref name="value"/>.</summary>
@@ -204,7 +209,160 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
     /// <exception cref="ObjectDisposedException">The store was disposed, or the arena its blocks are in was reset.</exception>
     /// <exception cref="InvalidOperationException">Another thread is writing to the store.</exception>
     /// <exception cref="OutOfMemoryException">A new block cannot be had.</exception>
-    public StoredUtf8String Add(ReadOnlySpan<char> value)
+    public StoredUtf8String Add(ReadOnlySpan<char> value) => AddChars(value);
+
+    // Text of up to ShortChars characters is encoded in one pass, into a buffer on this thread's
+    // stack, reading each character once: the pass finds an unpaired surrogate and gives the length,
+    // so there is no counting pass; and bytes encoded from characters read once are whole UTF-8 even
+    // when another thread changes the caller's span meanwhile, so the bytes stored (the buffer's,
+    // which no other thread can reach) need no check either.
+    [SkipLocalsInit]
+    private StoredUtf8String AddChars(ReadOnlySpan<char> value)
+    {
+        if (value.Length > ShortChars)
+        {
+            return AddLong(value);
+        }
+
+        Span<byte> encoded = stackalloc byte[ShortChars * 3];
+        int written = EncodeShort(value, encoded);
+        if (written < 0)
+        {
+            ThrowHelper.ThrowArgument(nameof(value), $"The string has an unpaired surrogate at index {~written}: it cannot be encoded as UTF-8.");
+        }
+
+        BeginWrite();
+        AllocationHandle leased = default;
+        try
+        {
+            return AppendEncoded(encoded[..written], ref leased);
+        }
+        finally
+        {
+            EndLease(leased);
+            EndWrite();
+        }
+    }
+
+    /// <summary>
+    /// Stores the UTF-8 encoding of each string of <paramref name="values"/> and writes its value at the
+    /// same position of <paramref name="destination"/>: a bulk load (building a table) takes the
+    /// store's writer and leases each block once for the whole call instead of once per string.
+    /// </summary>
+    /// <remarks>
+    /// The strings are stored in order. If one cannot be (it is null, or has an unpaired surrogate),
+    /// the call throws; the strings before it stay stored, with their values in <paramref name="destination"/>.
+    /// </remarks>
+    /// <exception cref="ArgumentException"><paramref name="destination"/> is shorter than <paramref name="values"/>, or a string has an unpaired surrogate or encodes to more than <see cref="MaxBlockSize"/> bytes (those before it were stored).</exception>
+    /// <exception cref="ArgumentNullException">A string is null (those before it were stored).</exception>
+    /// <exception cref="ObjectDisposedException">The store was disposed, or the arena its blocks are in was reset.</exception>
+    /// <exception cref="InvalidOperationException">Another thread is writing to the store.</exception>
+    /// <exception cref="OutOfMemoryException">A new block cannot be had.</exception>
+    [SkipLocalsInit]
+    public void AddRange(ReadOnlySpan<string> values, Span<StoredUtf8String> destination)
+    {
+        if (destination.Length < values.Length)
+        {
+            ThrowHelper.ThrowArgument(nameof(destination), $"The destination ({destination.Length}) must be at least as long as the values ({values.Length}).");
+        }
+
+        Span<byte> encoded = stackalloc byte[ShortChars * 3];
+        BeginWrite();
+        AllocationHandle leased = default;
+        try
+        {
+            for (int i = 0; i < values.Length; i++)
+            {
+                string value = values[i];
+                if (value is null)
+                {
+                    throw new ArgumentNullException(nameof(values), $"The string at index {i} is null (the strings before it were stored).");
+                }
+
+                if (value.Length > ShortChars)
+                {
+                    // Leased and released by Append itself.
+                    EndLease(leased);
+                    leased = default;
+                    destination[i] = Append(value, default, Utf8ByteCount(value));
+                    continue;
+                }
+
+                int written = EncodeShort(value, encoded);
+                if (written < 0)
+                {
+                    ThrowHelper.ThrowArgument(nameof(values), $"The string at index {i} has an unpaired surrogate at index {~written}: it cannot be encoded as UTF-8 (the strings before it were stored).");
+                }
+
+                destination[i] = AppendEncoded(encoded[..written], ref leased);
+            }
+        }
+        finally
+        {
+            EndLease(leased);
+            EndWrite();
+        }
+    }
+
+    // UTF-16 to UTF-8, each character read once into a local (destination: three bytes per
+    // character). Returns the bytes written, or the complement of the index of an unpaired surrogate.
+    internal static int EncodeShort(ReadOnlySpan<char> text, Span<byte> destination)
+    {
+        if (destination.Length < text.Length * 3L)
+        {
+            ThrowHelper.ThrowArgument(nameof(destination), "The destination needs three bytes per character.");
+        }
+
+        ref byte to = ref MemoryMarshal.GetReference(destination);
+        int written = 0;
+        for (int i = 0; i < text.Length; i++)
+        {
+            uint c = text[i];
+            if (c < 0x80)
+            {
+                Unsafe.Add(ref to, written++) = (byte)c;
+            }
+            else if (c < 0x800)
+            {
+                Unsafe.Add(ref to, written) = (byte)(0xC0 | (c >> 6));
+                Unsafe.Add(ref to, written + 1) = (byte)(0x80 | (c & 0x3F));
+                written += 2;
+            }
+            else if (c - 0xD800 >= 0x800)
+            {
+                Unsafe.Add(ref to, written) = (byte)(0xE0 | (c >> 12));
+                Unsafe.Add(ref to, written + 1) = (byte)(0x80 | ((c >> 6) & 0x3F));
+                Unsafe.Add(ref to, written + 2) = (byte)(0x80 | (c & 0x3F));
+                written += 3;
+            }
+            else
+            {
+                // A surrogate: a high one followed by a low one is one code point of four bytes.
+                if (c >= 0xDC00 || i + 1 == text.Length)
+                {
+                    return ~i;
+                }
+
+                uint low = text[i + 1];
+                if (low - 0xDC00 >= 0x400)
+                {
+                    return ~i;
+                }
+
+                uint codePoint = 0x10000 + ((c - 0xD800) << 10) + (low - 0xDC00);
+                Unsafe.Add(ref to, written) = (byte)(0xF0 | (codePoint >> 18));
+                Unsafe.Add(ref to, written + 1) = (byte)(0x80 | ((codePoint >> 12) & 0x3F));
+                Unsafe.Add(ref to, written + 2) = (byte)(0x80 | ((codePoint >> 6) & 0x3F));
+                Unsafe.Add(ref to, written + 3) = (byte)(0x80 | (codePoint & 0x3F));
+                written += 4;
+                i++;
+            }
+        }
+
+        return written;
+    }
+
+    private StoredUtf8String AddLong(ReadOnlySpan<char> value)
     {
         int byteCount = Utf8ByteCount(value);
         BeginWrite();
@@ -618,7 +776,7 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
             var destination = new Span<byte>(start + offset, byteCount);
             if (fromChars)
             {
-                whole = Utf8.FromUtf16(chars, destination, out int read, out int written, replaceInvalidSequences: false) == System.Buffers.OperationStatus.Done &&
+                whole = Utf8.FromUtf16(chars, destination, out int read, out int written, replaceInvalidSequences: false) == OperationStatus.Done &&
                         read == chars.Length && written == byteCount;
             }
             else
@@ -656,6 +814,38 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
         }
 
         return Commit(block, offset, byteCount);
+    }
+
+    // Stores bytes encoded by EncodeShort into this thread's buffer (whole UTF-8 that no other thread
+    // can change: stored unchecked) in the current block or a new one; the caller is the writer. The
+    // block is leased once for as many strings as it takes: leased is the block the caller holds a lease
+    // on (default: none), moved here to the block written, and released by the caller (EndLease).
+    // A short string always fits a shared block (ShortChars * 3 and its header are below MinBlockSize).
+    private StoredUtf8String AppendEncoded(ReadOnlySpan<byte> utf8, ref AllocationHandle leased)
+    {
+        int byteCount = utf8.Length;
+        byte* start = Reserve(byteCount, out AllocationHandle block, out int offset, out _);
+        if (block != leased)
+        {
+            EndLease(leased);
+            leased = default;
+            AllocationLedger.EnterLease(block, TypeName);
+            leased = block;
+        }
+
+        utf8.CopyTo(new Span<byte>(start + offset, byteCount));
+        StoredStringLayout.WriteHeader(start + offset, byteCount);
+        StoredStringLayout.Publish(start, offset + byteCount);
+        _currentUsed = offset + byteCount;
+        return Commit(block, offset, byteCount);
+    }
+
+    private static void EndLease(AllocationHandle leased)
+    {
+        if (leased != default)
+        {
+            AllocationLedger.ExitLease(leased);
+        }
     }
 
     // Frees the block of its own that a string failed to be written to: the last block made.
@@ -706,8 +896,9 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
 
     private StoredUtf8String Commit(AllocationHandle block, int offset, int length)
     {
-        _ = Interlocked.Increment(ref _count);
-        _ = Interlocked.Add(ref _usedBytes, length);
+        // The writer alone changes the counts (readers read them with Volatile.Read): no atomic needed.
+        Volatile.Write(ref _count, _count + 1);
+        Volatile.Write(ref _usedBytes, _usedBytes + length);
         return new StoredUtf8String(block, offset, length);
     }
 }

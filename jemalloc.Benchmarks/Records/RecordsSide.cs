@@ -9,6 +9,6 @@ public enum RecordsSide
     /// <summary>Struct records with string names in an array, a score column, and a Dictionary from id to row.</summary>
     Struct,
 
-    /// <summary>Native records (HugeArray), names in a Utf8StringStore, a native score column and a NativeHashIndex.</summary>
+    /// <summary>Native records (HugeArray), names in a Utf8StringStore with a column of their values, a native score column and a NativeHashIndex.</summary>
     Native,
 }

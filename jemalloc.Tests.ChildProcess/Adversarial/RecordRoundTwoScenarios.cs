@@ -24,7 +24,8 @@ internal static class RecordRoundTwoScenarios
         all["records2-torn-customer-array"] = () => TornCustomers(useHugeArray: false);
         all["records2-torn-read-scope"] = TornReadScope;
         all["records2-add-utf8-changed-meanwhile"] = AddUtf8ChangedMeanwhile;
-        all["records2-add-chars-changed-meanwhile"] = AddCharsChangedMeanwhile;
+        all["records2-add-chars-changed-meanwhile"] = () => AddCharsChangedMeanwhile(8 << 10);
+        all["records2-add-short-chars-changed-meanwhile"] = () => AddCharsChangedMeanwhile(200);
         all["records2-batch-keys-changed-meanwhile"] = BatchKeysChangedMeanwhile;
         all["records2-batch-lookup-vs-writer"] = BatchLookupVsWriter;
         all["records2-throwing-callbacks"] = ThrowingCallbacks;
@@ -384,11 +385,13 @@ internal static class RecordRoundTwoScenarios
 
     // A thread switches the caller's characters between 'a' (one UTF-8 byte) and '€' (three) while
     // the store adds them: each Add stores the UTF-8 of the characters as they were read, all of one
-    // kind or a mix, never bytes it did not write, or throws ArgumentException.
-    private static void AddCharsChangedMeanwhile()
+    // kind or a mix, never bytes it did not write, or throws ArgumentException. Long text is counted,
+    // encoded and checked; short text (up to 256 characters) is encoded in one pass reading each
+    // character once.
+    private static void AddCharsChangedMeanwhile(int length)
     {
         using var store = new Utf8StringStore(1 << 20, AllocationOptions.Default);
-        char[] chars = new char[8 << 10];
+        char[] chars = new char[length];
         chars.AsSpan().Fill('a');
         long stored = 0, refused = 0, flips = 0, wrong = 0;
         Check.RaceUntil("Add(chars) while another thread changes them", Budget, firstBodyAtLeast: 2000, int.MaxValue,

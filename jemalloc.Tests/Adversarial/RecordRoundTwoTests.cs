@@ -32,6 +32,10 @@ public sealed class RecordRoundTwoTests
         AdversarialChild.AssertClean("records2-add-chars-changed-meanwhile");
 
     [Fact]
+    public void Add_of_short_text_changed_by_another_thread_stores_only_what_it_encoded() =>
+        AdversarialChild.AssertClean("records2-add-short-chars-changed-meanwhile");
+
+    [Fact]
     public void TryGetValues_of_keys_changed_by_another_thread_finds_one_of_each_keys_values() =>
         AdversarialChild.AssertClean("records2-batch-keys-changed-meanwhile");
 

@@ -1,3 +1,4 @@
+using System.Text;
 using jemalloc.Tests.Support;
 
 namespace jemalloc.Tests.Records;
@@ -81,5 +82,65 @@ public sealed class ColumnScanTests : LeakCheckedTest
         Assert.Throws<ArgumentNullException>(() => ColumnScan.FindInRange(null!, 0, 1, 0, 1, new int[1]));
         huge.Dispose();
         Assert.Throws<ObjectDisposedException>(() => ColumnScan.FindInRange(huge, 0, 1, 0, 1, new int[1]));
+    }
+
+    [Theory]
+    [InlineData(0)]
+    [InlineData(5)]
+    [InlineData(17)]
+    [InlineData(3_001)]
+    public void KeepStartingWith_keeps_exactly_the_candidates_whose_string_starts_with_the_prefix_in_order(int length)
+    {
+        using var store = new Utf8StringStore();
+        var random = new Random(length);
+        string[] words = ["Al", "Alpha", "Bé", "Béta", "", "A", "日本", "日本語", "Ålborg", "emoji 😀"];
+        string[] texts = [.. Enumerable.Range(0, length).Select(_ => words[random.Next(words.Length)] + random.Next(100))];
+        StoredUtf8String[] column = [.. texts.Select(t => t.Length % 7 == 0 ? default : store.Add(t))];
+        int[] candidates = [.. Enumerable.Range(0, length).Where(_ => random.Next(3) == 0)];
+        foreach (string prefix in new[] { "Al", "Bé", "日本", "", "emoji 😀", "zz" })
+        {
+            int[] positions = [.. candidates];
+            int kept = ColumnScan.KeepStartingWith(column, positions, Encoding.UTF8.GetBytes(prefix));
+            int[] expected = [.. candidates.Where(i => column[i].StartsWith(prefix))];
+            Assert.Equal(expected, positions[..kept]);
+        }
+    }
+
+    [Fact]
+    public void KeepStartingWith_checks_every_value_and_position()
+    {
+        var store = new Utf8StringStore();
+        StoredUtf8String[] column = [store.Add("Alpha"), store.Add("Beta"), store.Add("Alto")];
+        using (StringStoreReadScope scope = store.EnterRead())
+        {
+            int[] positions = [0, 1, 2];
+            Assert.Equal(2, ColumnScan.KeepStartingWith(column, positions, "Al"u8));
+            Assert.Equal([0, 2], positions[..2]);
+        }
+
+        int[] outsideEnd = [0, 3];
+        int[] negative = [-1];
+        ArgumentOutOfRangeException outside = Assert.Throws<ArgumentOutOfRangeException>(() => ColumnScan.KeepStartingWith(column, outsideEnd, "Al"u8));
+        Assert.Equal("positions", outside.ParamName);
+        Assert.Throws<ArgumentOutOfRangeException>(() => ColumnScan.KeepStartingWith(column, negative, "Al"u8));
+
+        // A mixed value (one string's offset, another's length): refused, as by StoredUtf8String.
+        StoredUtf8String[] torn = [column[1], WithLengthOf(column[0], column[1])];
+        int[] both = [0, 1];
+        Assert.Throws<InvalidOperationException>(() => ColumnScan.KeepStartingWith(torn, both, "Al"u8));
+
+        // After the store is disposed every value throws; nothing is read from the freed blocks.
+        store.Dispose();
+        int[] second = [1];
+        Assert.Throws<ObjectDisposedException>(() => ColumnScan.KeepStartingWith(column, second, "Al"u8));
+        Assert.Equal(0, ColumnScan.KeepStartingWith(column, Span<int>.Empty, "Al"u8));
+    }
+
+    private static StoredUtf8String WithLengthOf(StoredUtf8String x, StoredUtf8String y)
+    {
+        StoredUtf8String result = x;
+        System.Runtime.CompilerServices.Unsafe.Add(ref System.Runtime.CompilerServices.Unsafe.As<StoredUtf8String, int>(ref result), 3) =
+            System.Runtime.CompilerServices.Unsafe.Add(ref System.Runtime.CompilerServices.Unsafe.As<StoredUtf8String, int>(ref y), 3);
+        return result;
     }
 }

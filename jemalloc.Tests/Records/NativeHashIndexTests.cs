@@ -494,4 +494,95 @@ public sealed class NativeHashIndexTests : LeakCheckedTest
             Assert.Equal(i * 3, index[i]);
         }
     }
+
+    [Theory]
+    [InlineData(0)]
+    [InlineData(1)]
+    [InlineData(1_000)]
+    [InlineData(5_000)]
+    public void AddRange_holds_what_Add_would_growing_from_the_smallest_table(int count)
+    {
+        using var index = new NativeHashIndex<long>();
+        long[] keys = [.. Enumerable.Range(0, count).Select(i => 1_000 + (3L * i))];
+        long[] values = [.. Enumerable.Range(0, count).Select(i => (long)i)];
+        index.AddRange(keys, values);
+        index.AddRange(keys.AsSpan(0, 0), values.AsSpan(0, 0));
+        Assert.Equal(count, index.Count);
+        long[] found = new long[count];
+        Assert.Equal(count, index.TryGetValues(keys, found));
+        Assert.Equal(values, found);
+        Assert.False(index.ContainsKey(999));
+        Assert.True(index.Capacity / 4 * 3 >= count);
+    }
+
+    [Fact]
+    public void AddRange_of_colliding_user_keys_matches_a_dictionary()
+    {
+        using var index = new NativeHashIndex<CollidingKey>();
+        CollidingKey[] keys = [.. Enumerable.Range(0, 300).Select(i => new CollidingKey(i * 7))];
+        index.AddRange(keys, [.. Enumerable.Range(0, 300).Select(i => (long)i)]);
+        for (int i = 0; i < keys.Length; i++)
+        {
+            Assert.Equal(i, index[keys[i]]);
+        }
+
+        Assert.True(index.Remove(keys[10]));
+        Assert.False(index.ContainsKey(keys[10]));
+        Assert.Equal(299, index.Count);
+    }
+
+    [Fact]
+    public void AddRange_stops_at_a_duplicate_or_negative_value_keeping_the_keys_before()
+    {
+        using var index = new NativeHashIndex<long>();
+        index.Add(5, 50);
+        ArgumentException duplicate = Assert.Throws<ArgumentException>(() => index.AddRange([1, 2, 5, 3], [10, 20, 30, 40]));
+        Assert.Equal("keys", duplicate.ParamName);
+        Assert.Equal(3, index.Count);
+        Assert.Equal(20, index[2]);
+        Assert.Equal(50, index[5]);
+        Assert.False(index.ContainsKey(3));
+
+        Assert.Throws<ArgumentException>(() => index.AddRange([7, 8, 7], [1, 2, 3]));
+        Assert.Equal(5, index.Count);
+        Assert.Throws<ArgumentOutOfRangeException>(() => index.AddRange([9, 10], [1, -1]));
+        Assert.Equal(6, index.Count);
+        Assert.False(index.ContainsKey(10));
+        Assert.Throws<ArgumentException>(() => index.AddRange([11, 12], [1]));
+        index.Dispose();
+        Assert.Throws<ObjectDisposedException>(() => index.AddRange([13], [1]));
+    }
+
+    [Fact]
+    public void AddRange_is_seen_whole_chunk_by_chunk_by_concurrent_readers()
+    {
+        using var index = new NativeHashIndex<long>();
+        const int Count = 200_000;
+        long[] keys = [.. Enumerable.Range(0, Count).Select(i => (long)i)];
+        long[] values = [.. Enumerable.Range(0, Count).Select(i => (long)i * 2)];
+        using var done = new ManualResetEventSlim();
+        long wrong = 0;
+        long reads = 0;
+        var reader = new Thread(() =>
+        {
+            var random = new Random(3);
+            while (!done.IsSet)
+            {
+                long key = random.Next(Count);
+                if (index.TryGetValue(key, out long value) && value != key * 2)
+                {
+                    Interlocked.Increment(ref wrong);
+                }
+
+                reads++;
+            }
+        });
+        reader.Start();
+        index.AddRange(keys, values);
+        done.Set();
+        reader.Join();
+        Assert.Equal(0, Interlocked.Read(ref wrong));
+        Assert.Equal(Count, index.Count);
+        Assert.True(reads > 0);
+    }
 }

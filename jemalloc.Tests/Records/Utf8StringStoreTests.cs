@@ -434,6 +434,123 @@ public sealed class Utf8StringStoreTests : LeakCheckedTest
     }
 
     // The value x with the length field of y (a StoredUtf8String is a handle, an offset, a length).
+    [Theory]
+    [InlineData(1)]
+    [InlineData(2)]
+    [InlineData(3)]
+    public void The_one_pass_encoder_writes_what_the_framework_writes_and_finds_every_unpaired_surrogate(int seed)
+    {
+        var random = new Random(seed);
+        char[] alphabet = ['a', 'Z', '0', '\u007f', '\u0080', 'é', 'ß', '\u07ff', '\u0800', '日', '\uffff', '\ud83d', '\ude00', '\ud800', '\udfff'];
+        byte[] buffer = new byte[3 * 300];
+        for (int round = 0; round < 2_000; round++)
+        {
+            string text = new([.. Enumerable.Range(0, random.Next(300)).Select(_ => alphabet[random.Next(alphabet.Length)])]);
+            int written = Utf8StringStore.EncodeShort(text, buffer);
+            int firstBad = FirstUnpairedSurrogate(text);
+            if (firstBad < 0)
+            {
+                Assert.Equal(Encoding.UTF8.GetBytes(text), buffer[..written]);
+            }
+            else
+            {
+                Assert.Equal(~firstBad, written);
+            }
+        }
+    }
+
+    [Fact]
+    public void Short_and_long_text_with_unpaired_surrogates_is_refused_with_its_index_and_stores_nothing()
+    {
+        using var store = new Utf8StringStore();
+        foreach (string text in new[] { "ab\ud800cd", "ab\udc00", "end\ud800", new string('x', 300) + "\ud800" })
+        {
+            ArgumentException e = Assert.Throws<ArgumentException>(() => store.Add(text));
+            Assert.Contains($"index {FirstUnpairedSurrogate(text)}", e.Message, StringComparison.Ordinal);
+            Assert.Throws<ArgumentException>(() => store.Add(text.AsSpan()));
+        }
+
+        Assert.Equal(0, store.Count);
+        Assert.Equal("😀", store.Add("😀").ToString());
+    }
+
+    [Fact]
+    public void AddRange_stores_each_string_as_Add_does_and_leases_nothing_after()
+    {
+        using var store = new Utf8StringStore(Utf8StringStore.MinBlockSize, AllocationOptions.Default);
+        var random = new Random(7);
+        // Short and long text (past the one-pass limit and past a block), enough to fill several blocks.
+        string[] texts = [.. Enumerable.Range(0, 500).Select(i => i % 97 == 0 ? new string('é', 1_000 + i) : "Nø" + new string('a', random.Next(40)) + i)];
+        var values = new StoredUtf8String[texts.Length + 3];
+        store.AddRange(texts, values);
+        for (int i = 0; i < texts.Length; i++)
+        {
+            Assert.Equal(texts[i], values[i].ToString());
+            Assert.True(store.Owns(values[i]));
+        }
+
+        Assert.Equal(texts.Length, store.Count);
+        Assert.Equal(texts.Sum(t => (long)Encoding.UTF8.GetByteCount(t)), store.UsedBytes);
+        Assert.True(store.BlockCount > 3);
+        // No lease is left open on a block: the store can be reset.
+        store.Reset();
+        Assert.Equal(0, store.Count);
+    }
+
+    [Fact]
+    public void AddRange_stops_at_a_string_it_cannot_store_keeping_those_before()
+    {
+        using var store = new Utf8StringStore();
+        var values = new StoredUtf8String[4];
+        ArgumentNullException missing = Assert.Throws<ArgumentNullException>(() => store.AddRange(["a", "b", null!, "d"], values));
+        Assert.Equal("values", missing.ParamName);
+        Assert.Equal(2, store.Count);
+        Assert.Equal("b", values[1].ToString());
+        Assert.True(values[2].IsDefault);
+
+        ArgumentException surrogate = Assert.Throws<ArgumentException>(() => store.AddRange(["c", "x\ud800"], values));
+        Assert.Contains("index 1", surrogate.Message, StringComparison.Ordinal);
+        Assert.Equal(3, store.Count);
+        Assert.Throws<ArgumentException>(() => store.AddRange(["a", "b"], new StoredUtf8String[1]));
+        store.AddRange([], []);
+        store.Reset();
+    }
+
+    [Fact]
+    public void AddRange_is_refused_while_another_thread_writes_and_after_dispose()
+    {
+        var store = new Utf8StringStore();
+        store.EnterWrite();
+        try
+        {
+            Assert.IsType<InvalidOperationException>(OnOtherThread(() => store.AddRange(["a"], new StoredUtf8String[1])));
+        }
+        finally
+        {
+            store.ExitWrite();
+        }
+
+        store.Dispose();
+        Assert.Throws<ObjectDisposedException>(() => store.AddRange(["a"], new StoredUtf8String[1]));
+    }
+
+    private static int FirstUnpairedSurrogate(string text)
+    {
+        for (int i = 0; i < text.Length; i++)
+        {
+            if (char.IsHighSurrogate(text[i]) && i + 1 < text.Length && char.IsLowSurrogate(text[i + 1]))
+            {
+                i++;
+            }
+            else if (char.IsSurrogate(text[i]))
+            {
+                return i;
+            }
+        }
+
+        return -1;
+    }
+
     private static StoredUtf8String WithLengthOf(StoredUtf8String x, StoredUtf8String y)
     {
         StoredUtf8String result = x;
