@@ -272,9 +272,11 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
     /// </summary>
     /// <remarks>
     /// The keys are added in order. If one cannot be (it is already present, or appears earlier in
-    /// <paramref name="keys"/>; its value is negative; its type's Equals or GetHashCode throws), the call
-    /// throws and the keys before it stay added: the index is consistent, holding what was added. Each
-    /// key and value is read once from the caller's spans.
+    /// <paramref name="keys"/>; its value is negative; its type's Equals throws), the call throws and the
+    /// keys before it stay added. A key's GetHashCode runs up to one group of 16 keys ahead of its
+    /// placing (to fetch its slot early), so if it throws, the keys of the group before its own may not
+    /// be added yet. Either way the index is consistent and holds a prefix of <paramref name="keys"/>.
+    /// Each key and value is read once from the caller's spans.
     /// </remarks>
     /// <exception cref="ArgumentException"><paramref name="values"/> is not as long as <paramref name="keys"/>, or a key is already present (those before it were added).</exception>
     /// <exception cref="ArgumentOutOfRangeException">A value is negative (the keys before it were added).</exception>
