@@ -569,14 +569,7 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
         for (int start = 0; start < keys.Length; start += Group)
         {
             int count = Math.Min(Group, keys.Length - start);
-            for (int i = 0; i < count; i++)
-            {
-                TKey key = keys[start + i];
-                group[i] = key;
-                ulong hash = Hash(key);
-                hashes[i] = hash;
-                CachePrefetch.Line(entries + Home(hash, length));
-            }
+            PrefetchGroup(table, keys, start, group, hashes);
 
             for (int i = 0; i < count; i++)
             {
@@ -611,10 +604,10 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
         BeginChange();
         try
         {
-            Prefetch(table, keys, 0, group, hashes);
+            PrefetchGroup(table, keys, 0, group[..Group], hashes[..Group]);
             for (int start = 0, half = 0; start < keys.Length; start += Group, half ^= Group)
             {
-                Prefetch(table, keys, start + Group, group[(half ^ Group)..], hashes[(half ^ Group)..]);
+                PrefetchGroup(table, keys, start + Group, group.Slice(half ^ Group, Group), hashes.Slice(half ^ Group, Group));
                 int size = Math.Min(Group, keys.Length - start);
                 for (int i = 0; i < size; i++)
                 {
@@ -641,18 +634,20 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
             Volatile.Write(ref _count, count);
             EndChange();
         }
+    }
 
-        static void Prefetch(Table table, ReadOnlySpan<TKey> keys, int start, Span<TKey> group, Span<ulong> hashes)
+    // Reads the keys of one group (up to group.Length from start) once each, hashes them and asks for
+    // their home slots, so a group's cache misses overlap: shared by the batch lookup and AddRange.
+    private static void PrefetchGroup(Table table, ReadOnlySpan<TKey> keys, int start, Span<TKey> group, Span<ulong> hashes)
+    {
+        int size = Math.Min(group.Length, keys.Length - start);
+        for (int i = 0; i < size; i++)
         {
-            int size = Math.Min(Group, keys.Length - start);
-            for (int i = 0; i < size; i++)
-            {
-                TKey key = keys[start + i];
-                group[i] = key;
-                ulong hash = Hash(key);
-                hashes[i] = hash;
-                CachePrefetch.Line(table.Entries + Home(hash, table.Length));
-            }
+            TKey key = keys[start + i];
+            group[i] = key;
+            ulong hash = Hash(key);
+            hashes[i] = hash;
+            CachePrefetch.Line(table.Entries + Home(hash, table.Length));
         }
     }
 
