@@ -35,7 +35,7 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
 {
     private const string TypeName = "FixedBuffer";
 
-    private readonly AllocationHandle _handle;
+    private readonly LedgerBlock _block;
 
     /// <summary>Allocates a zero-filled buffer of <paramref name="length"/> elements with the default options.</summary>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="length"/> is zero or negative.</exception>
@@ -82,7 +82,7 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
     {
         // Not yet published, and filled under a lease so an arena reset cannot free it meanwhile;
         // if a reset already invalidated it, it stays invalid and nothing can read it.
-        if (!_handle.IsValid)
+        if (!_block.IsLive)
         {
             return;
         }
@@ -92,7 +92,7 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
             using MemoryLease<T> lease = BeginOperation();
             Simd.SimdKernels.Fill(lease.Span, value, Simd.SimdKernels.FillPlanFor<T>(lease.Length));
         }
-        catch (ObjectDisposedException) when (!_handle.IsValid)
+        catch (ObjectDisposedException) when (!_block.IsLive)
         {
         }
     }
@@ -126,7 +126,7 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
             ThrowHelper.ThrowArgumentOutOfRange(nameof(length), length, "A FixedBuffer must have at least one element.");
         }
 
-        _ = AllocationLedger.Allocate(AllocationSize.Of<T>(length), options, kind, ElementTypes.IdOf<T>(), (uint)length, owner: null, out _handle, zero);
+        _ = LedgerBlock.Allocate(AllocationSize.Of<T>(length), options, kind, ElementTypes.IdOf<T>(), out _block, keyLength: (uint)length, zero: zero);
     }
 
     /// <summary>The number of elements; 0 for <see langword="default"/>.</summary>
@@ -134,13 +134,13 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
     public int Length => LengthOf(TypeName);
 
     /// <summary>Whether the memory is still allocated (no copy has freed it). <see langword="false"/> for <see langword="default"/>.</summary>
-    public bool IsValid => _handle.IsValid;
+    public bool IsValid => _block.IsLive;
 
     /// <summary>The ledger handle shared by every copy of this buffer.</summary>
-    public AllocationHandle Handle => _handle;
+    public AllocationHandle Handle => _block.Handle;
 
     /// <summary>How many <see cref="Acquire"/> calls are not yet released, or -1 once freed.</summary>
-    public int AcquireCount => _handle.AcquireCount;
+    public int AcquireCount => _block.Handle.AcquireCount;
 
     /// <summary>The element at <paramref name="index"/>, read or written in place.</summary>
     /// <exception cref="IndexOutOfRangeException"><paramref name="index"/> is negative or not less than <see cref="Length"/>.</exception>
@@ -187,7 +187,7 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
     public void CopyTo(Span<T> destination)
     {
         using MemoryLease<T> lease = BeginOperation();
-        BufferGuard.CheckDestination(destination.Length, lease.Length, "buffer");
+        RangeGuard.CheckDestination(destination.Length, lease.Length, "buffer");
         Simd.SimdKernels.Copy(lease.Span, destination[..lease.Span.Length]);
     }
 
@@ -224,24 +224,27 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
     /// </summary>
     /// <exception cref="ObjectDisposedException">The buffer was freed.</exception>
     /// <exception cref="InvalidOperationException">It is already acquired 32,767 times.</exception>
-    public void Acquire() => AllocationLedger.Acquire(_handle, TypeName);
+    public void Acquire() => _block.Acquire(TypeName);
 
     /// <summary>Takes one from the buffer's acquire count (never closes a lease).</summary>
     /// <exception cref="ObjectDisposedException">The buffer was freed.</exception>
     /// <exception cref="InvalidOperationException">It was released more times than acquired.</exception>
-    public void Release() => AllocationLedger.Release(_handle, TypeName);
+    public void Release() => _block.Release(TypeName);
 
     /// <summary>Frees the memory; every copy of the buffer becomes invalid.</summary>
     /// <exception cref="ObjectDisposedException">It was already freed (through any copy), or is <see langword="default"/>.</exception>
     /// <exception cref="InvalidOperationException">It is acquired or leased.</exception>
-    public void Free() => AllocationLedger.Free(_handle, TypeName);
+    public void Free() => _block.Free(TypeName);
 
     /// <summary>Throws if the buffer was freed; otherwise does nothing.</summary>
     /// <exception cref="ObjectDisposedException">The buffer was freed.</exception>
-    public void ThrowIfInvalid() => AllocationLedger.ThrowIfInvalid(_handle, TypeName);
+    public void ThrowIfInvalid() => _block.ThrowIfNotLive(TypeName);
 
     /// <summary>The address, for callers that hold a lease or checked already.</summary>
-    internal T* UnsafePointer => (T*)SlotTable.HotOf(_handle.Slot).Pointer;
+    internal T* UnsafePointer => (T*)_block.Address;
+
+    /// <summary>The ledger block shared by every copy.</summary>
+    internal LedgerBlock Block => _block;
 
     /// <summary>A lease for one of the library's own operations: no token, closed exactly once by the caller's <see langword="using"/>.</summary>
     internal MemoryLease<T> BeginOperation() => BeginLease(withToken: false, TypeName);
@@ -265,13 +268,13 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
         // The default handle (slot 0, generation 0) never matches its slot's key, so the check
         // alone sends it to the cold path, which tells it from a freed buffer: a loop that reads
         // Length in its condition pays one load, add and compare.
-        ulong check = SlotState.KeyCheck(SlotTable.ReadKey(ref SlotTable.HotOf(_handle.Slot)), _handle.Value);
-        if (check < SlotState.KeyMatch)
+        long length = _block.KeyedLength;
+        if (length < 0)
         {
-            return LengthOfDefaultOrThrow(_handle, ownerName);
+            return LengthOfDefaultOrThrow(_block, ownerName);
         }
 
-        return (int)(uint)check;
+        return (int)length;
     }
 
     /// <summary>Enumerates copies of the elements, checking validity at each step.</summary>
@@ -282,16 +285,16 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
     IEnumerator IEnumerable.GetEnumerator() => GetEnumerator();
 
     /// <summary>Whether both are copies of one buffer. Contents are compared by <see cref="SequenceEqual"/>.</summary>
-    public bool Equals(FixedBuffer<T> other) => _handle == other._handle;
+    public bool Equals(FixedBuffer<T> other) => _block == other._block;
 
     /// <inheritdoc/>
     public override bool Equals(object? obj) => obj is FixedBuffer<T> other && Equals(other);
 
     /// <inheritdoc/>
-    public override int GetHashCode() => _handle.GetHashCode();
+    public override int GetHashCode() => _block.GetHashCode();
 
     /// <inheritdoc/>
-    public override string ToString() => _handle == default ? $"FixedBuffer<{typeof(T).Name}>[0]"
+    public override string ToString() => _block.IsDefault ? $"FixedBuffer<{typeof(T).Name}>[0]"
         : IsValid ? $"FixedBuffer<{typeof(T).Name}>[{Length}]" : $"FixedBuffer<{typeof(T).Name}> (freed)";
 
     /// <summary>Whether both are copies of one buffer.</summary>
@@ -302,9 +305,9 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
 
     // The cold path of Length: 0 for default, otherwise the buffer was freed.
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private static int LengthOfDefaultOrThrow(AllocationHandle handle, string ownerName)
+    private static int LengthOfDefaultOrThrow(LedgerBlock block, string ownerName)
     {
-        if (handle == default)
+        if (block.IsDefault)
         {
             return 0;
         }
@@ -317,41 +320,19 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private T* ElementAt(int index)
     {
-        ref HotSlot slot = ref SlotTable.HotOf(_handle.Slot);
-        // One compare for both checks: with matching generations the check's high half is all ones
-        // and its low half the count; otherwise it is below any index with the high half set.
-        if ((SlotState.KeyMatch | (uint)index) >= SlotState.KeyCheck(SlotTable.ReadKey(ref slot), _handle.Value))
+        if (!_block.ContainsKeyed((uint)index, out nint address))
         {
-            ThrowIndexFailure(index, _handle);
+            ThrowIndexFailure(index, _block);
         }
 
-        return (T*)slot.Pointer + (uint)index;
+        return (T*)address + (uint)index;
     }
 
     [DoesNotReturn]
-    private static void ThrowIndexFailure(int index, AllocationHandle handle) =>
-        ThrowHelper.ThrowIndexFailure(index, handle.IsValid ? (uint)SlotTable.HotOf(handle.Slot).Key : 0u, handle, TypeName);
+    private static void ThrowIndexFailure(int index, LedgerBlock block) =>
+        block.ThrowIndexFailure(index, block.KeyedLengthOrZero, TypeName);
 
-    private MemoryLease<T> BeginLease(bool withToken, string ownerName)
-    {
-        AllocationLedger.EnterLease(_handle, ownerName);
-        AllocationHandle token = default;
-        if (withToken)
-        {
-            try
-            {
-                token = AllocationLedger.TakeLeaseToken();
-            }
-            catch
-            {
-                AllocationLedger.ExitLease(_handle);
-                throw;
-            }
-        }
-
-        ref HotSlot slot = ref SlotTable.HotOf(_handle.Slot);
-        return new MemoryLease<T>(null, (T*)slot.Pointer, (uint)slot.Key, _handle, token);
-    }
+    private MemoryLease<T> BeginLease(bool withToken, string ownerName) => _block.OpenKeyedLease<T>(ownerName, withToken);
 
     private static void ThrowIfNotPrimitive()
     {
@@ -389,7 +370,7 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
         /// <exception cref="ObjectDisposedException">The buffer was freed.</exception>
         public bool MoveNext()
         {
-            if (_buffer._handle == default)
+            if (_buffer._block.IsDefault)
             {
                 return false;
             }

@@ -3,7 +3,6 @@ using System.Diagnostics.CodeAnalysis;
 using System.Text;
 using System.Text.Unicode;
 using jemalloc.Internal;
-using jemalloc.Ledger;
 
 namespace jemalloc;
 
@@ -112,7 +111,7 @@ public readonly unsafe struct FixedUtf8String : IEquatable<FixedUtf8String>, IEq
     {
         get
         {
-            AllocationLedger.ThrowIfInvalid(_buffer.Handle, TypeName);
+            _buffer.Block.ThrowIfNotLive(TypeName);
             return (nint)_buffer.UnsafePointer;
         }
     }
@@ -140,7 +139,7 @@ public readonly unsafe struct FixedUtf8String : IEquatable<FixedUtf8String>, IEq
     {
         using MemoryLease<byte> lease = Open();
         ReadOnlySpan<byte> mine = Text(lease.Span);
-        BufferGuard.CheckDestination(destination.Length, mine.Length, "string");
+        RangeGuard.CheckDestination(destination.Length, mine.Length, "string");
         mine.CopyTo(destination);
     }
 
@@ -287,7 +286,7 @@ public readonly unsafe struct FixedUtf8String : IEquatable<FixedUtf8String>, IEq
     {
         using MemoryLease<byte> lease = Open();
         ReadOnlySpan<byte> bytes = Text(lease.Span);
-        BufferGuard.CheckRange(startIndex, length, bytes.Length, nameof(startIndex), nameof(length), "string");
+        RangeGuard.CheckRange(startIndex, length, bytes.Length, nameof(startIndex), nameof(length), "string");
         ReadOnlySpan<byte> part = bytes.Slice(startIndex, length);
         if (!Utf8.IsValid(part))
         {
@@ -301,17 +300,17 @@ public readonly unsafe struct FixedUtf8String : IEquatable<FixedUtf8String>, IEq
 
     /// <summary>Adds one to the string's reference count: until the matching <see cref="Release"/>, freeing it throws.</summary>
     /// <exception cref="ObjectDisposedException">The string was freed or is <see langword="default"/>.</exception>
-    public void Acquire() => AllocationLedger.Acquire(_buffer.Handle, TypeName);
+    public void Acquire() => _buffer.Block.Acquire(TypeName);
 
     /// <summary>Takes one from the string's reference count.</summary>
     /// <exception cref="ObjectDisposedException">The string was freed or is <see langword="default"/>.</exception>
     /// <exception cref="InvalidOperationException">It was released more times than acquired.</exception>
-    public void Release() => AllocationLedger.Release(_buffer.Handle, TypeName);
+    public void Release() => _buffer.Block.Release(TypeName);
 
     /// <summary>Frees the memory; every copy becomes invalid.</summary>
     /// <exception cref="ObjectDisposedException">It was already freed, or is <see langword="default"/>.</exception>
     /// <exception cref="InvalidOperationException">It is acquired.</exception>
-    public void Free() => AllocationLedger.Free(_buffer.Handle, TypeName);
+    public void Free() => _buffer.Block.Free(TypeName);
 
     /// <summary>Whether both hold the same bytes.</summary>
     /// <exception cref="ObjectDisposedException">One of them was freed.</exception>

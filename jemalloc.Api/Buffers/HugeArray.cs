@@ -1,3 +1,5 @@
+using jemalloc.Ledger;
+
 namespace jemalloc;
 
 /// <summary>
@@ -55,7 +57,7 @@ public sealed class HugeArray<T> : HugeBuffer<T>
     }
 
     /// <summary>Takes over a block the ledger records (see <see cref="NativeBufferWriterExtensions.DetachToHugeArray{T}"/>).</summary>
-    internal unsafe HugeArray(AllocationHandle adopted, T* pointer, long length)
+    internal unsafe HugeArray(LedgerBlock adopted, T* pointer, long length)
         : base(adopted, pointer, length)
     {
     }

@@ -1,4 +1,5 @@
 using System.Runtime.CompilerServices;
+using jemalloc.Ledger;
 
 namespace jemalloc;
 
@@ -54,7 +55,7 @@ public abstract unsafe class HugeBuffer<T> : NativeBuffer<T>
     {
     }
 
-    private protected HugeBuffer(AllocationHandle adopted, T* pointer, long length)
+    private protected HugeBuffer(LedgerBlock adopted, T* pointer, long length)
         : base(adopted, pointer, length, AllocationKind.HugeBuffer)
     {
     }

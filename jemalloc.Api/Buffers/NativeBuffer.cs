@@ -24,7 +24,7 @@ public abstract unsafe class NativeBuffer<T> : SafeHandle, IEnumerable<T>, IAllo
 {
     private protected readonly T* _pointer;
     private protected readonly long _length;
-    private readonly AllocationHandle _handle;
+    private readonly LedgerBlock _block;
     // The length the indexers check against: Length while the memory is live, 0 once it is not. A
     // field of this object is cheaper to check on every access than the ledger's state word, which
     // it mirrors: set to 0 on dispose, finalization and arena invalidation.
@@ -46,7 +46,7 @@ public abstract unsafe class NativeBuffer<T> : SafeHandle, IEnumerable<T>, IAllo
     private protected NativeBuffer(long length, AllocationOptions? options, AllocationKind kind, T value)
         : this(length, options, kind, zero: false)
     {
-        if (!_handle.IsValid)
+        if (!_block.IsLive)
         {
             return;
         }
@@ -56,7 +56,7 @@ public abstract unsafe class NativeBuffer<T> : SafeHandle, IEnumerable<T>, IAllo
             using MemoryLease<T> lease = BeginOperation();
             FillLeased(lease, value);
         }
-        catch (ObjectDisposedException) when (!_handle.IsValid)
+        catch (ObjectDisposedException) when (!_block.IsLive)
         {
             // An arena reset invalidated it before the lease: nothing can read it, as with a zeroed one.
         }
@@ -67,15 +67,15 @@ public abstract unsafe class NativeBuffer<T> : SafeHandle, IEnumerable<T>, IAllo
     /// handed over without a copy): from here on this object is its one owner, frees it as if it had
     /// allocated it, and is told by an arena reset.
     /// </summary>
-    private protected NativeBuffer(AllocationHandle adopted, T* pointer, long length, AllocationKind kind)
+    private protected NativeBuffer(LedgerBlock adopted, T* pointer, long length, AllocationKind kind)
         : base(IntPtr.Zero, ownsHandle: true)
     {
         _pointer = pointer;
         _length = length;
-        _handle = adopted;
+        _block = adopted;
         SetHandle((nint)_pointer);
         Volatile.Write(ref _accessibleLength, length);
-        if (!AllocationLedger.Adopt(adopted, kind, this))
+        if (!_block.Adopt(kind, this))
         {
             // An arena reset freed it on the way: nothing can read it, as with one reset after.
             Volatile.Write(ref _accessibleLength, 0);
@@ -96,11 +96,11 @@ public abstract unsafe class NativeBuffer<T> : SafeHandle, IEnumerable<T>, IAllo
         // Only an arena reset can invalidate the memory without going through this object; the
         // ledger records the owner inside the arena's gate, so no reset can slip in before it.
         IAllocationOwner? owner = chosen.Flags.ArenaIndex is null ? null : this;
-        _pointer = (T*)AllocationLedger.Allocate(bytes, chosen, kind, ElementTypes.IdOf<T>(), 0, owner, out _handle, zero);
+        _pointer = (T*)LedgerBlock.Allocate(bytes, chosen, kind, ElementTypes.IdOf<T>(), out _block, owner, zero: zero);
         _length = length;
         SetHandle((nint)_pointer);
         Volatile.Write(ref _accessibleLength, length);
-        if (!_handle.IsValid)
+        if (!_block.IsLive)
         {
             // A reset invalidated it between the allocation and the line above.
             Volatile.Write(ref _accessibleLength, 0);
@@ -108,16 +108,16 @@ public abstract unsafe class NativeBuffer<T> : SafeHandle, IEnumerable<T>, IAllo
     }
 
     /// <summary>Whether the memory is still allocated: not disposed, finalized or invalidated by an arena reset.</summary>
-    public bool IsValid => _handle.IsValid;
+    public bool IsValid => _block.IsLive;
 
     /// <summary>Whether the handle holds no memory; only before construction completes.</summary>
     public override bool IsInvalid => handle == IntPtr.Zero;
 
     /// <summary>The ledger handle of the memory.</summary>
-    public AllocationHandle Handle => _handle;
+    public AllocationHandle Handle => _block.Handle;
 
     /// <summary>How many <see cref="Acquire"/> calls are not yet released, or -1 once disposed.</summary>
-    public int AcquireCount => _handle.AcquireCount;
+    public int AcquireCount => _block.Handle.AcquireCount;
 
     /// <summary>The raw address of the first element, for native calls. Hold a <see cref="Lease"/> for the duration of the call.</summary>
     /// <exception cref="ObjectDisposedException">The structure was disposed.</exception>
@@ -146,7 +146,7 @@ public abstract unsafe class NativeBuffer<T> : SafeHandle, IEnumerable<T>, IAllo
     /// <returns>The hold, which the caller disposes.</returns>
     /// <exception cref="ObjectDisposedException">The structure was disposed.</exception>
     /// <exception cref="InvalidOperationException">It has the most leases and holds the ledger counts (32,767).</exception>
-    public MemoryHold Hold() => MemoryHold.Take(this, _handle, TypeName);
+    public MemoryHold Hold() => _block.Hold(this, TypeName);
 
     /// <summary>Sets every element to <paramref name="value"/>.</summary>
     /// <exception cref="ObjectDisposedException">The structure was disposed.</exception>
@@ -163,16 +163,16 @@ public abstract unsafe class NativeBuffer<T> : SafeHandle, IEnumerable<T>, IAllo
     /// </summary>
     /// <exception cref="ObjectDisposedException">The structure was disposed.</exception>
     /// <exception cref="InvalidOperationException">It is already acquired 32,767 times.</exception>
-    public void Acquire() => AllocationLedger.Acquire(_handle, TypeName);
+    public void Acquire() => _block.Acquire(TypeName);
 
     /// <summary>Takes one from the structure's acquire count (never closes a lease).</summary>
     /// <exception cref="ObjectDisposedException">The structure was disposed.</exception>
     /// <exception cref="InvalidOperationException">It was released more times than acquired.</exception>
-    public void Release() => AllocationLedger.Release(_handle, TypeName);
+    public void Release() => _block.Release(TypeName);
 
     /// <summary>Throws if the structure was disposed; otherwise does nothing.</summary>
     /// <exception cref="ObjectDisposedException">The structure was disposed.</exception>
-    public void ThrowIfInvalid() => BufferGuard.ThrowIfFreed(_handle, this);
+    public void ThrowIfInvalid() => _block.ThrowIfFreed(this);
 
     /// <summary>Enumerates copies of the elements, checking validity at each step.</summary>
     public Enumerator GetEnumerator() => new(this);
@@ -183,6 +183,9 @@ public abstract unsafe class NativeBuffer<T> : SafeHandle, IEnumerable<T>, IAllo
 
     /// <summary>The address, for callers that hold a lease or checked already.</summary>
     internal T* UnsafePointer => _pointer;
+
+    /// <summary>The ledger block that owns the memory.</summary>
+    internal LedgerBlock Block => _block;
 
     // The one fill of the array-like structures, over a lease the caller holds: the SIMD kernel,
     // with the stores FillPolicy chose for a structure of this size.
@@ -208,7 +211,7 @@ public abstract unsafe class NativeBuffer<T> : SafeHandle, IEnumerable<T>, IAllo
     /// <exception cref="InvalidOperationException">The structure is leased or acquired (only when <paramref name="disposing"/>).</exception>
     protected override void Dispose(bool disposing)
     {
-        if (disposing && !IsClosed && AllocationLedger.Retire(_handle, TypeName))
+        if (disposing && !IsClosed && _block.Retire(TypeName))
         {
             Volatile.Write(ref _accessibleLength, 0);
         }
@@ -220,7 +223,7 @@ public abstract unsafe class NativeBuffer<T> : SafeHandle, IEnumerable<T>, IAllo
     protected override bool ReleaseHandle()
     {
         Volatile.Write(ref _accessibleLength, 0);
-        AllocationLedger.FreeOwned(_handle);
+        _block.FreeOwned();
         return true;
     }
 
@@ -229,35 +232,16 @@ public abstract unsafe class NativeBuffer<T> : SafeHandle, IEnumerable<T>, IAllo
 
     /// <summary>The failure of an indexer: a bad index on a live structure, or any index on a dead one.</summary>
     [DoesNotReturn]
-    private protected void ThrowIndexFailure(long index) => ThrowHelper.ThrowIndexFailure(index, _length, _handle, TypeName);
+    private protected void ThrowIndexFailure(long index) => _block.ThrowIndexFailure(index, _length, TypeName);
 
     /// <summary>The structure's name in messages: "SafeArray", not the runtime's "SafeArray`1" (no allocation).</summary>
     private protected abstract string TypeName { get; }
 
     /// <summary>Throws unless <c>[start, start + count)</c> is inside the structure; the count is a span's length, so <paramref name="paramName"/> is named either way.</summary>
     private protected void CheckRange(long start, int count, string paramName) =>
-        BufferGuard.CheckRange(start, count, _length, paramName, paramName, "array");
+        RangeGuard.CheckRange(start, count, _length, paramName, paramName, "array");
 
-    private MemoryLease<T> BeginLease(bool withToken)
-    {
-        string name = TypeName;
-        AllocationLedger.EnterLease(_handle, name);
-        AllocationHandle token = default;
-        if (withToken)
-        {
-            try
-            {
-                token = AllocationLedger.TakeLeaseToken();
-            }
-            catch
-            {
-                AllocationLedger.ExitLease(_handle);
-                throw;
-            }
-        }
-
-        return new MemoryLease<T>(this, _pointer, _length, _handle, token);
-    }
+    private MemoryLease<T> BeginLease(bool withToken) => _block.OpenLease(this, _pointer, _length, TypeName, withToken);
 
     /// <summary>
     /// Enumerates a structure's elements. Each step reads its element under a lease, so a

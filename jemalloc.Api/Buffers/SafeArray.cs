@@ -1,3 +1,5 @@
+using jemalloc.Ledger;
+
 namespace jemalloc;
 
 /// <summary>
@@ -72,7 +74,7 @@ public sealed class SafeArray<T> : SafeBuffer<T>
     }
 
     /// <summary>Takes over a block the ledger records (see <see cref="NativeBufferWriterExtensions.DetachToSafeArray{T}"/>).</summary>
-    internal unsafe SafeArray(AllocationHandle adopted, T* pointer, int length)
+    internal unsafe SafeArray(LedgerBlock adopted, T* pointer, int length)
         : base(adopted, pointer, length)
     {
     }

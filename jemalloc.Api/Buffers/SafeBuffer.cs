@@ -1,4 +1,5 @@
 using System.Runtime.CompilerServices;
+using jemalloc.Internal;
 using jemalloc.Ledger;
 
 namespace jemalloc;
@@ -58,7 +59,7 @@ public abstract unsafe class SafeBuffer<T> : NativeBuffer<T>
     }
 
     /// <summary>Takes over a block the ledger records (see <see cref="NativeBufferWriterExtensions.DetachToSafeArray{T}"/>).</summary>
-    private protected SafeBuffer(AllocationHandle adopted, T* pointer, int length)
+    private protected SafeBuffer(LedgerBlock adopted, T* pointer, int length)
         : base(adopted, pointer, length, AllocationKind.SafeBuffer)
     {
     }
@@ -104,7 +105,7 @@ public abstract unsafe class SafeBuffer<T> : NativeBuffer<T>
     public void CopyTo(Span<T> destination)
     {
         using MemoryLease<T> lease = BeginOperation();
-        BufferGuard.CheckDestination(destination.Length, _length, "array");
+        RangeGuard.CheckDestination(destination.Length, _length, "array");
         Simd.SimdKernels.Copy(lease.Span, destination[..lease.Span.Length]);
     }
 

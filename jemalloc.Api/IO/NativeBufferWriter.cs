@@ -267,7 +267,7 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         long written = _written;
         T* pointer = _pointer;
         EndRead(version);
-        BufferGuard.CheckRange(start, length, written, nameof(start), nameof(length), "written data");
+        RangeGuard.CheckRange(start, length, written, nameof(start), nameof(length), "written data");
         return new ReadOnlySpan<T>(pointer + start, length);
     }
 
@@ -460,12 +460,12 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
     /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
     /// <exception cref="InvalidOperationException">Nothing was written, more than <paramref name="maxLength"/> elements were, or a memory of the block is pinned or in use.</exception>
     /// <exception cref="OutOfMemoryException">The block could not be shrunk; the writer is unchanged.</exception>
-    internal AllocationHandle Detach(long maxLength, out T* pointer, out long length)
+    internal LedgerBlock Detach(long maxLength, out T* pointer, out long length)
     {
         BeginWrite();
         try
         {
-            return DetachCore(maxLength, out pointer, out length);
+            return new LedgerBlock(DetachCore(maxLength, out pointer, out length));
         }
         finally
         {

@@ -1,3 +1,5 @@
+using jemalloc.Ledger;
+
 namespace jemalloc;
 
 /// <summary>Hands a <see cref="NativeBufferWriter{T}"/>'s written elements over to an array without copying them.</summary>
@@ -16,8 +18,8 @@ public static class NativeBufferWriterExtensions
         where T : unmanaged, IEquatable<T>
     {
         ArgumentNullException.ThrowIfNull(writer);
-        AllocationHandle handle = writer.Detach(long.MaxValue, out T* pointer, out long length);
-        return new HugeArray<T>(handle, pointer, length);
+        LedgerBlock block = writer.Detach(long.MaxValue, out T* pointer, out long length);
+        return new HugeArray<T>(block, pointer, length);
     }
 
     /// <summary>
@@ -32,7 +34,7 @@ public static class NativeBufferWriterExtensions
         where T : unmanaged, IEquatable<T>
     {
         ArgumentNullException.ThrowIfNull(writer);
-        AllocationHandle handle = writer.Detach(int.MaxValue, out T* pointer, out long length);
-        return new SafeArray<T>(handle, pointer, (int)length);
+        LedgerBlock block = writer.Detach(int.MaxValue, out T* pointer, out long length);
+        return new SafeArray<T>(block, pointer, (int)length);
     }
 }

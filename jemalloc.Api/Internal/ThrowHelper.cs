@@ -50,7 +50,7 @@ internal static partial class ThrowHelper
     internal static void ThrowNotSupported(string message) =>
         throw new NotSupportedException(message);
 
-    /// <summary>The failure of an indexer's validity check; a throw-only body, as <see cref="ThrowIndexFailure(long, long, AllocationHandle, string)"/>.</summary>
+    /// <summary>The failure of an indexer's validity check; a throw-only body, as the ledger's index failures.</summary>
     [DoesNotReturn]
     internal static void ThrowFreed(string typeName) => throw Freed(typeName);
 

@@ -131,9 +131,9 @@ public static unsafe partial class AllocationLedger
                 {
                     AllocationKind.MemoryPoolBlock => DescribeRentedPoolBlocks(arena),
                     // The writer's own hold (spans it handed out) or a pin of its memory: only the writer can end them.
-                    AllocationKind.BufferWriter => $"A NativeBufferWriter's block of {hot.Size:N0} bytes in arena {arena} is {ThrowHelper.DescribeUse(state)}: the writer handed out spans or memory of it, or it is pinned. Dispose the writer (or hand its block over) and its MemoryHandles before resetting or destroying the arena. Nothing was reset.",
+                    AllocationKind.BufferWriter => $"A NativeBufferWriter's block of {hot.Size:N0} bytes in arena {arena} is {LedgerErrors.DescribeUse(state)}: the writer handed out spans or memory of it, or it is pinned. Dispose the writer (or hand its block over) and its MemoryHandles before resetting or destroying the arena. Nothing was reset.",
                     AllocationKind.StringStoreScopeAnchor => $"A Utf8StringStore in arena {arena} is held by {SlotState.Leases(state)} open read scope(s) (EnterRead) or a write running: its strings are being read or written. Dispose those read scopes (and let the write end) before resetting or destroying the arena. Nothing was reset.",
-                    _ => $"A {cold.Kind} of {hot.Size:N0} bytes in arena {arena} is {ThrowHelper.DescribeUse(state)}; release it before resetting or destroying the arena. Nothing was reset.",
+                    _ => $"A {cold.Kind} of {hot.Size:N0} bytes in arena {arena} is {LedgerErrors.DescribeUse(state)}; release it before resetting or destroying the arena. Nothing was reset.",
                 };
                 return false;
             }

@@ -153,7 +153,7 @@ public static unsafe partial class AllocationLedger
             state = ReadLiveState(handle, ref hot, ownerName);
             if (SlotState.Leases(state) != 1 || SlotState.Acquisitions(state) != ownAcquisitions)
             {
-                ThrowHelper.ThrowInUse(ownerName, "resized", state - SlotState.OneLease - ownAcquisitions);
+                LedgerErrors.ThrowInUse(ownerName, "resized", state - SlotState.OneLease - ownAcquisitions);
             }
 
             // The resetting mark makes every other lease, acquire and free wait until the block has
@@ -211,7 +211,7 @@ public static unsafe partial class AllocationLedger
     {
         if ((handle.Generation & 1) == 0)
         {
-            ThrowHelper.ThrowObjectDisposed(ownerName, handle);
+            LedgerErrors.ThrowObjectDisposed(ownerName, handle);
         }
 
         // The gate of the arena the slot's memory is in, entered before the slot is invalidated so a
@@ -259,7 +259,7 @@ public static unsafe partial class AllocationLedger
 
             if ((state & SlotState.CountMask) != 0)
             {
-                ThrowHelper.ThrowInUse(ownerName, "disposed", state);
+                LedgerErrors.ThrowInUse(ownerName, "disposed", state);
             }
 
             long retired = SlotState.Make(handle.Generation + 1, SlotState.PendingFree);
@@ -439,7 +439,7 @@ public static unsafe partial class AllocationLedger
     {
         if (!handle.IsValid)
         {
-            ThrowHelper.ThrowObjectDisposed(ownerName, handle);
+            LedgerErrors.ThrowObjectDisposed(ownerName, handle);
         }
     }
 
@@ -479,7 +479,7 @@ public static unsafe partial class AllocationLedger
             long state = Volatile.Read(ref hot.State);
             if ((handle.Generation & 1) == 0 || SlotState.Generation(state) != handle.Generation)
             {
-                ThrowHelper.ThrowObjectDisposed(ownerName, handle);
+                LedgerErrors.ThrowObjectDisposed(ownerName, handle);
             }
 
             if ((state & SlotState.Resetting) == 0)
@@ -525,7 +525,7 @@ public static unsafe partial class AllocationLedger
             long state = ReadLiveState(handle, ref hot, ownerName);
             if ((state & SlotState.CountMask) != ownAcquisitions)
             {
-                ThrowHelper.ThrowInUse(ownerName, "freed", state - ownAcquisitions);
+                LedgerErrors.ThrowInUse(ownerName, "freed", state - ownAcquisitions);
             }
 
             if (Interlocked.CompareExchange(ref hot.State, freed, state) == state)

@@ -1,3 +1,5 @@
+using jemalloc.Ledger;
+
 namespace jemalloc;
 
 /// <summary>
@@ -23,14 +25,14 @@ public sealed class MemoryHold : IDisposable
 {
     // The structure: reachable while the hold is, so its own finalizer cannot run first.
     private readonly object _owner;
-    private readonly AllocationHandle _allocation;
+    private readonly LedgerBlock _block;
     // 1 while held; 0 before the lease is taken and once ended.
     private int _held;
 
-    private MemoryHold(object owner, AllocationHandle allocation)
+    private MemoryHold(object owner, LedgerBlock block)
     {
         _owner = owner;
-        _allocation = allocation;
+        _block = block;
     }
 
     /// <summary>Whether the hold is still in force (not disposed or finalized).</summary>
@@ -50,10 +52,10 @@ public sealed class MemoryHold : IDisposable
     /// </summary>
     /// <exception cref="ObjectDisposedException">The allocation was freed.</exception>
     /// <exception cref="InvalidOperationException">It has the most leases and holds the ledger counts.</exception>
-    internal static MemoryHold Take(object owner, AllocationHandle allocation, string ownerName)
+    internal static MemoryHold Take(object owner, LedgerBlock block, string ownerName)
     {
-        var hold = new MemoryHold(owner, allocation);
-        AllocationLedger.EnterLease(allocation, ownerName);
+        var hold = new MemoryHold(owner, block);
+        block.BeginLease(ownerName);
         Volatile.Write(ref hold._held, 1);
         return hold;
     }
@@ -65,7 +67,7 @@ public sealed class MemoryHold : IDisposable
     {
         if (Interlocked.Exchange(ref _held, 0) != 0)
         {
-            AllocationLedger.ExitLease(_allocation);
+            _block.EndLease();
             GC.KeepAlive(_owner);
         }
     }

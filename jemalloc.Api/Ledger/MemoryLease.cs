@@ -96,7 +96,7 @@ public ref struct MemoryLease<T>
         {
             if ((ulong)index >= (ulong)_length)
             {
-                ThrowHelper.ThrowIndexFailure(index, _length, default, TypeName);
+                LedgerErrors.ThrowIndexFailure(index, _length, default, TypeName);
             }
 
             ThrowIfClosed();
@@ -111,7 +111,7 @@ public ref struct MemoryLease<T>
     public readonly unsafe Span<T> AsSpan(long start, int length)
     {
         ThrowIfClosed();
-        BufferGuard.CheckRange(start, length, _length, nameof(start), nameof(length), "structure");
+        RangeGuard.CheckRange(start, length, _length, nameof(start), nameof(length), "structure");
         return new Span<T>(_pointer + start, length);
     }
 

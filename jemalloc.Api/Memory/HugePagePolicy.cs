@@ -28,7 +28,7 @@ public static class HugePagePolicy
     /// <summary>The default threshold: one 2 MiB huge page.</summary>
     public const long DefaultThresholdBytes = 2L << 20;
 
-    private static readonly Lazy<bool> KernelOffersHugePages = new(() => HugePageInfo.IsAvailable);
+    private static readonly Lazy<bool> KernelOffersHugePages = new(() => HugePageProbe.IsAvailable);
     private static long s_thresholdBytes = DefaultThresholdBytes;
 
     /// <summary>

@@ -3,7 +3,6 @@ using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Runtime.Intrinsics;
 using jemalloc.Internal;
-using jemalloc.Ledger;
 
 namespace jemalloc;
 
@@ -47,7 +46,7 @@ public static unsafe class ColumnScan
     {
         ArgumentNullException.ThrowIfNull(column);
         CheckBounds(min, max);
-        BufferGuard.CheckRange(start, count, column.Length, nameof(start), nameof(count), "column");
+        RangeGuard.CheckRange(start, count, column.Length, nameof(start), nameof(count), "column");
 
         if (matches.Length < count)
         {

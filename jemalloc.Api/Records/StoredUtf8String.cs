@@ -197,7 +197,7 @@ public readonly unsafe struct StoredUtf8String : IEquatable<StoredUtf8String>, I
     public void CopyTo(Span<byte> destination)
     {
         ReadOnlySpan<byte> mine = Bytes;
-        BufferGuard.CheckDestination(destination.Length, mine.Length, "string");
+        RangeGuard.CheckDestination(destination.Length, mine.Length, "string");
         mine.CopyTo(destination);
     }
 

@@ -1,3 +1,4 @@
+using jemalloc.HugePages;
 using jemalloc.Tests.Tuning;
 
 namespace jemalloc.Tests.HugePages;
@@ -128,7 +129,7 @@ public sealed unsafe class HugePageInfoTests
     [InlineData("[something-new]", TransparentHugePageMode.Unavailable)]
     [InlineData(null, TransparentHugePageMode.Unavailable)]
     public void The_kernel_mode_is_read_from_the_bracketed_word(string? enabled, TransparentHugePageMode expected) =>
-        Assert.Equal(expected, HugePageInfo.ReadMode(new FakeHugePageSource(true, enabled, Smaps)));
+        Assert.Equal(expected, HugePageProbe.ReadMode(new FakeHugePageSource(true, enabled, Smaps)));
 
     [Fact]
     public void The_mode_reported_for_this_machine_is_its_sysfs_setting()
@@ -136,7 +137,7 @@ public sealed unsafe class HugePageInfoTests
         string path = "/sys/kernel/mm/transparent_hugepage/enabled";
         // Reported on x64 Linux only; elsewhere (Windows, arm64) the library says unavailable, whatever sysfs says.
         TransparentHugePageMode expected = OperatingSystem.IsLinux() && System.Runtime.InteropServices.RuntimeInformation.ProcessArchitecture == System.Runtime.InteropServices.Architecture.X64 && File.Exists(path)
-            ? HugePageInfo.ReadMode(new FakeHugePageSource(true, File.ReadAllText(path), null))
+            ? HugePageProbe.ReadMode(new FakeHugePageSource(true, File.ReadAllText(path), null))
             : TransparentHugePageMode.Unavailable;
         Assert.Equal(expected, HugePageInfo.Mode);
         Assert.Equal(expected is TransparentHugePageMode.Madvise or TransparentHugePageMode.Always, HugePageInfo.IsAvailable);
@@ -147,17 +148,17 @@ public sealed unsafe class HugePageInfoTests
     {
         var source = new FakeHugePageSource(true, "always [madvise] never", Smaps);
 
-        HugePageReport whole = HugePageInfo.Query(0x200000, 6 * MiB, source);
+        HugePageReport whole = HugePageProbe.Query(0x200000, 6 * MiB, source);
         Assert.Equal(4 * MiB, whole.HugePageBytes);
         Assert.Equal(6 * MiB, whole.ResidentBytes);
         Assert.True(whole.Eligible);
         Assert.Contains("4,194,304 of the range's 6,291,456 bytes", whole.Explanation, StringComparison.Ordinal);
 
-        HugePageReport part = HugePageInfo.Query(0x600000, 2 * MiB, source);
+        HugePageReport part = HugePageProbe.Query(0x600000, 2 * MiB, source);
         Assert.Equal(2 * MiB, part.HugePageBytes);
         Assert.Equal(2 * MiB, part.ResidentBytes);
 
-        HugePageReport across = HugePageInfo.Query(0x700000, 2 * MiB, source);
+        HugePageReport across = HugePageProbe.Query(0x700000, 2 * MiB, source);
         Assert.Equal(1 * MiB, across.HugePageBytes);
         Assert.Equal(MiB + 512 * 1024, across.ResidentBytes);
         Assert.False(across.Eligible);
@@ -167,7 +168,7 @@ public sealed unsafe class HugePageInfoTests
     public void A_mapping_not_eligible_and_without_huge_pages_is_explained()
     {
         var source = new FakeHugePageSource(true, "always [madvise] never", Smaps);
-        HugePageReport report = HugePageInfo.Query(0x800000, MiB, source);
+        HugePageReport report = HugePageProbe.Query(0x800000, MiB, source);
         Assert.Equal(0, report.HugePageBytes);
         Assert.False(report.Eligible);
         Assert.Contains("not consider this memory eligible", report.Explanation, StringComparison.Ordinal);
@@ -183,10 +184,10 @@ public sealed unsafe class HugePageInfoTests
             AnonHugePages:         0 kB
             THPeligible:    1
             """;
-        HugePageReport notYet = HugePageInfo.Query(0x200000, 2 * MiB, new FakeHugePageSource(true, "[madvise]", untouched));
+        HugePageReport notYet = HugePageProbe.Query(0x200000, 2 * MiB, new FakeHugePageSource(true, "[madvise]", untouched));
         Assert.Contains("first written", notYet.Explanation, StringComparison.Ordinal);
 
-        HugePageReport small = HugePageInfo.Query(0x200000, 2 * MiB, new FakeHugePageSource(true, "[madvise]", untouched.Replace("Rss:                   0", "Rss:                2048", StringComparison.Ordinal)));
+        HugePageReport small = HugePageProbe.Query(0x200000, 2 * MiB, new FakeHugePageSource(true, "[madvise]", untouched.Replace("Rss:                   0", "Rss:                2048", StringComparison.Ordinal)));
         Assert.Contains("4 KiB pages", small.Explanation, StringComparison.Ordinal);
         Assert.Equal(2 * MiB, small.ResidentBytes);
     }
@@ -195,7 +196,7 @@ public sealed unsafe class HugePageInfoTests
     public void Mode_never_reports_no_huge_pages_and_says_why()
     {
         var source = new FakeHugePageSource(true, "always madvise [never]", Smaps.Replace("AnonHugePages:      4096", "AnonHugePages:         0", StringComparison.Ordinal));
-        HugePageReport report = HugePageInfo.Query(0x200000, 2 * MiB, source);
+        HugePageReport report = HugePageProbe.Query(0x200000, 2 * MiB, source);
         Assert.Equal(TransparentHugePageMode.Never, report.Mode);
         Assert.False(report.IsAvailable);
         Assert.Equal(0, report.HugePageBytes);
@@ -205,12 +206,12 @@ public sealed unsafe class HugePageInfoTests
     [Fact]
     public void No_sysfs_file_and_not_linux_report_unavailable_without_reading_smaps()
     {
-        HugePageReport noThp = HugePageInfo.Query(0x200000, MiB, new FakeHugePageSource(true, null, null));
+        HugePageReport noThp = HugePageProbe.Query(0x200000, MiB, new FakeHugePageSource(true, null, null));
         Assert.Equal(TransparentHugePageMode.Unavailable, noThp.Mode);
         Assert.Contains("kernel offers no transparent huge pages", noThp.Explanation, StringComparison.Ordinal);
         Assert.Null(noThp.Eligible);
 
-        HugePageReport otherOs = HugePageInfo.Query(0x200000, MiB, new FakeHugePageSource(false, "[always]", Smaps));
+        HugePageReport otherOs = HugePageProbe.Query(0x200000, MiB, new FakeHugePageSource(false, "[always]", Smaps));
         Assert.Equal(TransparentHugePageMode.Unavailable, otherOs.Mode);
         Assert.Contains("This OS offers no", otherOs.Explanation, StringComparison.Ordinal);
         Assert.Equal(0, otherOs.HugePageBytes);
@@ -219,7 +220,7 @@ public sealed unsafe class HugePageInfoTests
     [Fact]
     public void Unreadable_smaps_reports_the_mode_and_an_unknown_backing()
     {
-        HugePageReport report = HugePageInfo.Query(0x200000, MiB, new FakeHugePageSource(true, "[madvise]", null));
+        HugePageReport report = HugePageProbe.Query(0x200000, MiB, new FakeHugePageSource(true, "[madvise]", null));
         Assert.Equal(TransparentHugePageMode.Madvise, report.Mode);
         Assert.True(report.IsAvailable);
         Assert.Contains("cannot be read", report.Explanation, StringComparison.Ordinal);
@@ -229,8 +230,8 @@ public sealed unsafe class HugePageInfoTests
     public void A_range_not_entirely_mapped_is_refused()
     {
         var source = new FakeHugePageSource(true, "[madvise]", Smaps);
-        Assert.Throws<ArgumentException>(() => HugePageInfo.Query(0x100000, 2 * MiB, source));
-        Assert.Throws<ArgumentException>(() => HugePageInfo.Query(0x800000, 2 * MiB, source));
-        Assert.Throws<ArgumentException>(() => HugePageInfo.Query(0x10000000, 4096, source));
+        Assert.Throws<ArgumentException>(() => HugePageProbe.Query(0x100000, 2 * MiB, source));
+        Assert.Throws<ArgumentException>(() => HugePageProbe.Query(0x800000, 2 * MiB, source));
+        Assert.Throws<ArgumentException>(() => HugePageProbe.Query(0x10000000, 4096, source));
     }
 }

@@ -4,8 +4,11 @@ using Microsoft.CodeAnalysis.CSharp.Syntax;
 
 namespace jemalloc.Tests.Layering;
 
-/// <summary>One use of a type declared in another folder: where it is and which folders it joins.</summary>
-internal readonly record struct FolderReference(string File, int Line, string From, string To, string Symbol)
+/// <summary>
+/// One use of a type declared in another folder: where it is, which folders it joins, the outermost
+/// type it names or whose member it uses, and whether that symbol is public API (it and every type around it public).
+/// </summary>
+internal readonly record struct FolderReference(string File, int Line, string From, string To, string Symbol, string Type = "", bool Public = false)
 {
     public override string ToString() => $"{File}:{Line}: {From} -> {To} ({Symbol})";
 }
@@ -71,12 +74,36 @@ internal static class FolderDependencies
                 if (to is not null && to != from)
                 {
                     int line = node.GetLocation().GetLineSpan().StartLinePosition.Line + 1;
-                    found.Add(new FolderReference(tree.FilePath, line, from, to, symbol!.ToDisplayString()));
+                    found.Add(new FolderReference(tree.FilePath, line, from, to, symbol!.ToDisplayString(), OutermostTypeName(symbol), IsPublicApi(symbol)));
                 }
             }
         }
 
         return found;
+    }
+
+    private static string OutermostTypeName(ISymbol symbol)
+    {
+        INamedTypeSymbol? type = symbol as INamedTypeSymbol ?? symbol.ContainingType;
+        while (type?.ContainingType is not null)
+        {
+            type = type.ContainingType;
+        }
+
+        return type?.Name ?? "";
+    }
+
+    private static bool IsPublicApi(ISymbol symbol)
+    {
+        for (ISymbol? s = symbol; s is not null and not INamespaceSymbol; s = s.ContainingSymbol)
+        {
+            if (s.DeclaredAccessibility != Accessibility.Public)
+            {
+                return false;
+            }
+        }
+
+        return true;
     }
 
     private static string? FolderOf(string path)

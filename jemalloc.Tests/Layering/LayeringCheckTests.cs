@@ -62,6 +62,49 @@ public sealed class LayeringCheckTests
         Assert.Equal(["Low/Bad.cs:2: internal Bad is in namespace jemalloc, not jemalloc.Low (folder Low)"], problems);
     }
 
+    [Fact]
+    public void A_public_type_outside_the_root_namespace_is_reported()
+    {
+        var sources = new List<(string Path, string Text)> { ("Low/P.cs", "namespace jemalloc.Low;\npublic static class P\n{\n}\n") };
+
+        Assert.Equal(
+            ["Low/P.cs:2: public P is in namespace jemalloc.Low, not jemalloc (the public surface is one namespace)"],
+            LayeringTests.NamespaceViolations(sources, LayeringTests.RankOf(s_layers)));
+    }
+
+    [Fact]
+    public void A_type_with_parts_in_two_folders_is_reported_and_parts_in_one_folder_are_not()
+    {
+        var sources = new List<(string Path, string Text)>
+        {
+            ("Low/Split.cs", "namespace N;\ninternal static partial class Split\n{\n}\n"),
+            ("High/Split.High.cs", "namespace N;\ninternal static partial class Split\n{\n}\n"),
+            ("Low/Whole.cs", "namespace N;\ninternal static partial class Whole\n{\n}\n"),
+            ("Low/Whole.More.cs", "namespace N;\ninternal static partial class Whole\n{\n}\n"),
+        };
+
+        Assert.Equal(["N.Split`0: Low/Split.cs, High/Split.High.cs"], LayeringTests.SplitTypes(sources));
+    }
+
+    [Fact]
+    public void A_later_folder_using_a_ledger_internal_other_than_the_owner_type_is_reported()
+    {
+        string[] layers = ["Ledger", "Buffers"];
+        var sources = new List<(string Path, string Text)>
+        {
+            ("Ledger/LedgerBlock.cs", "namespace N;\ninternal readonly struct LedgerBlock\n{\n    internal void Free() { }\n}\n"),
+            ("Ledger/SlotTable.cs", "namespace N;\ninternal static class SlotTable\n{\n    internal static int Take() => 1;\n}\n"),
+            ("Ledger/Settings.cs", "namespace N;\npublic static class Settings\n{\n    public static bool On { get; set; }\n    internal static bool Hidden { get; set; }\n}\n"),
+            ("Buffers/B.cs", "namespace N;\ninternal static class B\n{\n    internal static void Use(LedgerBlock block)\n    {\n        block.Free();\n        _ = SlotTable.Take();\n        Settings.On = Settings.Hidden;\n    }\n}\n"),
+        };
+        List<FolderReference> references = FolderDependencies.Scan(sources, LayeringTests.RankOf(layers), out List<string> errors);
+        Assert.Empty(errors);
+
+        List<string> problems = LayeringTests.LedgerBypasses(references, LayeringTests.RankOf(layers));
+
+        Assert.Equal(["Buffers/B.cs:7: N.SlotTable", "Buffers/B.cs:7: N.SlotTable.Take()", "Buffers/B.cs:8: N.Settings.Hidden"], problems);
+    }
+
     private static List<string> Check(params (string Path, string Text)[] sources)
     {
         List<FolderReference> references = FolderDependencies.Scan(sources, LayeringTests.RankOf(s_layers), out List<string> errors);

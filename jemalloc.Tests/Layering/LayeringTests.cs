@@ -34,6 +34,34 @@ public sealed class LayeringTests
         Assert.True(problems.Count == 0, $"{problems.Count} references break the layering {string.Join(" → ", Layers)}:\n" + string.Join('\n', problems));
     }
 
+    /// <summary>
+    /// The internal types a later folder may use from <c>Ledger/</c>: the owner type of an allocation, and
+    /// the interface through which an arena reset tells a structure. Everything else there (the slot
+    /// table, the raw handle functions, the quarantine) is the ledger's own; the public surface
+    /// (leases, holds, handles, the ledger's settings and diagnostics) is open to any caller anyway.
+    /// </summary>
+    internal static readonly string[] LedgerEntryPoints = ["LedgerBlock", "IAllocationOwner"];
+
+    [Fact]
+    public void Later_folders_reach_the_ledger_only_through_its_owner_type_and_public_surface()
+    {
+        List<(string Path, string Text)> sources = ApiSources();
+        List<FolderReference> references = FolderDependencies.Scan(sources, RankOf(Layers), out List<string> errors);
+        Assert.True(errors.Count == 0, "jemalloc.Api did not bind:\n" + string.Join('\n', errors.Take(20)));
+        Assert.Contains(references, r => r.To == "Ledger" && r.Type == "LedgerBlock");
+
+        List<string> problems = LedgerBypasses(references, RankOf(Layers));
+        Assert.True(problems.Count == 0, $"{problems.Count} uses of the ledger's internals from later folders (use {string.Join(" or ", LedgerEntryPoints)}):\n" + string.Join('\n', problems));
+    }
+
+    /// <summary>Every reference from a folder above <c>Ledger</c> to an internal of it other than <see cref="LedgerEntryPoints"/>.</summary>
+    internal static List<string> LedgerBypasses(IEnumerable<FolderReference> references, Func<string, int> rank) =>
+        references
+            .Where(r => r.To == "Ledger" && rank(r.From) > rank("Ledger") && !r.Public && !LedgerEntryPoints.Contains(r.Type, StringComparer.Ordinal))
+            .Select(r => $"{r.File}:{r.Line}: {r.Symbol}")
+            .Distinct(StringComparer.Ordinal)
+            .ToList();
+
     [Fact]
     public void Every_internal_type_is_in_the_namespace_of_its_folder()
     {
@@ -42,8 +70,38 @@ public sealed class LayeringTests
         Assert.True(problems.Count == 0, "Internal types outside their folder's namespace:\n" + string.Join('\n', problems));
     }
 
+    [Fact]
+    public void No_type_is_split_across_folders()
+    {
+        List<string> problems = SplitTypes(ApiSources());
+        Assert.True(problems.Count == 0, "Types with parts in more than one folder (a type lives in one layer):\n" + string.Join('\n', problems));
+    }
+
+    /// <summary>Every top-level type (by namespace, name and arity) declared in files of more than one folder.</summary>
+    internal static List<string> SplitTypes(List<(string Path, string Text)> sources)
+    {
+        var parts = new List<(string Key, string File)>();
+        foreach ((string path, string text) in sources.Where(s => s.Path.Contains('/', StringComparison.Ordinal)))
+        {
+            SyntaxNode root = CSharpSyntaxTree.ParseText(text).GetRoot();
+            foreach (BaseNamespaceDeclarationSyntax space in root.DescendantNodes().OfType<BaseNamespaceDeclarationSyntax>())
+            {
+                foreach (TypeDeclarationSyntax type in space.Members.OfType<TypeDeclarationSyntax>())
+                {
+                    parts.Add(($"{space.Name}.{type.Identifier.Text}`{type.Arity}", path));
+                }
+            }
+        }
+
+        return parts
+            .GroupBy(p => p.Key, StringComparer.Ordinal)
+            .Where(g => g.Select(p => p.File[..p.File.IndexOf('/', StringComparison.Ordinal)]).Distinct(StringComparer.Ordinal).Count() > 1)
+            .Select(g => $"{g.Key}: {string.Join(", ", g.Select(p => p.File))}")
+            .ToList();
+    }
+
     /// <summary>
-    /// Every internal top-level type whose namespace is not <c>jemalloc.</c> and its folder (<c>jemalloc</c>
+    /// Every public type outside <c>jemalloc</c>, and every internal top-level type whose namespace is not <c>jemalloc.</c> and its folder (<c>jemalloc</c>
     /// for the Jem folder, where a namespace would clash with the <c>Jem</c> class). A partial type's
     /// parts take the namespace of the lowest folder that holds one.
     /// </summary>
@@ -64,7 +122,10 @@ public sealed class LayeringTests
             }
         }
 
-        var problems = new List<string>();
+        var problems = parts
+            .Where(p => p.Public && p.Namespace != "jemalloc")
+            .Select(p => $"{p.File}:{p.Line}: public {p.Name} is in namespace {p.Namespace}, not jemalloc (the public surface is one namespace)")
+            .ToList();
         foreach (var type in parts.Where(p => !p.Public).GroupBy(p => p.Name, StringComparer.Ordinal))
         {
             string home = type.OrderBy(p => rank(p.Folder)).First().Folder;

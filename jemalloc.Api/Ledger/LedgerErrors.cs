@@ -1,12 +1,11 @@
 using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
-using jemalloc.Ledger;
+using jemalloc.Internal;
 
-namespace jemalloc.Internal;
+namespace jemalloc.Ledger;
 
-// The throws that need the ledger's handle or slot state: a part of ThrowHelper in the ledger's layer, so
-// that the rest of ThrowHelper sits below every layer.
-internal static partial class ThrowHelper
+/// <summary>The throws that need a ledger handle or a slot's state; the rest are in <see cref="ThrowHelper"/>, below every layer.</summary>
+internal static class LedgerErrors
 {
     /// <summary>
     /// The use of an allocation that is not live: a <see langword="default"/> handle (a structure that
@@ -22,7 +21,7 @@ internal static partial class ThrowHelper
             throw new ObjectDisposedException(typeName, $"This {typeName} is default: an empty {typeName} that never had memory, so it cannot be used this way. Create one with a constructor.");
         }
 
-        ThrowObjectDisposed(typeName);
+        ThrowHelper.ThrowObjectDisposed(typeName);
     }
 
     /// <summary>A free, dispose or reset refused because the allocation is acquired or leased.</summary>
@@ -59,8 +58,8 @@ internal static partial class ThrowHelper
 
     [MethodImpl(MethodImplOptions.NoInlining)]
     [SuppressMessage("Usage", "CA2201:Do not raise reserved exception types", Justification = "Same exception as T[] and Span<T> indexers.")]
-    private static Exception IndexFailure(long index, long length, AllocationHandle handle, string typeName) =>
+    internal static Exception IndexFailure(long index, long length, AllocationHandle handle, string typeName) =>
         handle != default && !handle.IsValid
-            ? Freed(typeName)
+            ? ThrowHelper.Freed(typeName)
             : new IndexOutOfRangeException($"Index {index} is outside the bounds of the buffer (length {length}).");
 }

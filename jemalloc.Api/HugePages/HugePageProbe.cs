@@ -1,43 +1,20 @@
 using System.Globalization;
-using jemalloc.HugePages;
 
-namespace jemalloc;
+namespace jemalloc.HugePages;
 
 /// <summary>
-/// Tells whether memory really got transparent huge pages, instead of guessing: the kernel's mode
-/// (<c>/sys/kernel/mm/transparent_hugepage/enabled</c>) and, for a range, its huge-page and resident
-/// bytes from <c>/proc/self/smaps</c>. Where the OS offers no huge pages (mode <c>never</c>, a kernel
-/// without them, Windows, Linux on another architecture than x64) everything still works and the
-/// report says so.
+/// The kernel-facing side of <c>HugePageInfo</c>: the transparent huge page mode and a range's
+/// huge-page and resident bytes, read from a <see cref="IHugePageSource"/> (the system's, or a test's).
 /// </summary>
-/// <remarks>
-/// Memory asks for huge pages through <see cref="AllocationOptions.HugePages"/> or a
-/// <see cref="JemArena"/> made with <c>hugePages: true</c>; the kernel assigns them when the memory is
-/// first written, so query after writing. The advice belongs to the virtual memory, not to the
-/// allocation: when jemalloc reuses freed advised memory for a later allocation in the same arena,
-/// that allocation gets huge pages too, asked or not. Reading <c>/proc/self/smaps</c> takes
-/// milliseconds in a big process: this is a diagnostic, not for hot paths. (The queries of a structure
-/// are in HugePageInfo.Buffers.cs, in the structures' layer.)
-/// </remarks>
-public static unsafe partial class HugePageInfo
+internal static unsafe class HugePageProbe
 {
     private const long KiB = 1024;
 
     /// <summary>The kernel's transparent huge page mode, read now.</summary>
-    public static TransparentHugePageMode Mode => ReadMode(SystemHugePageSource.Instance);
+    internal static TransparentHugePageMode Mode => ReadMode(SystemHugePageSource.Instance);
 
-    /// <summary>Whether the OS gives transparent huge pages to memory that asks for them (mode <c>madvise</c> or <c>always</c>).</summary>
-    public static bool IsAvailable => Mode is TransparentHugePageMode.Madvise or TransparentHugePageMode.Always;
-
-    /// <summary>Reports how the range from <paramref name="address"/> of <paramref name="length"/> bytes is backed.</summary>
-    /// <exception cref="ArgumentOutOfRangeException"><paramref name="length"/> is zero, or the range wraps around the address space.</exception>
-    /// <exception cref="ArgumentException">Part of the range is not mapped in this process (checked where <c>/proc/self/smaps</c> can be read).</exception>
-    public static HugePageReport Query(void* address, nuint length) => Query((nint)address, length, SystemHugePageSource.Instance);
-
-    /// <summary>Reports how the range from <paramref name="address"/> of <paramref name="length"/> bytes is backed.</summary>
-    /// <exception cref="ArgumentOutOfRangeException"><paramref name="length"/> is zero, or the range wraps around the address space.</exception>
-    /// <exception cref="ArgumentException">Part of the range is not mapped in this process (checked where <c>/proc/self/smaps</c> can be read).</exception>
-    public static HugePageReport Query(nint address, nuint length) => Query(address, length, SystemHugePageSource.Instance);
+    /// <summary>Whether the OS gives transparent huge pages to memory that asks for them.</summary>
+    internal static bool IsAvailable => Mode is TransparentHugePageMode.Madvise or TransparentHugePageMode.Always;
 
     internal static TransparentHugePageMode ReadMode(IHugePageSource source)
     {

@@ -1,14 +1,11 @@
 using System.Runtime.CompilerServices;
-using jemalloc.Internal;
-
-namespace jemalloc.Ledger;
+namespace jemalloc.Internal;
 
 /// <summary>
-/// Argument and lifetime checks shared by <see cref="FixedBuffer{T}"/>, <see cref="SafeBuffer{T}"/> and
-/// <see cref="HugeBuffer{T}"/>, on lengths and ledger handles only. The indexers keep their own
-/// one-compare checks; these serve the bulk operations, where one call is negligible.
+/// The range and destination checks of the structures' bulk operations (copies, slices, scans), on
+/// lengths only. The indexers keep their own one-compare checks; here one call is negligible.
 /// </summary>
-internal static class BufferGuard
+internal static class RangeGuard
 {
     /// <summary>Throws unless <c>[start, start + count)</c> lies inside a structure of <paramref name="length"/> elements.</summary>
     /// <param name="start">The first index of the range.</param>
@@ -45,17 +42,6 @@ internal static class BufferGuard
         if (destinationLength < length)
         {
             ThrowHelper.ThrowArgument("destination", $"The destination has {destinationLength} elements; the {structureName} has {length}.");
-        }
-    }
-
-    /// <summary>Throws if the memory behind <paramref name="handle"/> is no longer live.</summary>
-    /// <exception cref="ObjectDisposedException">The memory was freed or invalidated.</exception>
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    internal static void ThrowIfFreed(in AllocationHandle handle, object owner)
-    {
-        if (!handle.IsValid)
-        {
-            ThrowHelper.ThrowFreed(owner);
         }
     }
 
