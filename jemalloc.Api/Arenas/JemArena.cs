@@ -1,3 +1,4 @@
+using jemalloc.ArenaBooks;
 using jemalloc.HugePages;
 using jemalloc.Internal;
 using jemalloc.Interop;

@@ -1,8 +1,9 @@
 using System.Diagnostics;
 using System.Runtime.CompilerServices;
 using jemalloc.Interop;
+using jemalloc.Mallctl;
 
-namespace jemalloc.Mallctl;
+namespace jemalloc.ArenaBooks;
 
 /// <summary>
 /// The <see cref="ArenaAccount"/> of every arena made by a <see cref="JemArena"/>, indexed by
@@ -30,11 +31,20 @@ internal static class ArenaAccounts
         arena < (uint)Accounts.Length ? Volatile.Read(ref Accounts[arena]) : null;
 
     /// <summary>Records the account of a newly created arena, replacing that of a destroyed one at the same index.</summary>
+    /// <remarks>
+    /// It also tells the mallctl policy, a lower layer, how to ask whether an arena belongs to a
+    /// <see cref="JemArena"/> (the same hook each time): until an account is recorded none does, so the
+    /// policy needs no answer before.
+    /// </remarks>
     internal static void Register(ArenaAccount account)
     {
         Debug.Assert(Accounts[account.Index] is null or { IsDestroyed: true });
+        MallctlPolicy.RegisterArenaBooks(BelongsToLiveArena);
         Volatile.Write(ref Accounts[account.Index], account);
     }
+
+    /// <summary>Whether <paramref name="arena"/> is the arena of a <see cref="JemArena"/> not yet destroyed.</summary>
+    internal static bool BelongsToLiveArena(uint arena) => FindByIndex(arena) is { IsDestroyed: false };
 
     /// <summary>
     /// The ledger's hook before it allocates with <paramref name="flags"/>: for an arena with an
@@ -72,13 +82,18 @@ internal static class ArenaAccounts
             flags = ArenaAccount.WithoutThreadCache(flags);
             account.EnterAndCharge(size, flags);
         }
-        else if (UnownedArenaGate.Applies(account, flags))
+        else if (NamesUnownedArena(account, flags))
         {
             UnownedArenaGate.EnterAllocation(((uint)flags >> MallocxFlags.ArenaShift) - 1);
         }
 
         return account;
     }
+
+    // Whether the flags name an arena without an account, so the allocation must pass the gate that
+    // orders it against a reset or destruction through mallctl (UnownedArenaGate).
+    private static bool NamesUnownedArena(ArenaAccount? account, int flags) =>
+        account is null && (uint)flags >> MallocxFlags.ArenaShift != 0;
 
     [System.Diagnostics.CodeAnalysis.DoesNotReturn]
     private static void ThrowOptionsOfDestroyedArena(uint index) =>
@@ -106,7 +121,7 @@ internal static class ArenaAccounts
     {
         if (account is null)
         {
-            if (UnownedArenaGate.Applies(account, flags))
+            if (NamesUnownedArena(account, flags))
             {
                 UnownedArenaGate.ExitAllocation();
             }

@@ -1,7 +1,7 @@
 using jemalloc.Interop;
 using jemalloc.Internal;
 
-namespace jemalloc.Mallctl;
+namespace jemalloc.ArenaBooks;
 
 /// <summary>
 /// The book-keeping of one <see cref="JemArena"/>: its byte budget, used and peak bytes, and a gate
