@@ -265,14 +265,14 @@ public sealed unsafe class JemArena : IDisposable
             if (AllocationLedger.CheckedMode && !_untrackedRaw)
             {
                 quarantined = true;
-                _ = AllocationLedger.InvalidateArena(Index, freeEach: true);
+                _ = LedgerBlock.InvalidateArena(Index, freeEach: true);
                 _account.WaitUntilEmpty();
                 _threadCaches.FlushAll();
                 QuarantineRawBlocks();
             }
             else
             {
-                _ = AllocationLedger.InvalidateArena(Index);
+                _ = LedgerBlock.InvalidateArena(Index);
                 // Frees of structures disposed just before the reset were let in past the closed gate.
                 _account.WaitUntilEmpty();
                 ReleaseForArenaReset();
@@ -290,7 +290,7 @@ public sealed unsafe class JemArena : IDisposable
         if (quarantined)
         {
             // With the gate open: a UseAfterFreeDetected handler may allocate in this arena.
-            Quarantine.EvictOverLimit();
+            LedgerBlock.EvictQuarantineOverLimit();
         }
     }
 
@@ -394,7 +394,7 @@ public sealed unsafe class JemArena : IDisposable
 
         try
         {
-            _ = AllocationLedger.InvalidateArena(Index);
+            _ = LedgerBlock.InvalidateArena(Index);
             _account.WaitUntilEmpty();
         }
         catch
@@ -505,7 +505,7 @@ public sealed unsafe class JemArena : IDisposable
     {
         try
         {
-            _ = AllocationLedger.InvalidateArena(Index, freeEach: true);
+            _ = LedgerBlock.InvalidateArena(Index, freeEach: true);
             _account.WaitUntilEmpty();
             _threadCaches.FlushAll();
             QuarantineRawBlocks();
@@ -518,9 +518,9 @@ public sealed unsafe class JemArena : IDisposable
 
         // Every later entry fails, so no block of the arena comes into the quarantine any more.
         _account.MarkDestroyed();
-        Quarantine.DestroyWhenDrained(Index, DestroyDrained);
+        LedgerBlock.DestroyArenaWhenDrained(Index, DestroyDrained);
         // With the gate open: a UseAfterFreeDetected handler may allocate (elsewhere).
-        Quarantine.EvictOverLimit();
+        LedgerBlock.EvictQuarantineOverLimit();
     }
 
     /// <summary>
@@ -565,7 +565,7 @@ public sealed unsafe class JemArena : IDisposable
             foreach (nint memory in _rawBlocks.Keys)
             {
                 nuint size = JemNative.Sallocx((void*)memory, _flags);
-                if (!Quarantine.TryAdmitWithoutSlot((void*)memory, size, _flags, AllocationKind.Raw, 0, evict: false))
+                if (!LedgerBlock.TryQuarantineRaw((void*)memory, size, _flags))
                 {
                     NativeAllocator.Free((void*)memory, size, _flags);
                 }
@@ -581,7 +581,7 @@ public sealed unsafe class JemArena : IDisposable
     private void ReleaseForArenaReset()
     {
         _threadCaches.FlushAll();
-        Quarantine.ReleaseArena(Index);
+        LedgerBlock.ReleaseArenaFromQuarantine(Index);
     }
 
     // After the arena's own reset or destruction: no raw allocation of it is live any more.
