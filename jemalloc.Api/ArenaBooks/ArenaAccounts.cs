@@ -30,6 +30,40 @@ internal static class ArenaAccounts
     internal static ArenaAccount? FindByIndex(uint arena) =>
         arena < (uint)Accounts.Length ? Volatile.Read(ref Accounts[arena]) : null;
 
+    /// <summary>
+    /// Creates a jemalloc arena (<c>arenas.create</c>, refused before jemalloc runs out of indices) and
+    /// its account under <paramref name="budget"/> bytes (<see cref="ArenaAccount.Unlimited"/> for none), and records both.
+    /// </summary>
+    /// <exception cref="MallctlException">jemalloc could not create another arena (it has at most 4095); nothing was created or recorded.</exception>
+    internal static unsafe ArenaAccount Create(long budget)
+    {
+        const string Key = "arenas.create";
+        ArenaDirectory.ThrowIfFull(Key);
+        uint index = 0;
+        nuint length = sizeof(uint);
+        int result = MallctlClient.Native(Key, &index, &length, null, 0);
+        if (result != 0)
+        {
+            throw new MallctlException(Key, (MallctlError)result, "jemalloc could not create another arena.");
+        }
+
+        ArenaAccount account;
+        try
+        {
+            account = new ArenaAccount(index, budget);
+        }
+        catch
+        {
+            // Nothing refers to the new arena yet: give it back rather than leak it.
+            _ = MallctlClient.Native($"arena.{index}.destroy", null, null, null, 0);
+            throw;
+        }
+
+        Register(account);
+        ArenaDirectory.MarkCreated(index);
+        return account;
+    }
+
     /// <summary>Records the account of a newly created arena, replacing that of a destroyed one at the same index.</summary>
     /// <remarks>
     /// It also tells the mallctl policy, a lower layer, how to ask whether an arena belongs to a
