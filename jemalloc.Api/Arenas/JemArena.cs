@@ -1,3 +1,4 @@
+using jemalloc.ArenaBooks;
 using jemalloc.HugePages;
 using jemalloc.Internal;
 using jemalloc.Interop;
@@ -43,16 +44,8 @@ public sealed unsafe class JemArena : IDisposable
     private const string TypeName = nameof(JemArena);
     private readonly ArenaAccount _account;
     private readonly ArenaThreadCaches _threadCaches = new();
+    private readonly ArenaRawBlocks _rawBlocks = new();
     private readonly int _flags;
-
-    // Checked mode's record of the raw allocations (address -> size) that are live, so that a reset
-    // can free each through the quarantine instead of resetting the arena; guarded by itself.
-    private readonly Dictionary<nint, nuint> _rawBlocks = [];
-    private volatile int _rawBlockCount;
-
-    // Whether a raw allocation made outside checked mode (so not in _rawBlocks) may be live: then only
-    // the arena's own reset can free everything. Cleared by that reset.
-    private volatile bool _untrackedRaw;
 
     /// <summary>Creates a new arena.</summary>
     /// <param name="budgetBytes">
@@ -73,21 +66,8 @@ public sealed unsafe class JemArena : IDisposable
             ArgumentOutOfRangeException.ThrowIfNegativeOrZero(budget, nameof(budgetBytes));
         }
 
-        uint index = CreateArena();
-        try
-        {
-            _flags = (MallocxFlags.Arena(index) | MallocxFlags.NoThreadCache).Value;
-            _account = new ArenaAccount(index, budgetBytes ?? ArenaAccount.Unlimited);
-        }
-        catch
-        {
-            // Nothing refers to the new arena yet: give it back rather than leak it.
-            _ = MallctlClient.Native($"arena.{index}.destroy", null, null, null, 0);
-            throw;
-        }
-
-        ArenaAccounts.Register(_account);
-        ArenaDirectory.MarkCreated(index);
+        _account = ArenaAccounts.Create(budgetBytes ?? ArenaAccount.Unlimited);
+        _flags = (MallocxFlags.Arena(_account.Index) | MallocxFlags.NoThreadCache).Value;
         HugePages = hugePages;
     }
 
@@ -193,15 +173,7 @@ public sealed unsafe class JemArena : IDisposable
         _account.Enter();
         try
         {
-            if (_rawBlockCount != 0)
-            {
-                lock (_rawBlocks)
-                {
-                    _rawBlocks.Remove((nint)memory);
-                    _rawBlockCount = _rawBlocks.Count;
-                }
-            }
-
+            _rawBlocks.Remove((nint)memory);
             nuint size = JemNative.Sallocx(memory, _flags);
             NativeAllocator.Free(memory, size, _threadCaches.FlagsFor(_flags));
             _account.Refund((long)size);
@@ -261,22 +233,22 @@ public sealed unsafe class JemArena : IDisposable
         bool quarantined = false;
         try
         {
-            if (AllocationLedger.CheckedMode && !_untrackedRaw)
+            if (AllocationLedger.CheckedMode && !_rawBlocks.MayHaveUntracked)
             {
                 quarantined = true;
-                _ = AllocationLedger.InvalidateArena(Index, freeEach: true);
+                _ = LedgerBlock.InvalidateArena(Index, freeEach: true);
                 _account.WaitUntilEmpty();
                 _threadCaches.FlushAll();
                 QuarantineRawBlocks();
             }
             else
             {
-                _ = AllocationLedger.InvalidateArena(Index);
+                _ = LedgerBlock.InvalidateArena(Index);
                 // Frees of structures disposed just before the reset were let in past the closed gate.
                 _account.WaitUntilEmpty();
                 ReleaseForArenaReset();
                 MallctlClient.RunNative($"arena.{Index}.reset");
-                ForgetRawBlocks();
+                _rawBlocks.Forget();
             }
 
             reset = true;
@@ -289,7 +261,7 @@ public sealed unsafe class JemArena : IDisposable
         if (quarantined)
         {
             // With the gate open: a UseAfterFreeDetected handler may allocate in this arena.
-            Quarantine.EvictOverLimit();
+            LedgerBlock.EvictQuarantineOverLimit();
         }
     }
 
@@ -385,7 +357,7 @@ public sealed unsafe class JemArena : IDisposable
             return; // Another thread destroyed it meanwhile.
         }
 
-        if (AllocationLedger.CheckedMode && !_untrackedRaw)
+        if (AllocationLedger.CheckedMode && !_rawBlocks.MayHaveUntracked)
         {
             DisposeChecked();
             return;
@@ -393,7 +365,7 @@ public sealed unsafe class JemArena : IDisposable
 
         try
         {
-            _ = AllocationLedger.InvalidateArena(Index);
+            _ = LedgerBlock.InvalidateArena(Index);
             _account.WaitUntilEmpty();
         }
         catch
@@ -405,23 +377,19 @@ public sealed unsafe class JemArena : IDisposable
         try
         {
             ReleaseForArenaReset();
-            ArenaDirectory.Forget(Index);
-            MallctlClient.RunNative($"arena.{Index}.destroy");
-            ArenaDirectory.MarkDestroyed(Index);
-            _account.MarkArenaGone();
+            _account.DestroyArena();
         }
         catch (MallctlException e)
         {
             // jemalloc refuses to destroy an arena some thread is bound to; free its memory anyway.
-            ArenaDirectory.MarkCreated(Index);
             MallctlClient.RunNative($"arena.{Index}.reset");
-            ForgetRawBlocks();
+            _rawBlocks.Forget();
             _account.Reopen(cleared: true);
             throw new InvalidOperationException(
                 $"Arena {Index} cannot be destroyed while a thread has it as its thread.arena; its memory was freed (as by Reset) but the arena remains. Move those threads to another arena first.", e);
         }
 
-        ForgetRawBlocks();
+        _rawBlocks.Forget();
         _threadCaches.Dispose();
         _account.MarkDestroyed();
     }
@@ -431,22 +399,6 @@ public sealed unsafe class JemArena : IDisposable
         $"{TypeName} {Index}: {UsedBytes:N0} bytes used, peak {PeakBytes:N0}" +
         (BudgetBytes is { } budget ? $", budget {budget:N0}" : string.Empty) +
         (HugePages ? ", huge pages" : string.Empty) + (IsDisposed ? ", destroyed" : string.Empty);
-
-    // arenas.create through the library's own path, refusing before jemalloc runs out of indices.
-    private static uint CreateArena()
-    {
-        const string Key = "arenas.create";
-        ArenaDirectory.ThrowIfFull(Key);
-        uint index = 0;
-        nuint length = sizeof(uint);
-        int result = MallctlClient.Native(Key, &index, &length, null, 0);
-        if (result != 0)
-        {
-            throw new MallctlException(Key, (MallctlError)result, "jemalloc could not create another arena.");
-        }
-
-        return index;
-    }
 
     private void* AllocateCore(nuint size, int flags)
     {
@@ -468,19 +420,7 @@ public sealed unsafe class JemArena : IDisposable
         {
             void* memory = NativeAllocator.Allocate(size, _threadCaches.FlagsFor(flags), hugePages, zero);
             // Recorded inside the gate, so a reset sees it or frees it with the arena.
-            if (AllocationLedger.CheckedMode)
-            {
-                lock (_rawBlocks)
-                {
-                    _rawBlocks[(nint)memory] = size;
-                    _rawBlockCount = _rawBlocks.Count;
-                }
-            }
-            else if (!_untrackedRaw)
-            {
-                _untrackedRaw = true;
-            }
-
+            _rawBlocks.Add((nint)memory, size, tracked: AllocationLedger.CheckedMode);
             return memory;
         }
         catch
@@ -504,7 +444,7 @@ public sealed unsafe class JemArena : IDisposable
     {
         try
         {
-            _ = AllocationLedger.InvalidateArena(Index, freeEach: true);
+            _ = LedgerBlock.InvalidateArena(Index, freeEach: true);
             _account.WaitUntilEmpty();
             _threadCaches.FlushAll();
             QuarantineRawBlocks();
@@ -517,9 +457,9 @@ public sealed unsafe class JemArena : IDisposable
 
         // Every later entry fails, so no block of the arena comes into the quarantine any more.
         _account.MarkDestroyed();
-        Quarantine.DestroyWhenDrained(Index, DestroyDrained);
+        LedgerBlock.DestroyArenaWhenDrained(Index, DestroyDrained);
         // With the gate open: a UseAfterFreeDetected handler may allocate (elsewhere).
-        Quarantine.EvictOverLimit();
+        LedgerBlock.EvictQuarantineOverLimit();
     }
 
     /// <summary>
@@ -533,14 +473,10 @@ public sealed unsafe class JemArena : IDisposable
         try
         {
             _threadCaches.FlushAll();
-            ArenaDirectory.Forget(Index);
-            MallctlClient.RunNative($"arena.{Index}.destroy");
-            ArenaDirectory.MarkDestroyed(Index);
-            _account.MarkArenaGone();
+            _account.DestroyArena();
         }
         catch (MallctlException)
         {
-            ArenaDirectory.MarkCreated(Index);
             try
             {
                 MallctlClient.RunNative($"arena.{Index}.reset");
@@ -551,7 +487,7 @@ public sealed unsafe class JemArena : IDisposable
             }
         }
 
-        ForgetRawBlocks();
+        _rawBlocks.Forget();
         _threadCaches.Dispose();
     }
 
@@ -559,19 +495,13 @@ public sealed unsafe class JemArena : IDisposable
     // allocation through the quarantine, as it frees the structures.
     private void QuarantineRawBlocks()
     {
-        lock (_rawBlocks)
+        foreach (nint memory in _rawBlocks.TakeTracked())
         {
-            foreach (nint memory in _rawBlocks.Keys)
+            nuint size = JemNative.Sallocx((void*)memory, _flags);
+            if (!LedgerBlock.TryQuarantineRaw((void*)memory, size, _flags))
             {
-                nuint size = JemNative.Sallocx((void*)memory, _flags);
-                if (!Quarantine.TryAdmitWithoutSlot((void*)memory, size, _flags, AllocationKind.Raw, 0, evict: false))
-                {
-                    NativeAllocator.Free((void*)memory, size, _flags);
-                }
+                NativeAllocator.Free((void*)memory, size, _flags);
             }
-
-            _rawBlocks.Clear();
-            _rawBlockCount = 0;
         }
     }
 
@@ -580,19 +510,7 @@ public sealed unsafe class JemArena : IDisposable
     private void ReleaseForArenaReset()
     {
         _threadCaches.FlushAll();
-        Quarantine.ReleaseArena(Index);
-    }
-
-    // After the arena's own reset or destruction: no raw allocation of it is live any more.
-    private void ForgetRawBlocks()
-    {
-        lock (_rawBlocks)
-        {
-            _rawBlocks.Clear();
-            _rawBlockCount = 0;
-        }
-
-        _untrackedRaw = false;
+        LedgerBlock.ReleaseArenaFromQuarantine(Index);
     }
 
     private long GetDecay(bool dirty)

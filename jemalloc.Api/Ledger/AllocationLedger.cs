@@ -1,10 +1,10 @@
 using System.Diagnostics;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
+using jemalloc.ArenaBooks;
 using jemalloc.Internal;
 using jemalloc.Interop;
 using jemalloc.Ledger;
-using jemalloc.Mallctl;
 using jemalloc.Memory;
 
 namespace jemalloc;

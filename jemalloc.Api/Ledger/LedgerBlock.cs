@@ -278,6 +278,35 @@ internal readonly unsafe struct LedgerBlock : IEquatable<LedgerBlock>
         }
     }
 
+    /// <summary>
+    /// Checked mode: checks and frees the quarantine's oldest blocks while it holds more than its
+    /// limit. For an arena's reset or dispose that quarantined blocks without evicting, once its gate
+    /// is open again (an <see cref="AllocationLedger.UseAfterFreeDetected"/> handler may allocate in the arena).
+    /// </summary>
+    internal static void EvictQuarantineOverLimit() => Quarantine.EvictOverLimit();
+
+    /// <summary>
+    /// Checked mode: poisons and holds back <paramref name="memory"/>, a raw allocation of an arena
+    /// (memory with no block) that the arena's reset frees, without evicting (see <see cref="EvictQuarantineOverLimit"/>).
+    /// </summary>
+    /// <returns><see langword="false"/> if the quarantine did not take it (checked mode is off, or it is larger than the limit): the caller frees it.</returns>
+    internal static bool TryQuarantineRaw(void* memory, nuint size, int flags) =>
+        Quarantine.TryAdmitWithoutSlot(memory, size, flags, AllocationKind.Raw, 0, evict: false);
+
+    /// <summary>
+    /// Checks and frees every block of <paramref name="arena"/> the quarantine holds, before the
+    /// arena's own reset or destruction frees all of its memory (a held block would be freed twice).
+    /// The caller holds the arena's gate closed.
+    /// </summary>
+    internal static void ReleaseArenaFromQuarantine(uint arena) => Quarantine.ReleaseArena(arena);
+
+    /// <summary>
+    /// Runs <paramref name="destroy"/>, which must not throw, once the quarantine holds no block of
+    /// <paramref name="arena"/>: now, or on the thread whose eviction or flush lets the last one go.
+    /// For a checked-mode dispose, after which no block of the arena can come in.
+    /// </summary>
+    internal static void DestroyArenaWhenDrained(uint arena, Action destroy) => Quarantine.DestroyWhenDrained(arena, destroy);
+
     /// <inheritdoc/>
     public bool Equals(LedgerBlock other) => _handle == other._handle;
 

@@ -1,4 +1,5 @@
 using System.Runtime.InteropServices;
+using jemalloc.Configuration;
 using jemalloc.Memory;
 
 namespace jemalloc.Ledger;
@@ -22,8 +23,6 @@ internal static unsafe partial class Quarantine
     internal const byte Poison = 0xDB;
 
     internal const long DefaultLimit = 256L << 20;
-    internal const string EnabledVariable = "JEMALLOC_NET_CHECKED";
-    internal const string LimitVariable = "JEMALLOC_NET_QUARANTINE_BYTES";
 
     // The slot of a resize's old block: it has none.
     private const int NoSlot = -1;
@@ -269,10 +268,10 @@ internal static unsafe partial class Quarantine
         return -1;
     }
 
-    private static bool ReadEnabled() => Environment.GetEnvironmentVariable(EnabledVariable) is "1" or "true" or "True" or "TRUE";
+    private static bool ReadEnabled() => Environment.GetEnvironmentVariable(CheckedModeVariables.Enabled) is "1" or "true" or "True" or "TRUE";
 
     private static long ReadLimit() =>
-        long.TryParse(Environment.GetEnvironmentVariable(LimitVariable), out long limit) && limit >= 0 ? limit : DefaultLimit;
+        long.TryParse(Environment.GetEnvironmentVariable(CheckedModeVariables.QuarantineBytes), out long limit) && limit >= 0 ? limit : DefaultLimit;
 
     // Kind and element type are copied in: a moved block's slot describes the allocation's new block.
     private readonly record struct Block(int Slot, nint Address, nuint Size, int Flags, AllocationKind Kind, int ElementType);

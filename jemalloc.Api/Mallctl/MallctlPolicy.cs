@@ -24,6 +24,7 @@ internal static class MallctlPolicy
     private const string RawAlternative = " The unsafe Jem.Mallctl(string, void*, nuint*, void*, nuint) overload passes pointers through, at the caller's risk.";
 
     private static LedgerHooks? s_ledger;
+    private static Func<uint, bool>? s_belongsToJemArena;
 
     /// <summary>Checks a typed call on <paramref name="name"/>; <paramref name="newValue"/> is the value written, as a 4-byte unsigned where that is the key's type.</summary>
     /// <exception cref="MallctlException">The call is refused, or <paramref name="valueType"/> does not match the key's C type.</exception>
@@ -197,7 +198,7 @@ internal static class MallctlPolicy
     {
         uint arena = target.Index;
         string verb = target.Pattern.EndsWith("reset", StringComparison.Ordinal) ? "reset" : "destroy";
-        if (ArenaAccounts.FindByIndex(arena) is { IsDestroyed: false })
+        if (BelongsToJemArena(arena))
         {
             ThrowRefused(target.Name,
                 $"Arena {arena} belongs to a JemArena, which must {verb} it itself so that its structures are invalidated first: use JemArena.{(verb == "reset" ? "Reset()" : "Dispose()")}.");
@@ -231,6 +232,18 @@ internal static class MallctlPolicy
         Volatile.Write(ref s_ledger, new LedgerHooks(hasStructuresIn, releaseArena));
 
     private sealed record LedgerHooks(Func<uint, bool> HasStructuresIn, Action<uint> ReleaseArena);
+
+    /// <summary>
+    /// How the arena books, a later layer, tell whether an arena belongs to a <see cref="JemArena"/>
+    /// not yet destroyed: registered as the first arena account is recorded, so before any arena
+    /// belongs to one (until then none does).
+    /// </summary>
+    internal static void RegisterArenaBooks(Func<uint, bool> belongsToJemArena) =>
+        Volatile.Write(ref s_belongsToJemArena, belongsToJemArena);
+
+    /// <summary>Whether <paramref name="arena"/> belongs to a <see cref="JemArena"/> not yet destroyed, which alone may reset or destroy it.</summary>
+    internal static bool BelongsToJemArena(uint arena) =>
+        Volatile.Read(ref s_belongsToJemArena) is { } belongs && belongs(arena);
 
     // tcache.create, arenas.create, experimental.arenas_create_ext and experimental.batch_alloc check
     // their output with VERIFY_READ, which stores 0 through the length pointer even when it is null.

@@ -12,7 +12,7 @@ internal static class ThreadArenaGuard
     /// allocations must never be part of.
     /// </remarks>
     internal static string? Refusal(uint arena) =>
-        ArenaAccounts.FindByIndex(arena) is { IsDestroyed: false }
+        MallctlPolicy.BelongsToJemArena(arena)
             ? $"Arena {arena} belongs to a JemArena, whose Reset frees everything in it at once; a thread's default allocations (which go through its thread cache) cannot live there. Allocate in it through the JemArena instead."
             : null;
 

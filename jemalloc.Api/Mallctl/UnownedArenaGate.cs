@@ -17,10 +17,6 @@ internal static class UnownedArenaGate
 {
     private static readonly ReaderWriterLockSlim Gate = new(LockRecursionPolicy.NoRecursion);
 
-    /// <summary>Whether <paramref name="flags"/> name an arena without an account, so the allocation must pass this gate.</summary>
-    internal static bool Applies(ArenaAccount? account, int flags) =>
-        account is null && (uint)flags >> MallocxFlags.ArenaShift != 0;
-
     /// <summary>Enters for an allocation in arena <paramref name="arena"/>; <see cref="ExitAllocation"/> once it is recorded in the ledger.</summary>
     /// <exception cref="ArgumentException">The arena was destroyed since the flags were checked.</exception>
     internal static void EnterAllocation(uint arena)

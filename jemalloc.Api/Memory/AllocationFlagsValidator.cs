@@ -1,4 +1,5 @@
 using System.Runtime.CompilerServices;
+using jemalloc.ArenaBooks;
 using jemalloc.Internal;
 using jemalloc.Mallctl;
 

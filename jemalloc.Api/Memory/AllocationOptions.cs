@@ -1,5 +1,5 @@
 
-using jemalloc.Mallctl;
+using jemalloc.ArenaBooks;
 
 namespace jemalloc;
 

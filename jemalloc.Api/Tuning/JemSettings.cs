@@ -1,7 +1,7 @@
 using System.Diagnostics.CodeAnalysis;
 using System.Globalization;
 using System.Text;
-using jemalloc.Ledger;
+using jemalloc.Configuration;
 
 namespace jemalloc;
 
@@ -81,8 +81,8 @@ public static class JemSettings
         Line(text, nameof(NativeConfiguration), NativeConfiguration ?? "(none)", $"Jem.Init, {Jem.ConfigurationVariable}");
         Line(text, nameof(HugePageThresholdBytes), Bytes(HugePageThresholdBytes), "HugePagePolicy.ThresholdBytes");
         Line(text, nameof(NonTemporalThresholdBytes), NonTemporalThresholdBytes == FillPolicy.Automatic ? "automatic" : Bytes(NonTemporalThresholdBytes), "FillPolicy.NonTemporalThresholdBytes");
-        Line(text, nameof(CheckedMode), CheckedMode ? "on" : "off", $"AllocationLedger.CheckedMode, {Quarantine.EnabledVariable}");
-        Line(text, nameof(QuarantineBytes), Bytes(QuarantineBytes), $"AllocationLedger.QuarantineBytes, {Quarantine.LimitVariable}");
+        Line(text, nameof(CheckedMode), CheckedMode ? "on" : "off", $"AllocationLedger.CheckedMode, {CheckedModeVariables.Enabled}");
+        Line(text, nameof(QuarantineBytes), Bytes(QuarantineBytes), $"AllocationLedger.QuarantineBytes, {CheckedModeVariables.QuarantineBytes}");
         Line(text, nameof(CaptureStackTraces), CaptureStackTraces ? "on" : "off", "AllocationLedger.CaptureStackTraces");
         return text.ToString();
     }

@@ -16,8 +16,8 @@ public sealed class LayeringTests
     /// <summary>The layers, lowest first: the same one line as docs/design-notes.md.</summary>
     internal static readonly string[] Layers =
     [
-        "Internal", "Interop", "Simd", "Mallctl", "Configuration", "HugePages", "Memory", "Jem", "Ledger", "Buffers",
-        "Arenas", "Records / IO / Tuning",
+        "Internal", "Interop", "Simd", "Mallctl", "Configuration", "HugePages", "ArenaBooks", "Memory", "Jem", "Ledger",
+        "Buffers", "Arenas", "Records / IO / Tuning",
     ];
 
     private static readonly string s_api = Path.Combine(RepositoryRoot(), "jemalloc.Api");

@@ -1,4 +1,6 @@
-namespace jemalloc.Mallctl;
+using jemalloc.Mallctl;
+
+namespace jemalloc.ArenaBooks;
 
 /// <summary>
 /// One explicit jemalloc thread cache (<c>tcache.create</c>) per thread for one arena, so that

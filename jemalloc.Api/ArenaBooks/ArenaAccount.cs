@@ -1,7 +1,8 @@
 using jemalloc.Interop;
 using jemalloc.Internal;
+using jemalloc.Mallctl;
 
-namespace jemalloc.Mallctl;
+namespace jemalloc.ArenaBooks;
 
 /// <summary>
 /// The book-keeping of one <see cref="JemArena"/>: its byte budget, used and peak bytes, and a gate
@@ -262,8 +263,27 @@ internal sealed class ArenaAccount
         Interlocked.And(ref _gate, ~ClosedBit);
     }
 
-    /// <summary>Records that <c>arena.&lt;i&gt;.destroy</c> succeeded, after <see cref="MarkDestroyed"/> or before it.</summary>
-    internal void MarkArenaGone() => _arenaGone = true;
+    /// <summary>
+    /// Destroys jemalloc's arena (<c>arena.&lt;i&gt;.destroy</c>), after <see cref="MarkDestroyed"/> or
+    /// before it, and records that its index is free for reuse.
+    /// </summary>
+    /// <exception cref="MallctlException">jemalloc refused (a thread has the arena as its <c>thread.arena</c>); the arena remains, and is recorded so.</exception>
+    internal void DestroyArena()
+    {
+        ArenaDirectory.Forget(Index);
+        try
+        {
+            MallctlClient.RunNative($"arena.{Index}.destroy");
+        }
+        catch (MallctlException)
+        {
+            ArenaDirectory.MarkCreated(Index);
+            throw;
+        }
+
+        ArenaDirectory.MarkDestroyed(Index);
+        _arenaGone = true;
+    }
 
     private void ThrowDestroyed() =>
         throw new ObjectDisposedException(OwnerTypeName, $"Arena {Index} has been destroyed; nothing can be allocated or freed in it any more.");

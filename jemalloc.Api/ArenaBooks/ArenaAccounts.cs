@@ -1,8 +1,9 @@
 using System.Diagnostics;
 using System.Runtime.CompilerServices;
 using jemalloc.Interop;
+using jemalloc.Mallctl;
 
-namespace jemalloc.Mallctl;
+namespace jemalloc.ArenaBooks;
 
 /// <summary>
 /// The <see cref="ArenaAccount"/> of every arena made by a <see cref="JemArena"/>, indexed by
@@ -29,12 +30,55 @@ internal static class ArenaAccounts
     internal static ArenaAccount? FindByIndex(uint arena) =>
         arena < (uint)Accounts.Length ? Volatile.Read(ref Accounts[arena]) : null;
 
+    /// <summary>
+    /// Creates a jemalloc arena (<c>arenas.create</c>, refused before jemalloc runs out of indices) and
+    /// its account under <paramref name="budget"/> bytes (<see cref="ArenaAccount.Unlimited"/> for none), and records both.
+    /// </summary>
+    /// <exception cref="MallctlException">jemalloc could not create another arena (it has at most 4095); nothing was created or recorded.</exception>
+    internal static unsafe ArenaAccount Create(long budget)
+    {
+        const string Key = "arenas.create";
+        ArenaDirectory.ThrowIfFull(Key);
+        uint index = 0;
+        nuint length = sizeof(uint);
+        int result = MallctlClient.Native(Key, &index, &length, null, 0);
+        if (result != 0)
+        {
+            throw new MallctlException(Key, (MallctlError)result, "jemalloc could not create another arena.");
+        }
+
+        ArenaAccount account;
+        try
+        {
+            account = new ArenaAccount(index, budget);
+        }
+        catch
+        {
+            // Nothing refers to the new arena yet: give it back rather than leak it.
+            _ = MallctlClient.Native($"arena.{index}.destroy", null, null, null, 0);
+            throw;
+        }
+
+        Register(account);
+        ArenaDirectory.MarkCreated(index);
+        return account;
+    }
+
     /// <summary>Records the account of a newly created arena, replacing that of a destroyed one at the same index.</summary>
+    /// <remarks>
+    /// It also tells the mallctl policy, a lower layer, how to ask whether an arena belongs to a
+    /// <see cref="JemArena"/> (the same hook each time): until an account is recorded none does, so the
+    /// policy needs no answer before.
+    /// </remarks>
     internal static void Register(ArenaAccount account)
     {
         Debug.Assert(Accounts[account.Index] is null or { IsDestroyed: true });
+        MallctlPolicy.RegisterArenaBooks(BelongsToLiveArena);
         Volatile.Write(ref Accounts[account.Index], account);
     }
+
+    /// <summary>Whether <paramref name="arena"/> is the arena of a <see cref="JemArena"/> not yet destroyed.</summary>
+    internal static bool BelongsToLiveArena(uint arena) => FindByIndex(arena) is { IsDestroyed: false };
 
     /// <summary>
     /// The ledger's hook before it allocates with <paramref name="flags"/>: for an arena with an
@@ -72,13 +116,18 @@ internal static class ArenaAccounts
             flags = ArenaAccount.WithoutThreadCache(flags);
             account.EnterAndCharge(size, flags);
         }
-        else if (UnownedArenaGate.Applies(account, flags))
+        else if (NamesUnownedArena(account, flags))
         {
             UnownedArenaGate.EnterAllocation(((uint)flags >> MallocxFlags.ArenaShift) - 1);
         }
 
         return account;
     }
+
+    // Whether the flags name an arena without an account, so the allocation must pass the gate that
+    // orders it against a reset or destruction through mallctl (UnownedArenaGate).
+    private static bool NamesUnownedArena(ArenaAccount? account, int flags) =>
+        account is null && (uint)flags >> MallocxFlags.ArenaShift != 0;
 
     [System.Diagnostics.CodeAnalysis.DoesNotReturn]
     private static void ThrowOptionsOfDestroyedArena(uint index) =>
@@ -106,7 +155,7 @@ internal static class ArenaAccounts
     {
         if (account is null)
         {
-            if (UnownedArenaGate.Applies(account, flags))
+            if (NamesUnownedArena(account, flags))
             {
                 UnownedArenaGate.ExitAllocation();
             }
