@@ -1,6 +1,7 @@
 using System.Buffers;
 using jemalloc.IO;
 using jemalloc.Internal;
+using jemalloc.Ledger;
 using jemalloc.Memory;
 
 namespace jemalloc;
@@ -217,7 +218,7 @@ public sealed class JemMemoryPool : MemoryPool<byte>
             // Blocks an arena reset freed are no longer held, though they stay listed.
             foreach (PooledBlockAllocation block in _setAside ?? [])
             {
-                if (block.Handle.IsValid)
+                if (block.LedgerBlock.IsLive)
                 {
                     setAsideCount++;
                     setAsideBytes += block.Length;
@@ -276,10 +277,10 @@ public sealed class JemMemoryPool : MemoryPool<byte>
             ReleaseBudget(block.Length);
         }
 
-        bool keep = !AllocationLedger.CheckedMode && block.Handle.IsValid && !block.IsSpent;
+        bool keep = !AllocationLedger.CheckedMode && block.LedgerBlock.IsLive && !block.IsSpent;
         if (!_cache.Return(block, ownerGoneNow, keep))
         {
-            AllocationLedger.FreeOwned(block.Handle);
+            block.LedgerBlock.FreeOwned();
         }
     }
 
@@ -298,7 +299,7 @@ public sealed class JemMemoryPool : MemoryPool<byte>
                 _setAside ??= [];
                 if (_setAside.Count >= _setAsidePruneAt)
                 {
-                    _setAside.RemoveAll(entry => !entry.Handle.IsValid);
+                    _setAside.RemoveAll(entry => !entry.LedgerBlock.IsLive);
                     _setAsidePruneAt = Math.Max(64, 2 * _setAside.Count);
                 }
 
@@ -307,7 +308,7 @@ public sealed class JemMemoryPool : MemoryPool<byte>
             }
         }
 
-        AllocationLedger.FreeOwned(block.Handle);
+        block.LedgerBlock.FreeOwned();
     }
 
     /// <summary>
@@ -337,7 +338,7 @@ public sealed class JemMemoryPool : MemoryPool<byte>
 
         foreach (PooledBlockAllocation block in setAside ?? [])
         {
-            AllocationLedger.FreeOwned(block.Handle);
+            block.LedgerBlock.FreeOwned();
         }
     }
 
@@ -359,18 +360,18 @@ public sealed class JemMemoryPool : MemoryPool<byte>
         }
 
         AllocationOptions options = _arenaOptions ?? HugePagePolicy.DefaultForSize((nuint)size);
-        AllocationHandle handle;
+        LedgerBlock allocated;
         nint pointer;
         try
         {
             try
             {
-                pointer = (nint)AllocationLedger.Allocate((nuint)size, options, AllocationKind.MemoryPoolBlock, ElementTypes.IdOf<byte>(), 0, null, out handle, zero: ClearsBlocks, acquired: _arenaOptions is not null);
+                pointer = (nint)LedgerBlock.Allocate((nuint)size, options, AllocationKind.MemoryPoolBlock, ElementTypes.IdOf<byte>(), out allocated, zero: ClearsBlocks, acquired: _arenaOptions is not null);
             }
             catch (ArenaBudgetExceededException) when (_cache.Trim(close: false) > 0)
             {
                 // The blocks this pool kept counted against the arena's budget too: they were given up.
-                pointer = (nint)AllocationLedger.Allocate((nuint)size, options, AllocationKind.MemoryPoolBlock, ElementTypes.IdOf<byte>(), 0, null, out handle, zero: ClearsBlocks, acquired: _arenaOptions is not null);
+                pointer = (nint)LedgerBlock.Allocate((nuint)size, options, AllocationKind.MemoryPoolBlock, ElementTypes.IdOf<byte>(), out allocated, zero: ClearsBlocks, acquired: _arenaOptions is not null);
             }
         }
         catch
@@ -379,7 +380,7 @@ public sealed class JemMemoryPool : MemoryPool<byte>
             throw;
         }
 
-        var block = new PooledBlockAllocation(this, handle, pointer, size);
+        var block = new PooledBlockAllocation(this, allocated, pointer, size);
         lock (_blocksGate)
         {
             if (_blocks.Count >= _blocksPruneAt)
@@ -397,7 +398,7 @@ public sealed class JemMemoryPool : MemoryPool<byte>
     // Caller holds _blocksGate; amortized by doubling the mark.
     private void PruneBlocks()
     {
-        _blocks.RemoveAll(block => (Volatile.Read(ref block.State) & PooledBlockAllocation.Abandoned) != 0 || (block.IsBack && !block.Handle.IsValid));
+        _blocks.RemoveAll(block => (Volatile.Read(ref block.State) & PooledBlockAllocation.Abandoned) != 0 || (block.IsBack && !block.LedgerBlock.IsLive));
         _blocksPruneAt = Math.Max(64, 2 * _blocks.Count);
     }
 
@@ -410,7 +411,7 @@ public sealed class JemMemoryPool : MemoryPool<byte>
     {
         try
         {
-            AllocationLedger.Acquire(block.Handle, PooledBlock.OwnerName);
+            block.LedgerBlock.Acquire(PooledBlock.OwnerName);
             return true;
         }
         catch (ObjectDisposedException)

@@ -3,7 +3,6 @@ using System.Runtime.CompilerServices;
 using jemalloc.IO;
 using jemalloc.Internal;
 using jemalloc.Ledger;
-using jemalloc.Memory;
 
 namespace jemalloc;
 
@@ -53,37 +52,14 @@ namespace jemalloc;
 public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable, IWriterGuarded
     where T : unmanaged
 {
-    private const int MinimumCapacity = 256;
     private const string TypeName = "NativeBufferWriter";
-    private AllocationHandle _handle;
-    private T* _pointer;
-    private long _capacity;
+
+    // The blocks, their growth, hand-over and end, the holds of them and the version each change bumps.
+    private WriterBlocks<T> _blocks;
+
+    // The pins of the checked memories handed out: while one is open the blocks refuse to change.
+    private WriterPins _pins;
     private long _written;
-    // A long, so no number of growths or hand-overs can wrap it back to a stale memory's version.
-    private long _version;
-    private int _pins;
-
-    // The pin count of a writer whose finalizer ended the pins nobody could end any more.
-    private const int PinsEndedByFinalizer = int.MinValue;
-    private bool _disposed;
-
-    // Whether a span, memory or sequence of the block went out since it was last moved: a growth then
-    // keeps the old block (_retired) instead of freeing it, since that span may still be read.
-    private bool _handedOut;
-
-    // Blocks left by growths, kept allocated (stale, never written again) until a hand-over or
-    // Dispose; with the doubling growth they hold fewer bytes than the block itself. Held: whether
-    // the writer acquired it for the spans it handed out (see _held).
-    private List<(AllocationHandle Handle, bool Held)>? _retired;
-
-    // In an arena, the block a span, memory or read went out of is acquired (held) by the writer
-    // until a hand-over or Dispose, so that a reset of the arena is refused instead of freeing it
-    // under that span; the kept blocks stay held with it. Outside an arena only the writer frees
-    // its blocks, so nothing is held.
-    private AllocationHandle _held;
-    private readonly bool _holdsHandedOutBlocks;
-    private readonly AllocationOptions _options;
-    private readonly Lock _gate = new();
 
     // The one-writer rule: every member that changes the block or the count enters it, so a second
     // thread that writes at the same time is refused instead of counting past the block.
@@ -92,6 +68,7 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
     /// <summary>Creates an empty writer; nothing is allocated until the first write.</summary>
     public NativeBufferWriter()
     {
+        _blocks = new WriterBlocks<T>(default, holdsHandedOutBlocks: false);
     }
 
     /// <summary>
@@ -118,11 +95,10 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         }
 
         ObjectDisposedException.ThrowIf(arena.IsDisposed, arena);
-        _options = arena.Options;
-        _holdsHandedOutBlocks = true;
+        _blocks = new WriterBlocks<T>(arena.Options, holdsHandedOutBlocks: true);
         if (initialCapacity > 0)
         {
-            Resize(initialCapacity);
+            _blocks.Resize(initialCapacity, in _pins);
         }
     }
 
@@ -137,7 +113,8 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
             ThrowHelper.ThrowArgumentOutOfRange(nameof(initialCapacity), initialCapacity, "The initial capacity must be at least one element.");
         }
 
-        Resize(initialCapacity);
+        _blocks = new WriterBlocks<T>(default, holdsHandedOutBlocks: false);
+        _blocks.Resize(initialCapacity, in _pins);
     }
 
     /// <summary>
@@ -150,54 +127,11 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
     /// </summary>
     ~NativeBufferWriter()
     {
-        if (_disposed || _handle == default)
-        {
-            return;
-        }
-
         // Another object's finalizer may resurrect the writer or a handle of its pins: the writer
-        // refuses every use from now on, and such a handle's dispose ends nothing (Unpin).
-        _disposed = true;
-        int pins = Interlocked.Exchange(ref _pins, PinsEndedByFinalizer);
-        int held = HoldsBlock ? 1 : 0;
-        if (pins > 0 || _handedOut || _retired is not null)
+        // refuses every use from now on, and such a handle's dispose ends nothing (WriterPins.End).
+        if (_blocks.CloseForFinalizer())
         {
-            EndAcquisitions(_handle, pins + held);
-            if (_retired is not null)
-            {
-                foreach ((AllocationHandle old, bool oldHeld) in _retired)
-                {
-                    EndAcquisitions(old, oldHeld ? 1 : 0);
-                }
-            }
-
-            return;
-        }
-
-        try
-        {
-            AllocationLedger.Free(_handle, nameof(NativeBufferWriter<T>), held);
-        }
-        catch (Exception e) when (e is ObjectDisposedException or InvalidOperationException)
-        {
-            // An arena reset freed it already; or a lease never closed holds it: left live (a
-            // leak the ledger shows) rather than freed under a span.
-        }
-
-        static void EndAcquisitions(AllocationHandle handle, int count)
-        {
-            for (; count > 0; count--)
-            {
-                try
-                {
-                    AllocationLedger.Release(handle, nameof(NativeBufferWriter<T>));
-                }
-                catch (InvalidOperationException)
-                {
-                    // Its arena was reset or destroyed (ObjectDisposedException): nothing left to release, and a finalizer must not throw.
-                    return;
-                }
-            }
+            _blocks.Abandon(_pins.EndAllForFinalizer());
         }
     }
 
@@ -219,7 +153,7 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         get
         {
             ThrowIfDisposed();
-            return _capacity;
+            return _blocks.Capacity;
         }
     }
 
@@ -233,7 +167,7 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
 
             // The count first: the capacity only grows until a hand-over, so the difference is never negative.
             long written = Volatile.Read(ref _written);
-            return Math.Max(0, Volatile.Read(ref _capacity) - written);
+            return Math.Max(0, _blocks.ReadCapacity() - written);
         }
     }
 
@@ -246,7 +180,7 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         {
             long version = BeginRead();
             long written = _written;
-            T* pointer = _pointer;
+            T* pointer = _blocks.Pointer;
             EndRead(version);
             if (written > int.MaxValue)
             {
@@ -265,7 +199,7 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
     {
         long version = BeginRead();
         long written = _written;
-        T* pointer = _pointer;
+        T* pointer = _blocks.Pointer;
         EndRead(version);
         RangeGuard.CheckRange(start, length, written, nameof(start), nameof(length), "written data");
         return new ReadOnlySpan<T>(pointer + start, length);
@@ -297,9 +231,9 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
                 ThrowHelper.ThrowArgumentOutOfRange(nameof(count), count, "The count of elements to advance cannot be negative.");
             }
 
-            if (count > _capacity - _written)
+            if (count > _blocks.Capacity - _written)
             {
-                ThrowHelper.ThrowInvalidOperation($"Cannot advance {count:N0} elements past the end of the buffer: {_capacity - _written:N0} elements are free. Ask GetSpan or GetMemory for room first.");
+                ThrowHelper.ThrowInvalidOperation($"Cannot advance {count:N0} elements past the end of the buffer: {_blocks.Capacity - _written:N0} elements are free. Ask GetSpan or GetMemory for room first.");
             }
 
             _written += count;
@@ -322,8 +256,8 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         try
         {
             int length = Reserve(sizeHint);
-            HandOut();
-            return new Span<T>(_pointer + _written, length);
+            _blocks.HandOut();
+            return new Span<T>(_blocks.Pointer + _written, length);
         }
         finally
         {
@@ -346,8 +280,8 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         try
         {
             int length = Reserve(sizeHint);
-            HandOut();
-            return new WriterMemory<T>(this, _version, _written, length).AsMemory();
+            _blocks.HandOut();
+            return new WriterMemory<T>(this, _blocks.Version, _written, length).AsMemory();
         }
         finally
         {
@@ -366,7 +300,7 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
             for (long done = 0; done < _written;)
             {
                 int chunk = (int)Math.Min(_written - done, int.MaxValue);
-                new Span<T>(_pointer + done, chunk).Clear();
+                new Span<T>(_blocks.Pointer + done, chunk).Clear();
                 done += chunk;
             }
 
@@ -394,46 +328,10 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
     {
         // Under the gate the first allocation takes: a NativeMemoryStream lets the owner dispose the
         // writer on any thread, and a dispose that missed a block being allocated would leak it.
-        lock (_gate)
+        if (_blocks.Close(in _pins, in _guard))
         {
-            if (_disposed)
-            {
-                return;
-            }
-
-            if (Volatile.Read(ref _pins) != 0)
-            {
-                ThrowHelper.ThrowInvalidOperation("This NativeBufferWriter cannot be disposed while a Memory of it is pinned: dispose the MemoryHandle first.");
-            }
-
-            if (_guard.IsHeld)
-            {
-                ThrowHelper.ThrowInvalidOperation("This NativeBufferWriter cannot be disposed while another thread is writing to it.");
-            }
-
-            if (_handle != default)
-            {
-                // First: a free refused because an operation holds the block (a NativeMemoryStream's
-                // read on another thread) leaves the writer as it was, its hold included.
-                try
-                {
-                    AllocationLedger.Free(_handle, nameof(NativeBufferWriter<T>), HoldsBlock ? 1 : 0);
-                }
-                catch (ObjectDisposedException) when (!_handle.IsValid)
-                {
-                    // A reset of its arena freed it already (it held nothing).
-                }
-
-                _held = default;
-            }
-
-            FreeRetired();
-            _disposed = true;
-            _version++;
-            _pointer = null;
+            GC.SuppressFinalize(this);
         }
-
-        GC.SuppressFinalize(this);
     }
 
     /// <summary>The span of a <see cref="WriterMemory{T}"/> made at <paramref name="version"/>, checked now.</summary>
@@ -442,7 +340,7 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
     internal T* PointerFor(long version, long offset)
     {
         long now = BeginRead();
-        T* pointer = _pointer;
+        T* pointer = _blocks.Pointer;
         EndRead(now);
         if (version != now)
         {
@@ -465,7 +363,7 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         BeginWrite();
         try
         {
-            return new LedgerBlock(DetachCore(maxLength, out pointer, out length));
+            return DetachCore(maxLength, out pointer, out length);
         }
         finally
         {
@@ -473,54 +371,15 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         }
     }
 
-    private AllocationHandle DetachCore(long maxLength, out T* pointer, out long length)
-    {
-        if (_written == 0)
-        {
-            ThrowHelper.ThrowInvalidOperation("Nothing was written to this NativeBufferWriter: an array needs at least one element.");
-        }
-
-        if (_written > maxLength)
-        {
-            ThrowHelper.ThrowInvalidOperation($"{_written:N0} elements were written, more than the array can hold ({maxLength:N0}); detach to a HugeArray instead.");
-        }
-
-        // Through the ledger's resize even when the block is full (then in place): it refuses while a
-        // pin, or an operation of a stream over the writer, still uses the block.
-        Resize(_written);
-
-        AllocationHandle handle = _handle;
-        if (_held == handle)
-        {
-            // The hand-over ends the spans the writer handed out: the new owner holds nothing.
-            AllocationLedger.Release(handle, nameof(NativeBufferWriter<T>));
-            _held = default;
-        }
-
-        pointer = _pointer;
-        length = _written;
-        _handle = default;
-        _pointer = null;
-        // The count first: a reader of FreeCapacity reads it first.
-        _written = 0;
-        _capacity = 0;
-        _version++;
-        _handedOut = false;
-        // The hand-over ends the spans of the writer's blocks: the ones growths kept go now (a new
-        // writer's worth of growths would otherwise add to them each time).
-        FreeRetired();
-        return handle;
-    }
-
     /// <summary>Whether the writer was disposed, or its block freed by a reset of its arena.</summary>
-    internal bool IsDisposed => _disposed || (_handle != default && !_handle.IsValid && HandleFreed());
+    internal bool IsDisposed => _blocks.IsClosedOrFreed;
 
     /// <summary>
     /// Whether <see cref="Dispose"/> (or the finalizer) ran: what the guard checks before and after
     /// entering. A reset of the writer's arena is checked once, before, by <see cref="BeginWrite"/>
     /// (a handle check costs a look-up in the ledger's table).
     /// </summary>
-    bool IWriterGuarded.IsDisposed => _disposed;
+    bool IWriterGuarded.IsDisposed => _blocks.IsClosed;
 
     /// <summary>
     /// Pins the block for a <see cref="WriterMemory{T}"/> made at <paramref name="version"/>: until
@@ -534,14 +393,13 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         BeginWrite();
         try
         {
-            if (version != _version)
+            if (version != _blocks.Version)
             {
                 ThrowHelper.ThrowInvalidOperation("The NativeBufferWriter's block grew or was handed over since this Memory was taken: ask the writer again.");
             }
 
-            AllocationLedger.Acquire(_handle, nameof(NativeBufferWriter<T>));
-            Interlocked.Increment(ref _pins);
-            return _pointer + offset;
+            _pins.Add(_blocks.Current, TypeName);
+            return _blocks.Pointer + offset;
         }
         finally
         {
@@ -550,18 +408,7 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
     }
 
     /// <summary>Ends a <see cref="Pin"/>: the block was neither moved nor freed while it was pinned.</summary>
-    internal void Unpin()
-    {
-        if (Volatile.Read(ref _pins) == PinsEndedByFinalizer)
-        {
-            // The finalizer ended this pin: its handle was resurrected by another object's finalizer.
-            return;
-        }
-
-        // Released first: a dispose that sees no pin must find the block free to go.
-        AllocationLedger.Release(_handle, nameof(NativeBufferWriter<T>));
-        Interlocked.Decrement(ref _pins);
-    }
+    internal void Unpin() => _pins.End(_blocks.Current, TypeName);
 
     /// <summary>The written elements as a sequence of checked segments of at most <paramref name="maxSegmentLength"/> elements.</summary>
     /// <exception cref="ObjectDisposedException">The writer was disposed.</exception>
@@ -572,36 +419,7 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         long version = BeginRead();
         long written = _written;
         EndRead(version);
-        if (written == 0)
-        {
-            return ReadOnlySequence<T>.Empty;
-        }
-
-        if (written <= maxSegmentLength)
-        {
-            return new ReadOnlySequence<T>(new WriterMemory<T>(this, version, 0, (int)written).AsMemory());
-        }
-
-        WrittenSegment<T>? first = null;
-        WrittenSegment<T>? last = null;
-        for (long offset = 0; offset < written;)
-        {
-            int length = (int)Math.Min(written - offset, maxSegmentLength);
-            var segment = new WrittenSegment<T>(new WriterMemory<T>(this, version, offset, length).AsMemory(), offset);
-            if (last is null)
-            {
-                first = segment;
-            }
-            else
-            {
-                last.Append(segment);
-            }
-
-            last = segment;
-            offset += length;
-        }
-
-        return new ReadOnlySequence<T>(first!, 0, last!, last!.Memory.Length);
+        return WrittenSegment<T>.Sequence(this, version, written, maxSegmentLength);
     }
 
     /// <summary>
@@ -617,13 +435,7 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         BeginWrite();
         try
         {
-            if (_handle == default)
-            {
-                return default;
-            }
-
-            AllocationLedger.EnterLease(_handle, nameof(NativeBufferWriter<T>));
-            return new MemoryLease<T>(this, _pointer, _capacity, _handle, default);
+            return _blocks.LeaseAll(this);
         }
         finally
         {
@@ -646,10 +458,10 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         {
             if (keepOld)
             {
-                _handedOut = true;
+                _blocks.MarkHandedOut();
             }
 
-            EnsureCapacity(length);
+            _blocks.EnsureCapacity(length, in _pins);
         }
         finally
         {
@@ -667,9 +479,9 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         BeginWrite();
         try
         {
-            if ((ulong)length > (ulong)_capacity)
+            if ((ulong)length > (ulong)_blocks.Capacity)
             {
-                ThrowHelper.ThrowInvalidOperation($"The NativeBufferWriter's block holds {_capacity:N0} elements, fewer than {length:N0}: it was handed over meanwhile.");
+                ThrowHelper.ThrowInvalidOperation($"The NativeBufferWriter's block holds {_blocks.Capacity:N0} elements, fewer than {length:N0}: it was handed over meanwhile.");
             }
 
             _written = length;
@@ -687,156 +499,31 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
             ThrowHelper.ThrowArgumentOutOfRange(nameof(sizeHint), sizeHint, "The size hint cannot be negative.");
         }
 
-        EnsureCapacity(_written + Math.Max(sizeHint, 1));
-        return (int)Math.Min(_capacity - _written, int.MaxValue);
+        _blocks.EnsureCapacity(_written + Math.Max(sizeHint, 1), in _pins);
+        return (int)Math.Min(_blocks.Capacity - _written, int.MaxValue);
     }
 
-    /// <summary>Grows the block, if needed, to hold at least <paramref name="capacity"/> elements.</summary>
-    private void EnsureCapacity(long capacity)
+    private LedgerBlock DetachCore(long maxLength, out T* pointer, out long length)
     {
-        if (capacity > _capacity)
+        if (_written == 0)
         {
-            // Doubling keeps the number of growths, and the bytes copied by those that cannot grow
-            // in place, proportional to the data written.
-            long grown = _capacity + Math.Max(_capacity, MinimumCapacity);
-            if (grown > capacity)
-            {
-                try
-                {
-                    Resize(grown);
-                    return;
-                }
-                catch (OutOfMemoryException)
-                {
-                    // The doubled size is more than the memory (or the arena's budget) allows: the
-                    // size needed may still fit.
-                }
-            }
-
-            Resize(capacity);
-        }
-    }
-
-    private void Resize(long capacity)
-    {
-        if (Volatile.Read(ref _pins) != 0)
-        {
-            ThrowHelper.ThrowInvalidOperation("This NativeBufferWriter cannot move, resize or hand over its block while a Memory of it is pinned: dispose the MemoryHandle first.");
+            ThrowHelper.ThrowInvalidOperation("Nothing was written to this NativeBufferWriter: an array needs at least one element.");
         }
 
-        nuint bytes = AllocationSize.Of<T>(capacity);
-        // Outside an arena a writer follows HugePagePolicy as an array created without options does:
-        // a growing block is first touched by the copy and the writes, where 4 KiB pages cost a
-        // fault each.
-        AllocationOptions options = _options == default ? HugePagePolicy.DefaultForSize(bytes) : _options;
-        if (_handle == default)
+        if (_written > maxLength)
         {
-            // A dispose on another thread ran before (seen here) or waits until the block is recorded (and frees it).
-            lock (_gate)
-            {
-                ThrowIfDisposed();
-                _pointer = (T*)AllocationLedger.Allocate(bytes, options, AllocationKind.BufferWriter, ElementTypes.IdOf<T>(), 0, null, out _handle, zero: false);
-            }
-        }
-        else if (capacity > _capacity && (Volatile.Read(ref _handedOut) || HoldsBlock))
-        {
-            MoveKeepingOld(bytes, options);
-        }
-        else
-        {
-            // Under a lease, as the ledger's resize asks: nothing can free the block meanwhile. Only a
-            // hand-over shrinks a held block, and it ends the spans of it.
-            AllocationLedger.EnterLease(_handle, nameof(NativeBufferWriter<T>));
-            try
-            {
-                _pointer = (T*)AllocationLedger.Reallocate(_handle, bytes, nameof(NativeBufferWriter<T>), options.HugePages, HoldsBlock ? 1 : 0);
-            }
-            finally
-            {
-                AllocationLedger.ExitLease(_handle);
-            }
+            ThrowHelper.ThrowInvalidOperation($"{_written:N0} elements were written, more than the array can hold ({maxLength:N0}); detach to a HugeArray instead.");
         }
 
-        _capacity = capacity;
-        _version++;
-    }
-
-    /// <summary>
-    /// A growth after a span or memory of the block was handed out: a new block, a copy of the whole
-    /// old one (elements written but not yet advanced included, as a resize keeps them), and the old
-    /// block kept until a hand-over or <see cref="Dispose"/>, so a span of it read on any thread
-    /// meanwhile reads allocated memory. The caller sets the capacity and version.
-    /// </summary>
-    /// <exception cref="ObjectDisposedException">The writer was disposed, or its arena reset.</exception>
-    /// <exception cref="OutOfMemoryException">The memory cannot be had; the writer is unchanged.</exception>
-    private void MoveKeepingOld(nuint bytes, AllocationOptions options)
-    {
-        // Under the gate a dispose takes: one that ran before is seen here, one that waits sees the new block.
-        lock (_gate)
-        {
-            ThrowIfDisposed();
-            AllocationHandle old = _handle;
-            // Under a lease on the old block, so an arena reset cannot free it under the copy.
-            AllocationLedger.EnterLease(old, nameof(NativeBufferWriter<T>));
-            try
-            {
-                T* moved = (T*)AllocationLedger.Allocate(bytes, options, AllocationKind.BufferWriter, ElementTypes.IdOf<T>(), 0, null, out AllocationHandle grown, zero: false);
-                Buffer.MemoryCopy(_pointer, moved, (long)bytes, _capacity * sizeof(T));
-                // The old block's hold, if any, goes with it: its spans are still out.
-                (_retired ??= []).Add((old, _held == old));
-                if (_held == old)
-                {
-                    _held = default;
-                }
-
-                _handle = grown;
-                _pointer = moved;
-            }
-            finally
-            {
-                AllocationLedger.ExitLease(old);
-            }
-
-            // Until a span of the new block goes out, a growth may free it.
-            _handedOut = false;
-        }
-    }
-
-    /// <summary>Frees the blocks growths kept; one still leased (by a stream's copy into itself) is left live, a leak the ledger shows, rather than freed under it.</summary>
-    private void FreeRetired()
-    {
-        lock (_gate)
-        {
-            if (_retired is null)
-            {
-                return;
-            }
-
-            foreach ((AllocationHandle old, bool held) in _retired)
-            {
-                if (held)
-                {
-                    AllocationLedger.Release(old, nameof(NativeBufferWriter<T>));
-                }
-
-                // Nothing if an arena reset freed it already (one that held nothing).
-                AllocationLedger.FreeOwned(old);
-            }
-
-            _retired = null;
-        }
-    }
-
-    /// <summary>
-    /// Whether the block the writer holds now was freed (by a reset of its arena). Read again after a
-    /// first read found a freed handle: that handle may have been handed over meanwhile by a writer on
-    /// another thread, and freed by its new array, while the writer itself holds a new one or none.
-    /// </summary>
-    [MethodImpl(MethodImplOptions.NoInlining)]
-    private bool HandleFreed()
-    {
-        AllocationHandle handle = _handle;
-        return handle != default && !handle.IsValid;
+        // Through the ledger's resize even when the block is full (then in place): it refuses while a
+        // pin, or an operation of a stream over the writer, still uses the block.
+        _blocks.Resize(_written, in _pins);
+        pointer = _blocks.Pointer;
+        length = _written;
+        LedgerBlock block = _blocks.Take();
+        // After the capacity: FreeCapacity, which reads the count first, never finds it past the capacity.
+        _written = 0;
+        return block;
     }
 
     /// <summary>Enters as the one writer; throws if the writer is disposed or another thread is writing.</summary>
@@ -862,57 +549,16 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         ThrowIfDisposed();
         // Before EndRead's barrier: a writer that enters after the read's checks passed sees it, and
         // its growth keeps the block the read hands out.
-        _handedOut = true;
-        long version = Volatile.Read(ref _version);
+        _blocks.MarkHandedOut();
+        long version = _blocks.ReadVersion();
         if (_guard.IsHeld)
         {
             ThrowWriting();
         }
 
         // After the version: EndRead then proves that the block held is the one the read hands out.
-        if (_holdsHandedOutBlocks && _held != _handle)
-        {
-            HoldBlock();
-        }
-
+        _blocks.HoldIfNeeded();
         return version;
-    }
-
-    /// <summary>Marks the block as handed out (a growth keeps it) and, in an arena, holds it; under the writer's guard.</summary>
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private void HandOut()
-    {
-        _handedOut = true;
-        if (_holdsHandedOutBlocks && _held != _handle)
-        {
-            HoldBlock();
-        }
-    }
-
-    /// <summary>Whether the writer holds its current block for the spans it handed out.</summary>
-    private bool HoldsBlock => _held != default && _held == _handle;
-
-    /// <summary>
-    /// Acquires the current block for the spans handed out of it, once per block; under the gate a
-    /// growth that keeps the old block takes, so a read on another thread and a growth agree on which
-    /// block is held.
-    /// </summary>
-    /// <exception cref="ObjectDisposedException">A reset of the writer's arena freed the block.</exception>
-    [MethodImpl(MethodImplOptions.NoInlining)]
-    private void HoldBlock()
-    {
-        lock (_gate)
-        {
-            AllocationHandle handle = _handle;
-            if (_disposed || handle == default || handle == _held)
-            {
-                // Disposed meanwhile: the read's end check sees it.
-                return;
-            }
-
-            AllocationLedger.Acquire(handle, nameof(NativeBufferWriter<T>));
-            _held = handle;
-        }
     }
 
     /// <summary>Ends a read: what was read is one state of the writer if no write began or ended since <see cref="BeginRead"/>.</summary>
@@ -921,7 +567,7 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
     private void EndRead(long version)
     {
         Interlocked.MemoryBarrier();
-        if (_guard.IsHeld || Volatile.Read(ref _version) != version)
+        if (_guard.IsHeld || _blocks.ReadVersion() != version)
         {
             ThrowWriting();
         }
@@ -931,12 +577,5 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         ThrowHelper.ThrowInvalidOperation($"Another thread is writing to this {TypeName}: read it when the writer is done (it has one writer at a time).");
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private void ThrowIfDisposed()
-    {
-        // A block in an arena can be freed by the arena's reset: one load and compare sees it.
-        if (_disposed || (_handle != default && !_handle.IsValid && HandleFreed()))
-        {
-            ThrowHelper.ThrowObjectDisposed(nameof(NativeBufferWriter<T>));
-        }
-    }
+    private void ThrowIfDisposed() => _blocks.ThrowIfClosedOrFreed();
 }

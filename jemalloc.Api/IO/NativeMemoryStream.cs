@@ -1,6 +1,4 @@
-using System.Buffers;
-using System.Runtime.CompilerServices;
-using System.Runtime.InteropServices;
+using jemalloc.IO;
 using jemalloc.Internal;
 
 namespace jemalloc;
@@ -53,7 +51,7 @@ namespace jemalloc;
 /// using var view = new NativeMemoryStream(array, writable: false, leaveOpen: true);
 /// </code>
 /// </example>
-public sealed class NativeMemoryStream : Stream, IWriterGuarded
+public sealed partial class NativeMemoryStream : Stream, IWriterGuarded
 {
     /// <summary>
     /// The longest a stream can be, and the furthest its position can go, in bytes: jemalloc's largest
@@ -64,15 +62,11 @@ public sealed class NativeMemoryStream : Stream, IWriterGuarded
     /// </summary>
     public const long MaxLength = 7L << 60;
 
-    // One chunk of a gap cleared by a write or SetLength: a span holds at most int.MaxValue bytes.
-    private const int ClearChunk = 1 << 30;
-
-    private readonly NativeBuffer<byte>? _array;
-    private readonly NativeBufferWriter<byte>? _writer;
-    private readonly long _capacity;
     private readonly bool _writable;
     private readonly bool _leaveOpen;
-    private long _length;
+
+    // The array or writer under the stream, read and written at the position.
+    private StreamMemory _memory;
     private long _position;
     private bool _disposed;
 
@@ -106,10 +100,9 @@ public sealed class NativeMemoryStream : Stream, IWriterGuarded
     {
         ArgumentNullException.ThrowIfNull(buffer);
         _ = buffer.WrittenCount;
-        _writer = buffer;
+        _memory = new StreamMemory(buffer);
         _writable = true;
         _leaveOpen = leaveOpen;
-        _capacity = long.MaxValue;
     }
 
     /// <summary>
@@ -125,9 +118,7 @@ public sealed class NativeMemoryStream : Stream, IWriterGuarded
     {
         ArgumentNullException.ThrowIfNull(array);
         array.ThrowIfInvalid();
-        _array = array;
-        _capacity = array.ElementCount;
-        _length = _capacity;
+        _memory = new StreamMemory(array);
         _writable = writable;
         _leaveOpen = leaveOpen;
     }
@@ -142,7 +133,7 @@ public sealed class NativeMemoryStream : Stream, IWriterGuarded
     public override bool CanWrite => _writable && IsUsable;
 
     /// <summary>Whether writes past the capacity grow the memory (a stream over a writer) rather than throw (a stream over an array).</summary>
-    public bool CanGrow => _writer is not null;
+    public bool CanGrow => _memory.CanGrow;
 
     /// <summary>The length of the contents, in bytes.</summary>
     /// <exception cref="ObjectDisposedException">The stream, or the memory under it, was disposed.</exception>
@@ -162,7 +153,7 @@ public sealed class NativeMemoryStream : Stream, IWriterGuarded
         get
         {
             ThrowIfDisposed();
-            return _writer is null ? _capacity : _writer.Capacity;
+            return _memory.Capacity;
         }
     }
 
@@ -195,9 +186,9 @@ public sealed class NativeMemoryStream : Stream, IWriterGuarded
     /// <summary>Whether the stream itself was disposed (what its guard asks; the memory under it is checked by each operation).</summary>
     bool IWriterGuarded.IsDisposed => _disposed;
 
-    private bool IsUsable => !_disposed && (_writer is null ? _array!.IsValid : !_writer.IsDisposed);
+    private bool IsUsable => !_disposed && _memory.IsUsable;
 
-    private long CurrentLength => _writer is null ? _length : _writer.WrittenCount;
+    private long CurrentLength => _memory.Length;
 
     /// <summary>Reads up to <paramref name="buffer"/>'s length of bytes from the position; 0 at or past the end.</summary>
     /// <exception cref="ObjectDisposedException">The stream, or the memory under it, was disposed.</exception>
@@ -208,27 +199,14 @@ public sealed class NativeMemoryStream : Stream, IWriterGuarded
         Enter();
         try
         {
-            return ReadCore(buffer);
+            int count = _memory.Read(_position, buffer);
+            _position += count;
+            return count;
         }
         finally
         {
             _guard.Exit();
         }
-    }
-
-    private int ReadCore(Span<byte> buffer)
-    {
-        using MemoryLease<byte> lease = BeginOperation();
-        long available = CurrentLength - _position;
-        if (available <= 0 || buffer.IsEmpty)
-        {
-            return 0;
-        }
-
-        int count = (int)Math.Min(available, buffer.Length);
-        lease.AsSpan(_position, count).CopyTo(buffer);
-        _position += count;
-        return count;
     }
 
     /// <summary>Reads up to <paramref name="count"/> bytes from the position into <paramref name="buffer"/> at <paramref name="offset"/>; 0 at or past the end.</summary>
@@ -250,13 +228,13 @@ public sealed class NativeMemoryStream : Stream, IWriterGuarded
         Enter();
         try
         {
-            using MemoryLease<byte> lease = BeginOperation();
-            if (_position >= CurrentLength)
+            int value = _memory.ReadByte(_position);
+            if (value >= 0)
             {
-                return -1;
+                _position++;
             }
 
-            return lease[_position++];
+            return value;
         }
         finally
         {
@@ -284,55 +262,12 @@ public sealed class NativeMemoryStream : Stream, IWriterGuarded
         Enter();
         try
         {
-            WriteCore(buffer);
+            _position = _memory.Write(_position, buffer);
         }
         finally
         {
             _guard.Exit();
         }
-    }
-
-    private void WriteCore(ReadOnlySpan<byte> buffer)
-    {
-        // The position is at most MaxLength (its setter and Seek see to it), so this cannot wrap.
-        long end = _position + buffer.Length;
-        if (end > MaxLength)
-        {
-            throw new IOException($"The write would take the stream past {MaxLength:N0} bytes, the longest a NativeMemoryStream can be.");
-        }
-
-        if (buffer.IsEmpty && end <= CurrentLength)
-        {
-            // As MemoryStream: an empty write extends the length only from a position past the end.
-            return;
-        }
-
-        // Bytes of the block itself (its WrittenSpan, a memory of its WrittenSequence, a chunk of
-        // CopyTo into this stream) are read from where the growth copied them; the growth keeps the
-        // old block, which the caller (a CopyTo holding a lease on it) may still be reading.
-        long offsetInBlock = !buffer.IsEmpty && _writer is not null && end > _writer.Capacity ? OffsetInBlock(buffer) : -1;
-        Reserve(end, keepOld: offsetInBlock >= 0);
-        using MemoryLease<byte> lease = BeginOperation();
-        long length = CurrentLength;
-        if (!buffer.IsEmpty)
-        {
-            ReadOnlySpan<byte> source = offsetInBlock < 0 ? buffer : lease.AsSpan(offsetInBlock, buffer.Length);
-            source.CopyTo(lease.AsSpan(_position, buffer.Length));
-        }
-
-        if (_position > length)
-        {
-            // After the copy, which may read bytes of the block in this gap, as a grown MemoryStream
-            // reads them from its old array.
-            Clear(lease, length, _position - length);
-        }
-
-        if (end > length)
-        {
-            SetCurrentLength(end);
-        }
-
-        _position = end;
     }
 
     /// <summary>Writes <paramref name="count"/> bytes of <paramref name="buffer"/> from <paramref name="offset"/> at the position.</summary>
@@ -433,28 +368,15 @@ public sealed class NativeMemoryStream : Stream, IWriterGuarded
         Enter();
         try
         {
-            SetLengthCore(value);
+            _memory.SetLength(value);
+            if (_position > value)
+            {
+                _position = value;
+            }
         }
         finally
         {
             _guard.Exit();
-        }
-    }
-
-    private void SetLengthCore(long value)
-    {
-        Reserve(value);
-        using MemoryLease<byte> lease = BeginOperation();
-        long length = CurrentLength;
-        if (value > length)
-        {
-            Clear(lease, length, value - length);
-        }
-
-        SetCurrentLength(value);
-        if (_position > value)
-        {
-            _position = value;
         }
     }
 
@@ -522,164 +444,6 @@ public sealed class NativeMemoryStream : Stream, IWriterGuarded
         return WriteAsync(buffer.AsMemory(offset, count), cancellationToken).AsTask();
     }
 
-    /// <summary>
-    /// Writes the bytes from the position to the end into <paramref name="destination"/>, in chunks of
-    /// at most <paramref name="bufferSize"/> bytes straight from native memory, each under a lease.
-    /// </summary>
-    /// <exception cref="ArgumentNullException"><paramref name="destination"/> is null.</exception>
-    /// <exception cref="ArgumentOutOfRangeException"><paramref name="bufferSize"/> is zero or negative.</exception>
-    /// <exception cref="NotSupportedException"><paramref name="destination"/> cannot be written.</exception>
-    /// <exception cref="ObjectDisposedException">The stream, the memory under it, or <paramref name="destination"/> was disposed.</exception>
-    /// <exception cref="InvalidOperationException">Another thread is using the stream.</exception>
-    public override void CopyTo(Stream destination, int bufferSize)
-    {
-        ValidateCopyToArguments(destination, bufferSize);
-        if (ReferenceEquals(destination, this))
-        {
-            CopyToSelf(bufferSize);
-            return;
-        }
-
-        while (true)
-        {
-            // Each chunk: the destination's write may dispose this stream (a leaveOpen one disposes
-            // nothing under it, so only this check sees it).
-            ThrowIfDisposed();
-            Enter();
-            MemoryLease<byte> lease = default;
-            long start = 0;
-            int count = 0;
-            try
-            {
-                lease = BeginOperation();
-                start = _position;
-                long remaining = CurrentLength - start;
-                if (remaining > 0)
-                {
-                    count = (int)Math.Min(remaining, bufferSize);
-                    // Moved before the write, as MemoryStream does: a destination that sets the position
-                    // meanwhile leaves it where it set it, not past it.
-                    _position = start + count;
-                }
-            }
-            catch
-            {
-                lease.Dispose();
-                throw;
-            }
-            finally
-            {
-                // Left before the destination's write, which may use this stream (on this thread).
-                _guard.Exit();
-            }
-
-            using (lease)
-            {
-                if (count == 0)
-                {
-                    return;
-                }
-
-                destination.Write(lease.AsSpan(start, count));
-            }
-        }
-    }
-
-    /// <summary>
-    /// Writes the bytes from the position to the end into <paramref name="destination"/> in chunks of at
-    /// most <paramref name="bufferSize"/> bytes. Each chunk is copied out under a lease and then written,
-    /// so no lease is held while the destination's write is awaited. Cancellation is checked before each
-    /// chunk; the position stays after the last chunk written.
-    /// </summary>
-    /// <exception cref="ArgumentNullException"><paramref name="destination"/> is null.</exception>
-    /// <exception cref="ArgumentOutOfRangeException"><paramref name="bufferSize"/> is zero or negative.</exception>
-    /// <exception cref="NotSupportedException"><paramref name="destination"/> cannot be written.</exception>
-    /// <exception cref="ObjectDisposedException">The stream, the memory under it, or <paramref name="destination"/> was disposed.</exception>
-    public override Task CopyToAsync(Stream destination, int bufferSize, CancellationToken cancellationToken)
-    {
-        ValidateCopyToArguments(destination, bufferSize);
-        ThrowIfDisposed();
-        if (cancellationToken.IsCancellationRequested)
-        {
-            return Task.FromCanceled(cancellationToken);
-        }
-
-        if (ReferenceEquals(destination, this))
-        {
-            // As MemoryStream copies into itself: at once, synchronously.
-            try
-            {
-                CopyToSelf(bufferSize);
-                return Task.CompletedTask;
-            }
-            catch (Exception e)
-            {
-                return Task.FromException(e);
-            }
-        }
-
-        return CopyToAsyncCore(destination, bufferSize, cancellationToken);
-    }
-
-    /// <summary>
-    /// <see cref="CopyTo(Stream, int)"/> into this stream itself, as <see cref="MemoryStream"/> does it:
-    /// the bytes from the position to the end, as they were before the copy, are appended at the end,
-    /// and the position ends after them. Room for all of them is made first, so a stream that cannot
-    /// grow refuses before writing anything; then they are written in chunks of at most
-    /// <paramref name="bufferSize"/> bytes, each from under a lease.
-    /// </summary>
-    private void CopyToSelf(int bufferSize)
-    {
-        ThrowIfDisposed();
-        Enter();
-        long start, end;
-        try
-        {
-            start = _position;
-            end = CurrentLength;
-            if (start >= end)
-            {
-                return;
-            }
-
-            // Moved first, as MemoryStream moves it (its read) before the write that may throw.
-            _position = end;
-
-            // Past MaxLength the first chunk's write throws the IOException a write past it throws.
-            if (end - start <= MaxLength - end)
-            {
-                Reserve(end + (end - start));
-            }
-        }
-        finally
-        {
-            _guard.Exit();
-        }
-
-        for (long offset = start; offset < end;)
-        {
-            int count = (int)Math.Min(end - offset, bufferSize);
-            ThrowIfDisposed();
-            Enter();
-            MemoryLease<byte> lease;
-            try
-            {
-                lease = BeginOperation();
-            }
-            finally
-            {
-                _guard.Exit();
-            }
-
-            using (lease)
-            {
-                Write(lease.AsSpan(offset, count));
-            }
-
-            offset += count;
-        }
-    }
-
     /// <summary>Copies the contents (all of them, whatever the position) into a new managed array.</summary>
     /// <exception cref="ObjectDisposedException">The stream, or the memory under it, was disposed.</exception>
     /// <exception cref="InvalidOperationException">The contents are longer than a managed array can be.</exception>
@@ -708,125 +472,22 @@ public sealed class NativeMemoryStream : Stream, IWriterGuarded
         if (disposing && !_leaveOpen)
         {
             // First: if it is in use the dispose is refused, and the stream stays usable.
-            if (_writer is not null)
-            {
-                _writer.Dispose();
-            }
-            else
-            {
-                _array!.Dispose();
-            }
+            _memory.Dispose();
         }
 
         _disposed = true;
         base.Dispose(disposing);
     }
 
-    private async Task CopyToAsyncCore(Stream destination, int bufferSize, CancellationToken cancellationToken)
-    {
-        int size = (int)Math.Clamp(CurrentLength - _position, 1, bufferSize);
-        byte[] chunk = ArrayPool<byte>.Shared.Rent(size);
-        try
-        {
-            while (true)
-            {
-                cancellationToken.ThrowIfCancellationRequested();
-                int count = Read(chunk.AsSpan(0, size));
-                if (count == 0)
-                {
-                    return;
-                }
-
-                await destination.WriteAsync(chunk.AsMemory(0, count), cancellationToken).ConfigureAwait(false);
-            }
-        }
-        finally
-        {
-            ArrayPool<byte>.Shared.Return(chunk);
-        }
-    }
-
-    private static void Clear(in MemoryLease<byte> lease, long start, long count)
-    {
-        while (count > 0)
-        {
-            int chunk = (int)Math.Min(count, ClearChunk);
-            lease.AsSpan(start, chunk).Clear();
-            start += chunk;
-            count -= chunk;
-        }
-    }
-
-    /// <summary>Where <paramref name="buffer"/> lies in the writer's block: its offset if inside it, -1 if outside it.</summary>
-    /// <exception cref="ArgumentException">The buffer lies partly inside the block (only unsafe code makes such a span).</exception>
-    private unsafe long OffsetInBlock(ReadOnlySpan<byte> buffer)
-    {
-        using MemoryLease<byte> lease = BeginOperation();
-        if (lease.Length == 0)
-        {
-            // No block yet.
-            return -1;
-        }
-
-        // Addresses compared only: a managed buffer never lies in native memory, wherever the GC moves it.
-        nuint start = (nuint)Unsafe.AsPointer(ref MemoryMarshal.GetReference(buffer));
-        nuint end = start + (nuint)buffer.Length;
-        nuint block = (nuint)lease.Pointer;
-        nuint blockEnd = block + (nuint)lease.Length;
-        if (end <= block || start >= blockEnd)
-        {
-            return -1;
-        }
-
-        if (start < block || end > blockEnd)
-        {
-            throw new ArgumentException("The buffer lies partly inside this stream's own memory and partly outside it.", nameof(buffer));
-        }
-
-        return (long)(start - block);
-    }
-
-    /// <summary>Makes room for <paramref name="end"/> bytes: grows a writer (keeping its old block if <paramref name="keepOld"/>), refuses past an array's capacity.</summary>
-    private void Reserve(long end, bool keepOld = false)
-    {
-        if (_writer is not null)
-        {
-            _writer.EnsureCapacityFor(end, keepOld);
-        }
-        else if (end > _capacity)
-        {
-            ThrowHelper.ThrowNotSupported($"This NativeMemoryStream is over an array of {_capacity:N0} bytes and cannot grow to {end:N0}.");
-        }
-    }
-
-    private void SetCurrentLength(long length)
-    {
-        if (_writer is null)
-        {
-            _length = length;
-        }
-        else
-        {
-            _writer.SetWrittenCount(length);
-        }
-    }
-
     /// <summary>Enters as the one thread using the stream; <see cref="InvalidOperationException"/> if another thread is in.</summary>
     private void Enter() => _guard.Enter(this, nameof(NativeMemoryStream), "a write, or a ToArray, CopyTo or Read, which must not see a write run beside them");
 
-    private MemoryLease<byte> BeginOperation() => _writer is null ? _array!.BeginOperation() : _writer.BeginOperation();
+    private MemoryLease<byte> BeginOperation() => _memory.BeginOperation();
 
     private void ThrowIfDisposed()
     {
         ObjectDisposedException.ThrowIf(_disposed, this);
-        if (_writer is null)
-        {
-            _array!.ThrowIfInvalid();
-        }
-        else if (_writer.IsDisposed)
-        {
-            ThrowHelper.ThrowObjectDisposed(nameof(NativeBufferWriter<byte>));
-        }
+        _memory.ThrowIfDisposed();
     }
 
     private void ThrowIfReadOnly()

@@ -94,7 +94,7 @@ internal sealed unsafe class PooledBlock : MemoryManager<byte>, IDisposable, IPi
 
         try
         {
-            AllocationLedger.Acquire(_block.Handle, OwnerName);
+            _block.LedgerBlock.Acquire(OwnerName);
         }
         catch
         {
@@ -135,7 +135,7 @@ internal sealed unsafe class PooledBlock : MemoryManager<byte>, IDisposable, IPi
 
         try
         {
-            AllocationLedger.Release(_block.Handle, OwnerName);
+            _block.LedgerBlock.Release(OwnerName);
         }
         catch
         {
@@ -171,7 +171,7 @@ internal sealed unsafe class PooledBlock : MemoryManager<byte>, IDisposable, IPi
         {
             try
             {
-                AllocationLedger.Release(block.Handle, OwnerName);
+                block.LedgerBlock.Release(OwnerName);
             }
             catch (InvalidOperationException)
             {
@@ -222,7 +222,7 @@ internal sealed unsafe class PooledBlock : MemoryManager<byte>, IDisposable, IPi
 
         try
         {
-            AllocationLedger.Release(block.Handle, OwnerName);
+            block.LedgerBlock.Release(OwnerName);
         }
         catch (InvalidOperationException)
         {
@@ -245,7 +245,7 @@ internal sealed unsafe class PooledBlock : MemoryManager<byte>, IDisposable, IPi
     private void ThrowIfUnusable()
     {
         long state = Volatile.Read(ref _block.State);
-        if (!IsMine(state) || (state & PooledBlockAllocation.Disposed) != 0 || !_block.Handle.IsValid)
+        if (!IsMine(state) || (state & PooledBlockAllocation.Disposed) != 0 || !_block.LedgerBlock.IsLive)
         {
             ThrowHelper.ThrowObjectDisposed(OwnerName);
         }

@@ -1,3 +1,5 @@
+using jemalloc.Ledger;
+
 namespace jemalloc.IO;
 
 /// <summary>
@@ -41,10 +43,10 @@ internal sealed class PooledBlockAllocation
     /// <summary>The current rent's number (high half) and state (low half); see the remarks.</summary>
     internal long State;
 
-    internal PooledBlockAllocation(JemMemoryPool pool, AllocationHandle handle, nint pointer, int length)
+    internal PooledBlockAllocation(JemMemoryPool pool, LedgerBlock block, nint pointer, int length)
     {
         Pool = pool;
-        Handle = handle;
+        LedgerBlock = block;
         Pointer = pointer;
         Length = length;
         AcquiredByRent = pool.Arena is not null;
@@ -62,8 +64,8 @@ internal sealed class PooledBlockAllocation
     /// <summary>The pool that allocated the block, and takes it back.</summary>
     internal JemMemoryPool Pool { get; }
 
-    /// <summary>The block's ledger allocation: invalid once freed, by the pool or by a reset of its arena.</summary>
-    internal AllocationHandle Handle { get; }
+    /// <summary>The block's ledger allocation: no longer live once freed, by the pool or by a reset of its arena.</summary>
+    internal LedgerBlock LedgerBlock { get; }
 
     /// <summary>The block's address.</summary>
     internal nint Pointer { get; }

@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.Numerics;
+using jemalloc.Ledger;
 
 namespace jemalloc.IO;
 
@@ -77,7 +78,7 @@ internal sealed class PooledBlockCache
                 PooledBlockAllocation block = sizeClass.Blocks![sizeClass.Kept]!;
                 sizeClass.Blocks[sizeClass.Kept] = null;
                 // An arena reset invalidated (and freed) the blocks of its arena it found here.
-                if (block.Handle.IsValid)
+                if (block.LedgerBlock.IsLive)
                 {
                     return block;
                 }
@@ -167,7 +168,7 @@ internal sealed class PooledBlockCache
             _closed = true;
         }
 
-        var handles = new List<AllocationHandle>();
+        var blocks = new List<LedgerBlock>();
         foreach (SizeClass sizeClass in _classes)
         {
             sizeClass.Enter();
@@ -175,7 +176,7 @@ internal sealed class PooledBlockCache
             {
                 for (int i = 0; i < sizeClass.Kept; i++)
                 {
-                    handles.Add(sizeClass.Blocks![i]!.Handle);
+                    blocks.Add(sizeClass.Blocks![i]!.LedgerBlock);
                     sizeClass.Blocks[i] = null;
                 }
 
@@ -188,12 +189,12 @@ internal sealed class PooledBlockCache
         }
 
         // Outside the locks: a free may wait for an arena's gate.
-        foreach (AllocationHandle handle in handles)
+        foreach (LedgerBlock block in blocks)
         {
-            AllocationLedger.FreeOwned(handle);
+            block.FreeOwned();
         }
 
-        return handles.Count;
+        return blocks.Count;
     }
 
     /// <summary>The books summed over the classes: rents, returns, their bytes, and the blocks and bytes kept (and not freed by an arena reset since).</summary>
@@ -214,7 +215,7 @@ internal sealed class PooledBlockCache
                 int held = 0;
                 for (int i = 0; i < sizeClass.Kept; i++)
                 {
-                    held += sizeClass.Blocks![i]!.Handle.IsValid ? 1 : 0;
+                    held += sizeClass.Blocks![i]!.LedgerBlock.IsLive ? 1 : 0;
                 }
 
                 keptCount += held;

@@ -69,7 +69,7 @@ public sealed class JemMemoryPoolRentStateTests : LeakCheckedTest
         JemMemoryPoolStatistics stats = pool.GetStatistics();
         Assert.Equal((0, 2, 2), (stats.CachedCount, stats.RentCount, stats.ReturnCount));
         Assert.Equal(before, AllocationLedger.LiveBytes);
-        Assert.False(block.Handle.IsValid);
+        Assert.False(block.LedgerBlock.IsLive);
 
         using IMemoryOwner<byte> next = pool.Rent(4096);
         Assert.NotSame(block, ((PooledBlock)next).Block);
