@@ -11,23 +11,33 @@ internal static class Scenarios
 
     static Scenarios()
     {
-        StaleCopyScenarios.Register(All);
-        LifetimeMisuseScenarios.Register(All);
-        RaceScenarios.Register(All);
-        CheckedModeScenarios.Register(All);
-        GenerationScenarios.Register(All);
-        BadInputScenarios.Register(All);
-        MallctlMisuseScenarios.Register(All);
-        TooBigScenarios.Register(All);
-        RecordScenarios.Register(All);
-        RecordRoundTwoScenarios.Register(All);
-        IoScenarios.Register(All);
-        IoReviewScenarios.Register(All);
-        ArenaCheckedScenarios.Register(All);
-        BufferRoundTwoScenarios.Register(All);
-        IoRoundTwoScenarios.Register(All);
-        JitShapeScenarios.Register(All);
-        AddOnScenarios.Register(All);
+        BufferLifetimeMisuseScenarios.Register(All);
+        BufferDisposeRaceScenarios.Register(All);
+        BufferTornCopyScenarios.Register(All);
+        BufferBadInputScenarios.Register(All);
+        BufferCheckedModeScenarios.Register(All);
+        BufferJitShapeScenarios.Register(All);
+        ArenaLifetimeMisuseScenarios.Register(All);
+        ArenaResetScenarios.Register(All);
+        ArenaBadInputScenarios.Register(All);
+        ArenaCheckedModeScenarios.Register(All);
+        RecordDisposeRaceScenarios.Register(All);
+        RecordArenaResetScenarios.Register(All);
+        RecordTornCopyScenarios.Register(All);
+        RecordConcurrentUseScenarios.Register(All);
+        RecordReentrancyScenarios.Register(All);
+        RecordBadInputScenarios.Register(All);
+        IoLifetimeMisuseScenarios.Register(All);
+        IoDisposeRaceScenarios.Register(All);
+        IoArenaResetScenarios.Register(All);
+        IoConcurrentUseScenarios.Register(All);
+        IoCheckedModeScenarios.Register(All);
+        AddOnLifetimeMisuseScenarios.Register(All);
+        AddOnArenaResetScenarios.Register(All);
+        AddOnDisposeRaceScenarios.Register(All);
+        AddOnBadInputScenarios.Register(All);
+        MallctlBadInputScenarios.Register(All);
+        MallctlArenaResetScenarios.Register(All);
     }
 
     internal static int Run(string name)

@@ -2,7 +2,9 @@ namespace jemalloc.Tests.Adversarial;
 
 /// <summary>
 /// Runs one adversarial scenario of jemalloc.Tests.ChildProcess (its <c>Adversarial/</c> folder) in
-/// a separate process, so that a crash, a hang or an OOM kill fails that test instead of the run.
+/// a separate process, so that a crash, a hang or an OOM kill fails that test instead of the run. A test
+/// names its scenario by the scenario's constant (<see cref="jemalloc.Tests.ChildProcess.Adversarial.RecordTornCopyScenarios.RecordsTornStringWords"/>),
+/// never by a string of its own; <see cref="ScenarioRegistryTests"/> checks that the two sides match.
 /// </summary>
 internal static class AdversarialChild
 {
@@ -36,6 +38,14 @@ internal static class AdversarialChild
             result.ExitCode == 0 && Lines(result.Output).Contains("DONE") && failures.Length == 0,
             $"Adversarial scenario '{scenario}' {Describe(result, failures)}{Environment.NewLine}{result}");
         return result.Output;
+    }
+
+    /// <summary>The names of every scenario the child knows (its <c>adversarial list</c>).</summary>
+    internal static string[] List()
+    {
+        ChildProcessRunner.Result result = Run("list");
+        Assert.True(result.ExitCode == 0, $"The child could not list its scenarios.{Environment.NewLine}{result}");
+        return Lines(result.Output).Where(line => line.Length > 0).ToArray();
     }
 
     internal static IEnumerable<string> Lines(string output) =>

@@ -8,8 +8,13 @@ namespace jemalloc.Tests.Adversarial;
 /// <summary>
 /// The I/O adapters (<see cref="NativeMemoryStream"/>, <see cref="NativeBufferWriter{T}"/>,
 /// <see cref="JemMemoryPool"/>) attacked through their public API with absurd sizes, stale copies,
-/// re-entrant callbacks, hand-overs under open streams and dropped owners: each misuse throws the
-/// conventional exception and leaves the object as it was, or behaves as documented.
+/// re-entrant callbacks (copy destinations that grow, dispose, detach, move or reset the source), a
+/// stream written with its own memory, hand-overs under open streams, a writer whose arena was destroyed
+/// and dropped owners: each misuse throws the conventional exception and leaves the object as it was, or
+/// behaves as documented.
+/// In-process tests (leak-checked) of the I/O family, for the failure classes bad input, re-entrancy and
+/// lifetime misuse; the child-process scenarios of those classes are in <see cref="BadInputTests"/>,
+/// <see cref="ReentrancyTests"/> and <see cref="LifetimeMisuseTests"/>.
 /// </summary>
 [Collection(LeakChecked.Name)]
 public sealed class IoMisuseAttackTests : LeakCheckedTest
@@ -344,6 +349,98 @@ public sealed class IoMisuseAttackTests : LeakCheckedTest
         Assert.Throws<ObjectDisposedException>(() => pool.Rent(10));
         Assert.Equal(0, pool.GetStatistics().OutstandingBytes);
         Assert.Equal(1, pool.GetStatistics().ReturnCount);
+    }
+
+    [Fact]
+    public void A_stream_write_of_a_buffer_lying_partly_inside_its_own_block_is_refused_before_the_block_grows()
+    {
+        using var writer = new NativeBufferWriter<byte>(256);
+        using var stream = new NativeMemoryStream(writer, leaveOpen: true);
+        stream.Write(new byte[256]);
+        byte[] expected = writer.WrittenSpan.ToArray();
+
+        // Only unsafe code makes such a span: its last 16 bytes lie inside the block, the rest before it.
+        ArgumentException refused = Assert.Throws<ArgumentException>(() =>
+        {
+            ref byte first = ref MemoryMarshal.GetReference(writer.WrittenSpan);
+            stream.Write(MemoryMarshal.CreateReadOnlySpan(ref Unsafe.Subtract(ref first, 48), 64));
+        });
+
+        Assert.Equal("buffer", refused.ParamName);
+        Assert.Equal(256L, writer.Capacity);
+        Assert.Equal(expected, writer.WrittenSpan.ToArray());
+        Assert.Equal(256L, stream.Position);
+    }
+
+    [Fact]
+    public void A_synchronous_CopyTo_whose_destination_disposes_the_leave_open_source_stops_with_ObjectDisposedException()
+    {
+        using var writer = new NativeBufferWriter<byte>();
+        var source = new NativeMemoryStream(writer, leaveOpen: true);
+        source.Write(Enumerable.Range(0, 100).Select(i => (byte)i).ToArray());
+        source.Position = 0;
+        var destination = new CallbackStream(() => source.Dispose());
+
+        // After Dispose "every member throws ObjectDisposedException": the copy must not go on
+        // reading the disposed stream (CopyToAsync's next Read does throw).
+        Exception? copy = Record.Exception(() => source.CopyTo(destination, 10));
+        Assert.True(copy is ObjectDisposedException && destination.Received.Count == 1, $"the copy {(copy is null ? "returned normally" : $"threw {copy.GetType().Name}")} after writing {destination.Received.Count} chunks of the disposed stream");
+    }
+
+    [Fact]
+    public void A_synchronous_CopyTo_whose_destination_moves_the_source_position_to_the_end_of_long_leaves_a_valid_position()
+    {
+        using var source = new NativeMemoryStream();
+        source.Write(new byte[100]);
+        source.Position = 0;
+        var destination = new CallbackStream(() => source.Position = NativeMemoryStream.MaxLength - 5);
+
+        Exception? copy = Record.Exception(() => source.CopyTo(destination, 10));
+
+        // Whatever the copy did, a stream's position is never negative.
+        long position = source.Position;
+        Exception? read = Record.Exception(() => source.Read(new byte[10]));
+        Exception? readByte = Record.Exception(() => source.ReadByte());
+        Assert.True(position >= 0, $"the position is {position} after the copy ({copy?.GetType().Name ?? "no exception"}); then Read throws {read?.GetType().Name}: {read?.Message} and ReadByte throws {readByte?.GetType().Name}: {readByte?.Message}");
+        Assert.Equal(-1, source.ReadByte());
+    }
+
+    [Fact]
+    public void An_arena_reset_or_destroy_from_a_synchronous_CopyTo_s_destination_is_refused_and_the_copy_reads_the_bytes_written()
+    {
+        using var arena = new JemArena();
+        var writer = new NativeBufferWriter<byte>(arena);
+        using var source = new NativeMemoryStream(writer);
+        byte[] data = Enumerable.Range(0, 200).Select(i => (byte)i).ToArray();
+        source.Write(data);
+        source.Position = 0;
+        var destination = new CallbackStream(() =>
+        {
+            Assert.Throws<InvalidOperationException>(arena.Reset);
+            Assert.Throws<InvalidOperationException>(arena.Dispose);
+        });
+
+        source.CopyTo(destination, 50);
+        Assert.Equal(data, destination.Written);
+        Assert.False(arena.IsDisposed);
+    }
+
+    [Fact]
+    public void A_writer_whose_arena_was_destroyed_never_allocates_in_a_new_arena_that_took_the_same_index()
+    {
+        long live = AllocationLedger.LiveCount;
+        var first = new JemArena();
+        using var writer = new NativeBufferWriter<byte>(first);
+        using var stream = new NativeMemoryStream(writer, leaveOpen: true);
+        first.Dispose();
+        using var second = new JemArena();
+
+        Assert.Throws<ObjectDisposedException>(() => writer.GetSpan(100));
+        Assert.Throws<ObjectDisposedException>(() => writer.GetMemory(5 << 20));
+        Assert.Throws<ObjectDisposedException>(() => stream.Write(new byte[10]));
+        Assert.Throws<ObjectDisposedException>(() => stream.SetLength(10));
+        Assert.Equal(0, second.UsedBytes);
+        Assert.Equal(live, AllocationLedger.LiveCount);
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]

@@ -11,8 +11,13 @@ namespace jemalloc.Tests.Adversarial;
 /// <see cref="JemMemoryPool"/>, which keeps returned blocks for the next rents, attacked as a hostile
 /// user would (public API only, plus the finalizer tricks any .NET program can play): stale memories
 /// and pins across re-rents, disposes and over-unpins racing each other, owners resurrected or
-/// re-registered for finalization, dropped pins in an arena, absurd sizes. A block must never belong to
-/// two rents, be freed under a rent, leak, or be counted twice in the books.
+/// re-registered for finalization, dropped pins in an arena, a pool dropped with its dropped owners,
+/// absurd sizes. A block must never belong to two rents, be freed under a rent, leak, or be counted
+/// twice in the books.
+/// In-process tests (leak-checked) of the I/O family, for the failure classes lifetime misuse, dispose
+/// races, arena reset under use and bad input; the child-process scenarios of those classes are in
+/// <see cref="LifetimeMisuseTests"/>, <see cref="DisposeRaceTests"/>, <see cref="ArenaResetTests"/> and
+/// <see cref="BadInputTests"/>.
 /// </summary>
 [Collection(LeakChecked.Name)]
 public sealed class IoPoolAttackTests : LeakCheckedTest
@@ -503,6 +508,23 @@ public sealed class IoPoolAttackTests : LeakCheckedTest
         Assert.Equal(live, AllocationLedger.LiveCount);
     }
 
+    [Fact]
+    public void A_pool_dropped_with_its_dropped_owners_frees_its_kept_blocks_and_leaves_theirs_to_the_arena_s_reset()
+    {
+        // A span of a dropped owner's block may still be in use (a span keeps nothing alive), so a
+        // finalized pool frees only the blocks it kept; an arena reset frees the others.
+        LeavesLeaksToTheFinalizer();
+        long live = AllocationLedger.LiveCount;
+        var arena = new JemArena();
+        DropPoolAndOwners(arena);
+        Finalization.CollectAndFinalize();
+        Assert.Equal(live + 4, AllocationLedger.LiveCount);
+
+        arena.Reset();
+        Assert.Equal(live, AllocationLedger.LiveCount);
+        arena.Dispose();
+    }
+
     /// <summary>A rent after the set-aside block went nowhere; the pool's dispose frees the set-aside block, which must not be that rent's.</summary>
     private static void AssertTheSetAsideBlockGoesToNoRentAndIsFreedWithThePool(JemMemoryPool pool, long live)
     {
@@ -548,5 +570,17 @@ public sealed class IoPoolAttackTests : LeakCheckedTest
             s_pin = default;
             return (owner, pin);
         }
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void DropPoolAndOwners(JemArena arena)
+    {
+        var pool = new JemMemoryPool(arena: arena);
+        for (int i = 0; i < 4; i++)
+        {
+            pool.Rent(8192).Memory.Span.Fill(1);
+        }
+
+        pool.Rent(4096).Dispose();
     }
 }

@@ -109,7 +109,8 @@ public sealed unsafe class SafeArrayTests : LeakCheckedTest
     }
 
     // One left acquired keeps its memory for good (a leak the ledger shows): the child-process
-    // scenarios buffers2-acquire-keeps-memory-* test that, as a leak would fail this class's check.
+    // scenarios buffers-acquire-keeps-memory-* test that (Adversarial.LifetimeMisuseTests), as a leak
+    // would fail this class's check.
     [Fact]
     public void A_leaked_array_is_freed_by_its_finalizer_once_its_acquisitions_are_released()
     {

@@ -9,7 +9,7 @@ namespace jemalloc.Tests.IO;
 /// deterministically: with the guard held, as while another thread is inside a write, every writing
 /// member is refused with <see cref="InvalidOperationException"/> and changes nothing, reads of the
 /// written elements are refused, plain counts are not; once it is left, everything works again.
-/// (The races themselves are the io2-* child-process scenarios.)
+/// (The races themselves are child-process scenarios: <see cref="Adversarial.ConcurrentUseTests"/>.)
 /// </summary>
 [Collection(LeakChecked.Name)]
 public sealed class IoSingleWriterTests : LeakCheckedTest
