@@ -153,6 +153,78 @@ public sealed class BlockRulesTests : LeakCheckedTest
         AllocationLedger.FlushQuarantine();
     }
 
+    [Theory]
+    [InlineData("NativeBufferWriter")]
+    [InlineData("NativeMemoryStream")]
+    public void In_checked_mode_growth_keeps_every_written_byte(string structure)
+    {
+        // Checked mode moves a block on every resize and poisons the old one, so a structure that kept
+        // using the old address after a growth would read poison where its first bytes were.
+        using CheckedModeScope scope = CheckedModeScope.On();
+        const int Total = 1 << 20;
+        byte[] chunk = new byte[1000];
+        byte[] back = new byte[Total];
+        switch (structure)
+        {
+            case "NativeBufferWriter":
+            {
+                using var writer = new NativeBufferWriter<byte>(16);
+                for (int written = 0; written < Total; written += chunk.Length)
+                {
+                    int length = Math.Min(chunk.Length, Total - written);
+                    Span<byte> span = writer.GetSpan(length);
+                    Pattern(span[..length], written);
+                    writer.Advance(length);
+                }
+
+                for (int start = 0; start < Total; start += 65536)
+                {
+                    writer.GetWrittenSpan(start, Math.Min(65536, Total - start)).CopyTo(back.AsSpan(start));
+                }
+
+                break;
+            }
+
+            case "NativeMemoryStream":
+            {
+                using var stream = new NativeMemoryStream(16);
+                for (int written = 0; written < Total; written += chunk.Length)
+                {
+                    int length = Math.Min(chunk.Length, Total - written);
+                    Pattern(chunk.AsSpan(0, length), written);
+                    stream.Write(chunk, 0, length);
+                }
+
+                stream.Position = 0;
+                stream.ReadExactly(back);
+                break;
+            }
+
+            default:
+                throw new ArgumentOutOfRangeException(nameof(structure), structure, "no such structure in this test");
+        }
+
+        byte[] expected = new byte[Total];
+        Pattern(expected, 0);
+        int first = FirstDifference(back, expected);
+        Assert.True(first < 0, $"{structure}: byte {first:N0} of {Total:N0} is {back[Math.Max(first, 0)]}, not {expected[Math.Max(first, 0)]}");
+        AllocationLedger.FlushQuarantine();
+    }
+
+    private static void Pattern(Span<byte> span, int offset)
+    {
+        for (int i = 0; i < span.Length; i++)
+        {
+            span[i] = (byte)((offset + i) * 7 / 3);
+        }
+    }
+
+    private static int FirstDifference(byte[] actual, byte[] expected)
+    {
+        int common = actual.AsSpan().CommonPrefixLength(expected);
+        return common == expected.Length ? -1 : common;
+    }
+
     // Makes one structure, uses it, ends it; returns the fewest bytes its end must have quarantined.
     private static long EndOne(string structure)
     {
