@@ -70,6 +70,20 @@ public sealed class LayeringTests
         Assert.True(problems.Count == 0, "Internal types outside their folder's namespace:\n" + string.Join('\n', problems));
     }
 
+    /// <summary>The longest a file of the library may be: past it, a file holds more than one responsibility.</summary>
+    internal const int MaxFileLines = 650;
+
+    [Fact]
+    public void No_file_of_the_library_is_longer_than_the_limit()
+    {
+        List<string> problems = ApiSources()
+            .Select(s => (s.Path, Lines: s.Text.Split('\n').Length - (s.Text.EndsWith('\n') ? 1 : 0)))
+            .Where(f => f.Lines > MaxFileLines)
+            .Select(f => $"{f.Path}: {f.Lines} lines")
+            .ToList();
+        Assert.True(problems.Count == 0, $"Files over {MaxFileLines} lines (split them by responsibility):\n" + string.Join('\n', problems));
+    }
+
     [Fact]
     public void No_type_is_split_across_folders()
     {
