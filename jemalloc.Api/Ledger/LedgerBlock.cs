@@ -278,6 +278,22 @@ internal readonly unsafe struct LedgerBlock : IEquatable<LedgerBlock>
         }
     }
 
+    /// <summary>
+    /// The keyed check without an index, one load as <see cref="ContainsKeyed"/>: whether the block is
+    /// live, with the element count it was allocated with (<paramref name="keyLength"/>) and its
+    /// address, read after the key; both are to be used only when it returns <see langword="true"/>.
+    /// For a value that names a range of a block and checks the range against its length itself.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal bool TryReadKeyed(out uint keyLength, out nint address)
+    {
+        ref HotSlot slot = ref SlotTable.HotOf(_handle.Slot);
+        ulong check = SlotState.KeyCheck(SlotTable.ReadKey(ref slot), _handle.Value);
+        keyLength = (uint)check;
+        address = slot.Pointer;
+        return check >= SlotState.KeyMatch;
+    }
+
     /// <inheritdoc/>
     public bool Equals(LedgerBlock other) => _handle == other._handle;
 
