@@ -340,7 +340,7 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
             // Checked as the writer: a reset by another thread between this check and the append
             // would otherwise let a dead value through.
             // A racy copy may pair a block of this store with another value's offset and length:
-            // checked whole before anything is written, so its marker is the one Abandon sets.
+            // checked whole before anything is written, so its marker is the one Abandon then sets.
             if (!Owns(old) || !StringBlocks.Abandon(old, set: false))
             {
                 ThrowHelper.ThrowArgument(nameof(old), "The value to replace was not handed out by this store (or is a mix of two values), or the store was reset since.");
@@ -449,7 +449,7 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
         }
     }
 
-    // The writer, holding the arena's reset back for the write (see LeaseAnchor).
+    // The writer, holding the arena's reset back for the write (see StringBlocks.LeaseAnchor).
     private void BeginWrite()
     {
         EnterWrite();
@@ -563,8 +563,9 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
         return Commit(block, offset, byteCount);
     }
 
-    // Stores bytes encoded by EncodeShort into this thread's buffer, under the block lease the caller
-    // carries from one string to the next (see StringBlocks.AppendEncoded); the caller is the writer.
+    // Stores bytes encoded by StoredStringEncoding.EncodeShort into this thread's buffer, under the
+    // block lease the caller carries from one string to the next (see StringBlocks.AppendEncoded);
+    // the caller is the writer.
     private StoredUtf8String AppendEncoded(ReadOnlySpan<byte> utf8, ref LedgerBlock leased)
     {
         int offset = _blocks.AppendEncoded(utf8, ref leased, out LedgerBlock block);
