@@ -41,7 +41,10 @@ internal readonly unsafe struct LedgerBlock : IEquatable<LedgerBlock>
     /// <summary>Whether the block is still live: neither freed, retired nor invalidated by an arena reset.</summary>
     internal bool IsLive => _handle.IsValid;
 
-    /// <summary>The address recorded for the block; meaningful only while the caller holds a lease or an acquisition.</summary>
+    /// <summary>
+    /// The address recorded for the block; meaningful only while the caller holds a lease or an
+    /// acquisition (without one it may be a freed block's, which only a prefetch may name).
+    /// </summary>
     internal nint Address
     {
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -306,6 +309,22 @@ internal readonly unsafe struct LedgerBlock : IEquatable<LedgerBlock>
     /// For a checked-mode dispose, after which no block of the arena can come in.
     /// </summary>
     internal static void DestroyArenaWhenDrained(uint arena, Action destroy) => Quarantine.DestroyWhenDrained(arena, destroy);
+
+    /// <summary>
+    /// The keyed check without an index, one load as <see cref="ContainsKeyed"/>: whether the block is
+    /// live, with the element count it was allocated with (<paramref name="keyLength"/>) and its
+    /// address, read after the key; both are to be used only when it returns <see langword="true"/>.
+    /// For a value that names a range of a block and checks the range against its length itself.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal bool TryReadKeyed(out uint keyLength, out nint address)
+    {
+        ref HotSlot slot = ref SlotTable.HotOf(_handle.Slot);
+        ulong check = SlotState.KeyCheck(SlotTable.ReadKey(ref slot), _handle.Value);
+        keyLength = (uint)check;
+        address = slot.Pointer;
+        return check >= SlotState.KeyMatch;
+    }
 
     /// <inheritdoc/>
     public bool Equals(LedgerBlock other) => _handle == other._handle;

@@ -3,6 +3,7 @@ using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Runtime.Intrinsics;
 using jemalloc.Internal;
+using jemalloc.Ledger;
 
 namespace jemalloc;
 
@@ -53,16 +54,9 @@ public static unsafe class ColumnScan
             ThrowHelper.ThrowArgument(nameof(matches), $"The matches span ({matches.Length}) must be at least as long as the column range ({count}): every element may match.");
         }
 
-        AllocationLedger.EnterLease(column.Handle, nameof(HugeArray<double>));
-        try
-        {
-            double* first = (double*)column.Pointer + start;
-            return Find(ref *first, count, min, max, ref MemoryMarshal.GetReference(matches));
-        }
-        finally
-        {
-            AllocationLedger.ExitLease(column.Handle);
-        }
+        using LedgerBlock.LeaseScope lease = column.Block.Lease(nameof(HugeArray<double>));
+        double* first = (double*)column.Pointer + start;
+        return Find(ref *first, count, min, max, ref MemoryMarshal.GetReference(matches));
     }
 
     /// <summary>How many elements of <paramref name="column"/> lie in [<paramref name="min"/>, <paramref name="max"/>] (NaN never does).</summary>

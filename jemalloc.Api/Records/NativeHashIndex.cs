@@ -1,7 +1,7 @@
 using System.Buffers;
 using System.Runtime.CompilerServices;
-using System.Runtime.InteropServices;
 using jemalloc.Internal;
+using jemalloc.Ledger;
 using jemalloc.Records;
 
 namespace jemalloc;
@@ -37,7 +37,7 @@ namespace jemalloc;
 /// that call throws <see cref="InvalidOperationException"/>: it cannot wait for the operation it is in.
 /// </para>
 /// </remarks>
-public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
+public sealed unsafe partial class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
     where TKey : unmanaged, IEquatable<TKey>
 {
     /// <summary>The smallest table.</summary>
@@ -45,13 +45,10 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
 
     private const string TypeName = "NativeHashIndex";
 
-    // Chunks of a batch lookup: each is read from one state of the index, and only a chunk a write
-    // overlapped is read again, halved each time, so a batch finishes under any rate of writes.
-    private const int MaxChunk = 1024;
-
     // Null: the table asks HugePagePolicy at each size, as an array created without options does.
     private readonly AllocationOptions? _options;
-    private Table? _table;
+    // The current table: replaced by a grown one, null once disposed.
+    private HashIndexTable<TKey>? _table;
     private long _count;
     // Odd while a write changes the table: readers retry until they see the same even number before and after.
     private long _version;
@@ -83,7 +80,7 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
         }
 
         _options = options;
-        _table = new Table(CapacityFor(expectedCount), options);
+        _table = new HashIndexTable<TKey>(HashIndexTable<TKey>.CapacityFor(expectedCount), options);
     }
 
     /// <summary>How many keys the index holds.</summary>
@@ -141,108 +138,6 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
         return found;
     }
 
-    /// <summary>
-    /// Looks up every key of <paramref name="keys"/>, a chunk at a time under one lease of the table:
-    /// for a request that looks up many keys, the lease, the version check and the memory fences are
-    /// paid once per chunk instead of once per key, and the table slots of a group of keys are fetched
-    /// from memory at the same time. Safe on any number of threads while one thread writes: each chunk
-    /// is read from one state of the index (a write in between makes that chunk read again), so each
-    /// value is its key's value at one moment of the call, and a batch of any size finishes while a
-    /// writer writes. Each key is read once from <paramref name="keys"/> per attempt at its chunk.
-    /// </summary>
-    /// <param name="keys">The keys to look up.</param>
-    /// <param name="values">Receives the value of each key at the same position, or -1 for a key the index does not hold.</param>
-    /// <returns>How many of the keys are present.</returns>
-    /// <exception cref="ArgumentException"><paramref name="values"/> is shorter than <paramref name="keys"/>, or the two overlap in memory.</exception>
-    /// <exception cref="ObjectDisposedException">The index was disposed, or the arena its table is in was reset.</exception>
-    /// <exception cref="InvalidOperationException">Called from inside a key's Equals or GetHashCode that this index is running.</exception>
-    public int TryGetValues(ReadOnlySpan<TKey> keys, Span<long> values)
-    {
-        if (values.Length < keys.Length)
-        {
-            ThrowHelper.ThrowArgument(nameof(values), $"The values span ({values.Length}) must be at least as long as the keys ({keys.Length}).");
-        }
-
-        // A chunk may be looked up again after a write: values written over keys would change the keys asked for.
-        if (MemoryMarshal.AsBytes(keys).Overlaps(MemoryMarshal.AsBytes((ReadOnlySpan<long>)values[..keys.Length])))
-        {
-            ThrowHelper.ThrowArgument(nameof(values), "The values span overlaps the keys: give the results their own memory.");
-        }
-
-        if (!KeysRunUserCode)
-        {
-            return LookUp(keys, values);
-        }
-
-        ReentrancyGuard.Enter(this, TypeName);
-        try
-        {
-            return LookUp(keys, values);
-        }
-        finally
-        {
-            ReentrancyGuard.Exit();
-        }
-    }
-
-    private int LookUp(ReadOnlySpan<TKey> keys, Span<long> values)
-    {
-        if (keys.IsEmpty)
-        {
-            _ = LiveTable();
-            return 0;
-        }
-
-        var spin = default(SpinWait);
-        int chunk = MaxChunk;
-        int start = 0;
-        int found = 0;
-        while (start < keys.Length)
-        {
-            Table table = CurrentTable();
-            if (!TryLease(table))
-            {
-                spin.SpinOnce();
-                continue;
-            }
-
-            int count = Math.Min(chunk, keys.Length - start);
-            int hits = -1;
-            try
-            {
-                long version = Volatile.Read(ref _version);
-                if ((version & 1) == 0)
-                {
-                    hits = FindMany(table, keys.Slice(start, count), values.Slice(start, count));
-                    // The reads above must complete before the version is read again.
-                    Interlocked.MemoryBarrier();
-                    if (Volatile.Read(ref _version) != version)
-                    {
-                        hits = -1;
-                    }
-                }
-            }
-            finally
-            {
-                AllocationLedger.ExitLease(table.Array.Handle);
-            }
-
-            if (hits >= 0)
-            {
-                found += hits;
-                start += count;
-                chunk = Math.Min(MaxChunk, chunk * 2);
-            }
-            else
-            {
-                chunk = Math.Max(1, chunk / 2);
-                spin.SpinOnce();
-            }
-        }
-
-        return found;
-    }
-
     /// <summary>Whether the index holds <paramref name="key"/>.</summary>
     /// <exception cref="ObjectDisposedException">The index was disposed, or the arena its table is in was reset.</exception>
     /// <exception cref="InvalidOperationException">Called from inside a key's Equals or GetHashCode that this index is running.</exception>
@@ -262,57 +157,6 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
         }
     }
 
-    /// <summary>
-    /// Adds each key of <paramref name="keys"/> with the value at the same position of
-    /// <paramref name="values"/>, a chunk at a time: for a bulk load (building a table), the writer's
-    /// checks, the lease and the version change are paid once per chunk instead of once per key, the
-    /// table grows at most once per chunk, and the slots of a group of keys are fetched from memory
-    /// at the same time instead of one miss after another. Readers see each chunk added whole or not
-    /// at all (they wait while one is being added, as for any write).
-    /// </summary>
-    /// <remarks>
-    /// The keys are added in order. If one cannot be (it is already present, or appears earlier in
-    /// <paramref name="keys"/>; its value is negative; its type's Equals throws), the call throws and the
-    /// keys before it stay added. A key's GetHashCode runs up to one group of 16 keys ahead of its
-    /// placing (to fetch its slot early), so if it throws, the keys of the group before its own may not
-    /// be added yet. Either way the index is consistent and holds a prefix of <paramref name="keys"/>.
-    /// Each key and value is read once from the caller's spans.
-    /// </remarks>
-    /// <exception cref="ArgumentException"><paramref name="values"/> is not as long as <paramref name="keys"/>, or a key is already present (those before it were added).</exception>
-    /// <exception cref="ArgumentOutOfRangeException">A value is negative (the keys before it were added).</exception>
-    /// <exception cref="ObjectDisposedException">The index was disposed, or the arena its table is in was reset.</exception>
-    /// <exception cref="InvalidOperationException">Another thread is writing, or called from inside a key's Equals or GetHashCode that this index is running.</exception>
-    /// <exception cref="OutOfMemoryException">The table cannot grow.</exception>
-    public void AddRange(ReadOnlySpan<TKey> keys, ReadOnlySpan<long> values)
-    {
-        if (values.Length != keys.Length)
-        {
-            ThrowHelper.ThrowArgument(nameof(values), $"The values ({values.Length}) must be as many as the keys ({keys.Length}).");
-        }
-
-        BeginUserWrite();
-        Table? table = null;
-        try
-        {
-            table = LeaseForWrite();
-            for (int start = 0; start < keys.Length; start += MaxChunk)
-            {
-                int count = Math.Min(MaxChunk, keys.Length - start);
-                while (_count + count > table.Length / 4 * 3)
-                {
-                    table = Grow(table);
-                }
-
-                AddChunk(table, keys.Slice(start, count), values.Slice(start, count));
-            }
-        }
-        finally
-        {
-            EndWrite(table);
-            ExitUserCode();
-        }
-    }
-
     /// <summary>Adds <paramref name="key"/> or replaces its value.</summary>
     /// <returns><see langword="true"/> if the key was added, <see langword="false"/> if its value was replaced.</returns>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="value"/> is negative.</exception>
@@ -328,64 +172,31 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
     public bool Remove(TKey key)
     {
         BeginUserWrite();
-        Table? table = null;
+        HashIndexTable<TKey>? table = null;
         long[]? rented = null;
         try
         {
             table = LeaseForWrite();
-            if (!Find(table, key, Hash(key), out long hole))
+            if (!table.Find(key, HashIndexTable<TKey>.Hash(key), out long hole))
             {
                 return false;
             }
 
-            // Backward shift: move each following key of the probe run into the hole unless its
-            // home slot lies cyclically after the hole (then it must stay where lookups find it).
-            // A key type's GetHashCode is user code: the homes are all computed before anything
-            // moves, so one that throws leaves the index as it was.
-            HashIndexEntry<TKey>* entries = table.Entries;
-            long length = table.Length;
+            // A key type's GetHashCode is user code: the homes of the keys the removal may move are
+            // all computed before anything moves, so one that throws leaves the index as it was.
             Span<long> homes = default;
             if (KeysRunUserCode)
             {
-                long run = 0;
-                for (long next = Next(hole, length); entries[next].ValuePlusOne != 0; next = Next(next, length))
-                {
-                    run++;
-                }
-
-                rented = ArrayPool<long>.Shared.Rent(checked((int)run));
-                homes = rented;
-                long slot = hole;
-                for (long r = 0; r < run; r++)
-                {
-                    slot = Next(slot, length);
-                    homes[(int)r] = Home(Hash(entries[slot].Key), length);
-                }
+                int run = checked((int)table.RunAfter(hole));
+                rented = ArrayPool<long>.Shared.Rent(run);
+                homes = rented.AsSpan(0, run);
+                table.HomesAfter(hole, homes);
             }
 
             BeginChange();
             try
             {
-                long next = hole;
-                for (int r = 0; ; r++)
-                {
-                    next = Next(next, length);
-                    if (entries[next].ValuePlusOne == 0)
-                    {
-                        break;
-                    }
-
-                    // The keys not yet reached have not moved, so each home computed above is still its key's.
-                    long home = KeysRunUserCode ? homes[r] : Home(Hash(entries[next].Key), length);
-                    bool stays = hole <= next ? hole < home && home <= next : hole < home || home <= next;
-                    if (!stays)
-                    {
-                        entries[hole] = entries[next];
-                        hole = next;
-                    }
-                }
-
-                entries[hole] = default;
+                table.RemoveAt(hole, homes);
                 Volatile.Write(ref _count, _count - 1);
             }
             finally
@@ -414,7 +225,7 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
     {
         ThrowIfReentrant();
         BeginWrite();
-        Table? table = null;
+        HashIndexTable<TKey>? table = null;
         try
         {
             // Leased as every write is: a reset of the table's arena is then reported as the index's.
@@ -422,7 +233,7 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
             BeginChange();
             try
             {
-                table.Array.Fill(default);
+                table.Clear();
                 Volatile.Write(ref _count, 0);
             }
             finally
@@ -449,28 +260,16 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
         BeginWrite();
         try
         {
-            Table table = _table!;
+            HashIndexTable<TKey> table = _table!;
             Volatile.Write(ref _disposed, true);
             Volatile.Write(ref _table, null);
-            Retire(table);
+            table.Free();
         }
         finally
         {
             EndWrite();
         }
     }
-
-    // Just enough slots for count keys at three quarters full: any size, not a power of two (a
-    // table of 10M keys takes 13.3M slots, not 16.8M), since a slot is found by range reduction.
-    private static long CapacityFor(long count) => Math.Max(MinCapacity, (count / 3 * 4) + (count % 3 == 0 ? 0 : 4));
-
-    // The slot a hash starts probing at: the high word of hash * length, in [0, length) for any
-    // length, without a division (Lemire's range reduction).
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static long Home(ulong hash, long length) => (long)Math.BigMul(hash, (ulong)length, out _);
-
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static long Next(long slot, long length) => slot + 1 == length ? 0 : slot + 1;
 
     // Whether TKey's Equals and GetHashCode may be user code; false for the runtime's own key types,
     // which then skip the reentrancy bookkeeping (the JIT removes the branch).
@@ -483,192 +282,6 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
                  typeof(TKey) == typeof(nint) || typeof(TKey) == typeof(nuint) || typeof(TKey) == typeof(Guid));
     }
 
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static ulong Hash(TKey key)
-    {
-        ulong h;
-        if (typeof(TKey) == typeof(long) || typeof(TKey) == typeof(ulong))
-        {
-            h = Unsafe.As<TKey, ulong>(ref key);
-        }
-        else if (typeof(TKey) == typeof(int) || typeof(TKey) == typeof(uint))
-        {
-            h = Unsafe.As<TKey, uint>(ref key);
-        }
-        else
-        {
-            h = (uint)key.GetHashCode();
-        }
-
-        // MurmurHash3's finalizer: sequential ids spread over the whole table.
-        h ^= h >> 33;
-        h *= 0xFF51AFD7ED558CCDUL;
-        h ^= h >> 33;
-        h *= 0xC4CEB9FE1A85EC53UL;
-        h ^= h >> 33;
-        return h;
-    }
-
-    // The slot holding key, or (not found) the empty slot that ends its probe run. The table is
-    // never more than three quarters full, so every run ends; the bound only guards torn reads,
-    // which the caller's version check then discards.
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static bool Find(Table table, TKey key, ulong hash, out long slot)
-    {
-        HashIndexEntry<TKey>* entries = table.Entries;
-        long length = table.Length;
-        long i = Home(hash, length);
-        for (long probes = 0; probes < length; probes++)
-        {
-            ref HashIndexEntry<TKey> entry = ref entries[i];
-            if (entry.ValuePlusOne == 0)
-            {
-                slot = i;
-                return false;
-            }
-
-            if (entry.Key.Equals(key))
-            {
-                slot = i;
-                return true;
-            }
-
-            i = Next(i, length);
-        }
-
-        slot = i;
-        return false;
-    }
-
-    // The empty slot that ends the probe run of hash: where a key known to be absent goes.
-    private static long EmptySlot(Table table, ulong hash)
-    {
-        HashIndexEntry<TKey>* entries = table.Entries;
-        long length = table.Length;
-        long i = Home(hash, length);
-        while (entries[i].ValuePlusOne != 0)
-        {
-            i = Next(i, length);
-        }
-
-        return i;
-    }
-
-    // The lookups of a batch, in groups whose home slots are prefetched first: the cache misses of a
-    // group overlap instead of following one another.
-    // Each key is read once from the caller's span (another thread may change it): the key hashed is
-    // the key compared.
-    private static int FindMany(Table table, ReadOnlySpan<TKey> keys, Span<long> values)
-    {
-        const int Group = 16;
-        HashIndexEntry<TKey>* entries = table.Entries;
-        long length = table.Length;
-        Span<ulong> hashes = stackalloc ulong[Group];
-        Span<TKey> group = stackalloc TKey[Group];
-        int found = 0;
-        for (int start = 0; start < keys.Length; start += Group)
-        {
-            int count = Math.Min(Group, keys.Length - start);
-            PrefetchGroup(table, keys, start, group, hashes);
-
-            for (int i = 0; i < count; i++)
-            {
-                if (Find(table, group[i], hashes[i], out long slot))
-                {
-                    values[start + i] = entries[slot].ValuePlusOne - 1;
-                    found++;
-                }
-                else
-                {
-                    values[start + i] = -1;
-                }
-            }
-        }
-
-        return found;
-    }
-
-    // One chunk of AddRange as one write (the table has room for every key of it), in groups: the home
-    // slots of the next group are prefetched before the keys of this one are placed, so the memory
-    // is kept busy with a group's misses while the last group's keys go in. The count is published in
-    // the finally, so a key that throws leaves the index holding exactly the keys written before it.
-    private void AddChunk(Table table, ReadOnlySpan<TKey> keys, ReadOnlySpan<long> values)
-    {
-        const int Group = 16;
-        HashIndexEntry<TKey>* entries = table.Entries;
-        long length = table.Length;
-        // Two groups, this one and the next: each key read once from the caller's span, and hashed once.
-        Span<ulong> hashes = stackalloc ulong[2 * Group];
-        Span<TKey> group = stackalloc TKey[2 * Group];
-        long count = _count;
-        BeginChange();
-        try
-        {
-            PrefetchGroup(table, keys, 0, group[..Group], hashes[..Group]);
-            for (int start = 0, half = 0; start < keys.Length; start += Group, half ^= Group)
-            {
-                PrefetchGroup(table, keys, start + Group, group.Slice(half ^ Group, Group), hashes.Slice(half ^ Group, Group));
-                int size = Math.Min(Group, keys.Length - start);
-                for (int i = 0; i < size; i++)
-                {
-                    long value = values[start + i];
-                    if (value < 0)
-                    {
-                        ThrowHelper.ThrowArgumentOutOfRange(nameof(values), value, "Index values are non-negative (e.g. row numbers).");
-                    }
-
-                    TKey key = group[half + i];
-                    if (Find(table, key, hashes[half + i], out long slot))
-                    {
-                        ThrowHelper.ThrowArgument(nameof(keys), $"The key {key} is already in the index.");
-                    }
-
-                    entries[slot].Key = key;
-                    entries[slot].ValuePlusOne = value + 1;
-                    count++;
-                }
-            }
-        }
-        finally
-        {
-            Volatile.Write(ref _count, count);
-            EndChange();
-        }
-    }
-
-    // Reads the keys of one group (up to group.Length from start) once each, hashes them and asks for
-    // their home slots, so a group's cache misses overlap: shared by the batch lookup and AddRange.
-    private static void PrefetchGroup(Table table, ReadOnlySpan<TKey> keys, int start, Span<TKey> group, Span<ulong> hashes)
-    {
-        int size = Math.Min(group.Length, keys.Length - start);
-        for (int i = 0; i < size; i++)
-        {
-            TKey key = keys[start + i];
-            group[i] = key;
-            ulong hash = Hash(key);
-            hashes[i] = hash;
-            CachePrefetch.Line(table.Entries + Home(hash, table.Length));
-        }
-    }
-
-    private static void Retire(Table table)
-    {
-        // Readers hold a lease only for one lookup: wait them out, then free the table.
-        var spin = default(SpinWait);
-        while (true)
-        {
-            try
-            {
-                table.Dispose();
-                return;
-            }
-            catch (InvalidOperationException)
-            {
-                spin.SpinOnce();
-            }
-        }
-    }
-
     private bool Put(TKey key, long value, bool replace)
     {
         if (value < 0)
@@ -677,12 +290,12 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
         }
 
         BeginUserWrite();
-        Table? table = null;
+        HashIndexTable<TKey>? table = null;
         try
         {
-            ulong hash = Hash(key);
+            ulong hash = HashIndexTable<TKey>.Hash(key);
             table = LeaseForWrite();
-            if (Find(table, key, hash, out long slot))
+            if (table.Find(key, hash, out long slot))
             {
                 if (replace)
                 {
@@ -694,12 +307,12 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
                 return false;
             }
 
-            if (_count + 1 > table.Length / 4 * 3)
+            if (!table.HasRoomFor(_count + 1))
             {
                 // The key is not in the grown table either: its slot is the end of its probe run,
                 // found without calling its Equals (which could throw after the growth).
                 table = Grow(table);
-                slot = EmptySlot(table, hash);
+                slot = table.EmptySlot(hash);
             }
 
             BeginChange();
@@ -716,56 +329,22 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
         }
     }
 
-    // Builds the doubled table while readers still use the old one, swaps it in, then frees the old.
-    // The caller holds a write lease on old; on return it holds one on the new table instead.
-    private Table Grow(Table old)
+    // Swaps in the doubled table, built while readers still use the old one, then frees the old.
+    // The caller holds the writer's lease on old; on return it holds one on the new table instead.
+    private HashIndexTable<TKey> Grow(HashIndexTable<TKey> old)
     {
-        if (old.Length > long.MaxValue / 2 / sizeof(HashIndexEntry<TKey>))
-        {
-            ThrowHelper.ThrowOutOfMemory("The index cannot grow any further.");
-        }
-
-        var grown = new Table(old.Length * 2, _options);
-        try
-        {
-            // A key type's GetHashCode may throw: the new table is freed, the old one stays.
-            HashIndexEntry<TKey>* from = old.Entries;
-            HashIndexEntry<TKey>* to = grown.Entries;
-            long length = grown.Length;
-            for (long i = 0; i < old.Length; i++)
-            {
-                if (from[i].ValuePlusOne != 0)
-                {
-                    long j = Home(Hash(from[i].Key), length);
-                    while (to[j].ValuePlusOne != 0)
-                    {
-                        j = Next(j, length);
-                    }
-
-                    to[j] = from[i];
-                }
-            }
-
-            // The writer's lease moves to the new table, so the old one can be freed.
-            AllocationLedger.EnterLease(grown.Array.Handle, TypeName);
-        }
-        catch
-        {
-            grown.Dispose();
-            throw;
-        }
-
+        HashIndexTable<TKey> grown = old.Doubled(_options, TypeName);
         BeginChange();
         Volatile.Write(ref _table, grown);
         EndChange();
-        AllocationLedger.ExitLease(old.Array.Handle);
-        Retire(old);
+        old.Block.EndLease();
+        old.Free();
         return grown;
     }
 
-    private Table CurrentTable()
+    private HashIndexTable<TKey> CurrentTable()
     {
-        Table? table = Volatile.Read(ref _table);
+        HashIndexTable<TKey>? table = Volatile.Read(ref _table);
         if (table is null)
         {
             ThrowHelper.ThrowObjectDisposed(TypeName);
@@ -776,12 +355,12 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
 
     // The current table, checked live: a table freed while it is still current was freed by an arena
     // reset (a growth swaps the new table in before it frees the old one, Dispose clears it first).
-    private Table LiveTable()
+    private HashIndexTable<TKey> LiveTable()
     {
         while (true)
         {
-            Table table = CurrentTable();
-            if (table.Array.IsValid)
+            HashIndexTable<TKey> table = CurrentTable();
+            if (table.IsLive)
             {
                 return table;
             }
@@ -793,17 +372,19 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
         }
     }
 
-    private bool TryLease(Table table)
+    // A reader's lease on table, for one lookup or one chunk of a batch, ended by the caller's using.
+    private bool TryLease(HashIndexTable<TKey> table, out LedgerBlock.LeaseScope lease)
     {
         try
         {
-            AllocationLedger.EnterLease(table.Array.Handle, TypeName);
+            lease = table.Block.Lease(TypeName);
             return true;
         }
         catch (ObjectDisposedException) when (!IsDisposed && Volatile.Read(ref _table) != table)
         {
             // The writer grew the index and freed this table: read the new one. (A table still
             // current but freed was freed by an arena reset: the index is gone, the exception stands.)
+            lease = default;
             return false;
         }
     }
@@ -857,18 +438,20 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
 
     // The writer reads and writes the table through its pointer: a lease keeps an arena reset from
     // freeing it meanwhile (the reset throws), and throws ObjectDisposedException if one already did.
-    private Table LeaseForWrite()
+    // Begun and ended apart, not a scope: a growth moves it to the new table (Grow), and the write
+    // ends it on whichever table it ends with (EndWrite).
+    private HashIndexTable<TKey> LeaseForWrite()
     {
-        Table table = _table!;
-        AllocationLedger.EnterLease(table.Array.Handle, TypeName);
+        HashIndexTable<TKey> table = _table!;
+        table.Block.BeginLease(TypeName);
         return table;
     }
 
-    private void EndWrite(Table? leased)
+    private void EndWrite(HashIndexTable<TKey>? leased)
     {
         if (leased is not null)
         {
-            AllocationLedger.ExitLease(leased.Array.Handle);
+            leased.Block.EndLease();
         }
 
         EndWrite();
@@ -877,21 +460,4 @@ public sealed unsafe class NativeHashIndex<TKey> : IDisposable, IWriterGuarded
     private void BeginChange() => Interlocked.Increment(ref _version);
 
     private void EndChange() => Interlocked.Increment(ref _version);
-
-    private sealed class Table : IDisposable
-    {
-        public readonly HugeArray<HashIndexEntry<TKey>> Array;
-        public readonly HashIndexEntry<TKey>* Entries;
-        public readonly long Length;
-
-        public Table(long length, AllocationOptions? options)
-        {
-            Array = options is { } given ? new HugeArray<HashIndexEntry<TKey>>(length, given) : new HugeArray<HashIndexEntry<TKey>>(length);
-            Entries = (HashIndexEntry<TKey>*)Array.Pointer;
-            Length = length;
-        }
-
-        // Throws InvalidOperationException while a reader holds a lease on the array.
-        public void Dispose() => Array.Dispose();
-    }
 }

@@ -40,11 +40,12 @@ public readonly unsafe struct StoredUtf8String : IEquatable<StoredUtf8String>, I
     private const string TypeName = "StoredUtf8String";
     private const int StackLimit = 256;
 
-    private readonly AllocationHandle _block;
+    // First, eight bytes: copied in one move, as a handle is.
+    private readonly LedgerBlock _block;
     private readonly int _offset;
     private readonly int _length;
 
-    internal StoredUtf8String(AllocationHandle block, int offset, int length)
+    internal StoredUtf8String(LedgerBlock block, int offset, int length)
     {
         _block = block;
         _offset = offset;
@@ -57,13 +58,13 @@ public readonly unsafe struct StoredUtf8String : IEquatable<StoredUtf8String>, I
     public int Length => Bytes.Length;
 
     /// <summary>Whether the bytes are still readable: <see langword="false"/> once the store was reset or disposed, and for <see langword="default"/>.</summary>
-    public bool IsValid => _block.IsValid;
+    public bool IsValid => _block.IsLive;
 
     /// <summary>Whether this is <see langword="default"/>: the empty string of no store.</summary>
-    public bool IsDefault => _block == default;
+    public bool IsDefault => _block.IsDefault;
 
-    /// <summary>The ledger handle of the store block holding the bytes.</summary>
-    internal AllocationHandle Block => _block;
+    /// <summary>The store block holding the bytes.</summary>
+    internal LedgerBlock Block => _block;
 
     /// <summary>Where the bytes start in the block.</summary>
     internal int Offset => _offset;
@@ -74,20 +75,19 @@ public readonly unsafe struct StoredUtf8String : IEquatable<StoredUtf8String>, I
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
         get
         {
-            if (_block == default)
+            if (_block.IsDefault)
             {
                 return default;
             }
 
-            ref HotSlot slot = ref SlotTable.HotOf(_block.Slot);
-            ulong check = SlotState.KeyCheck(SlotTable.ReadKey(ref slot), _block.Value);
-            if (check < SlotState.KeyMatch)
+            // One load of the block's slot: live, its length in bytes and its address.
+            if (!_block.TryReadKeyed(out uint blockLength, out nint address))
             {
                 ThrowHelper.ThrowObjectDisposed(TypeName);
             }
 
-            byte* block = (byte*)slot.Pointer;
-            if (StoredStringLayout.Find(block, (uint)check, _offset, _length) == null)
+            byte* block = (byte*)address;
+            if (StoredStringLayout.Find(block, blockLength, _offset, _length) == null)
             {
                 ThrowNotWhole();
             }
@@ -105,14 +105,15 @@ public readonly unsafe struct StoredUtf8String : IEquatable<StoredUtf8String>, I
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal void Prefetch(int bytes)
     {
-        if (_block == default)
+        if (_block.IsDefault)
         {
             return;
         }
 
-        // The handle is one the ledger gave (a mixed value mixes whole words of real values), so its
-        // slot record is committed; its pointer may be a freed block's, which a prefetch may name.
-        byte* data = (byte*)SlotTable.HotOf(_block.Slot).Pointer + _offset;
+        // The block is one the ledger gave (a mixed value mixes whole words of real values), so its
+        // slot record is committed; its address, read unleased, may be a freed block's, which a
+        // prefetch may name.
+        byte* data = (byte*)_block.Address + _offset;
         CachePrefetch.Line(data - 1);
         CachePrefetch.Line(data + bytes);
     }

@@ -1,3 +1,5 @@
+using jemalloc.Ledger;
+
 namespace jemalloc;
 
 /// <summary>
@@ -10,9 +12,9 @@ public readonly struct StringStoreReadScope : IDisposable
 
     // The scope's own ledger token, spent by the first Dispose of any copy: a second Dispose through
     // a copy must not close a scope another reader still holds.
-    private readonly AllocationHandle _token;
+    private readonly LedgerBlock _token;
 
-    internal StringStoreReadScope(Utf8StringStore store, AllocationHandle token)
+    internal StringStoreReadScope(Utf8StringStore store, LedgerBlock token)
     {
         _store = store;
         _token = token;
@@ -30,7 +32,7 @@ public readonly struct StringStoreReadScope : IDisposable
         // The token is tagged with its store: a racy copy pairing one store with another's token
         // must not close a scope of either (the store's count would let a reset free blocks under
         // the reader that opened it).
-        if (!AllocationLedger.SpendLeaseToken(_token, _store.ScopeTag))
+        if (!_token.SpendToken(_store.ScopeTag))
         {
             Internal.ThrowHelper.ThrowInvalidOperation("This read scope (or a copy of it) was already disposed, or it is a mix of two scopes made by a racy copy.");
         }

@@ -1,10 +1,6 @@
-using System.Buffers;
 using System.Runtime.CompilerServices;
-using System.Runtime.InteropServices;
-using System.Text;
-using System.Text.Unicode;
 using jemalloc.Internal;
-using jemalloc.Memory;
+using jemalloc.Ledger;
 using jemalloc.Records;
 
 namespace jemalloc;
@@ -63,32 +59,19 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
     private const int Closing = 1 << 30;
     private const int Disposed = 1 << 29;
     private const int ReaderMask = Disposed - 1;
-    // Text up to this many characters is encoded in one pass on the stack (at most three bytes each).
-    private const int ShortChars = 256;
+    private const int ShortChars = StoredStringEncoding.ShortChars;
 
-    private static readonly UTF8Encoding StrictUtf8 = new(encoderShouldEmitUTF8Identifier: false, throwOnInvalidBytes: true);
     private static int s_lastScopeTag;
 
     // Tags this store's read-scope tokens (never 0, the untagged tokens' tag).
     private readonly int _scopeTag = NextScopeTag();
 
     private readonly int _blockSize;
-    // Null: each block asks HugePagePolicy at its size, as an array created without options does.
-    private readonly AllocationOptions? _options;
-    // In a JemArena: a small allocation there that every read scope and every write leases, so the
-    // arena's reset or dispose refuses while one is open (one lease, whatever the number of blocks);
-    // once a reset freed it, the store is gone with its blocks. Default in the default arena.
-    private readonly AllocationHandle _anchor;
-    private readonly List<FixedBuffer<byte>> _blocks = [];
-    private readonly HashSet<AllocationHandle> _blockHandles = [];
-    private FixedBuffer<byte> _current;
-    private byte* _currentPointer;
-    private int _currentUsed;
-    private int _currentSize;
+    // The blocks, the writing of strings into them, and in a JemArena the anchor.
+    private readonly StringBlocks _blocks;
     private long _count;
     private long _usedBytes;
     private long _abandonedBytes;
-    private long _reservedBytes;
     // Readers (EnterRead scopes) in the low bits; Closing while a reset or dispose runs; Disposed.
     private int _state;
     private SingleWriterGuard _writer;
@@ -120,12 +103,7 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
         }
 
         _blockSize = blockSize;
-        _options = options;
-        if (options is { Flags.ArenaIndex: uint arena } given)
-        {
-            // The arena alone: no alignment or huge pages for an allocation of one byte.
-            _ = AllocationLedger.Allocate(1, given with { Flags = MallocxFlags.Arena(arena), HugePages = false }, AllocationKind.StringStoreScopeAnchor, ElementTypes.IdOf<byte>(), 0, null, out _anchor);
-        }
+        _blocks = new StringBlocks(blockSize, options);
     }
 
     /// <summary>The bytes per block.</summary>
@@ -174,7 +152,7 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
         get
         {
             ThrowIfUnusable();
-            return Volatile.Read(ref _reservedBytes);
+            return _blocks.ReservedBytes;
         }
     }
 
@@ -225,21 +203,21 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
         }
 
         Span<byte> encoded = stackalloc byte[ShortChars * 3];
-        int written = EncodeShort(value, encoded);
+        int written = StoredStringEncoding.EncodeShort(value, encoded);
         if (written < 0)
         {
             ThrowHelper.ThrowArgument(nameof(value), $"The string has an unpaired surrogate at index {~written}: it cannot be encoded as UTF-8.");
         }
 
         BeginWrite();
-        AllocationHandle leased = default;
+        LedgerBlock leased = default;
         try
         {
             return AppendEncoded(encoded[..written], ref leased);
         }
         finally
         {
-            EndLease(leased);
+            StringBlocks.EndLease(leased);
             EndWrite();
         }
     }
@@ -268,7 +246,8 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
 
         Span<byte> encoded = stackalloc byte[ShortChars * 3];
         BeginWrite();
-        AllocationHandle leased = default;
+        // The block written to stays leased from one string to the next (see StringBlocks.AppendEncoded).
+        LedgerBlock leased = default;
         try
         {
             for (int i = 0; i < values.Length; i++)
@@ -282,13 +261,13 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
                 if (value.Length > ShortChars)
                 {
                     // Leased and released by Append itself.
-                    EndLease(leased);
+                    StringBlocks.EndLease(leased);
                     leased = default;
-                    destination[i] = Append(value, default, Utf8ByteCount(value));
+                    destination[i] = Append(value, default, StoredStringEncoding.ByteCount(value));
                     continue;
                 }
 
-                int written = EncodeShort(value, encoded);
+                int written = StoredStringEncoding.EncodeShort(value, encoded);
                 if (written < 0)
                 {
                     ThrowHelper.ThrowArgument(nameof(values), $"The string at index {i} has an unpaired surrogate at index {~written}: it cannot be encoded as UTF-8 (the strings before it were stored).");
@@ -299,72 +278,14 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
         }
         finally
         {
-            EndLease(leased);
+            StringBlocks.EndLease(leased);
             EndWrite();
         }
     }
 
-    // UTF-16 to UTF-8, each character read once into a local (destination: three bytes per
-    // character). Returns the bytes written, or the complement of the index of an unpaired surrogate.
-    internal static int EncodeShort(ReadOnlySpan<char> text, Span<byte> destination)
-    {
-        if (destination.Length < text.Length * 3L)
-        {
-            ThrowHelper.ThrowArgument(nameof(destination), "The destination needs three bytes per character.");
-        }
-
-        ref byte to = ref MemoryMarshal.GetReference(destination);
-        int written = 0;
-        for (int i = 0; i < text.Length; i++)
-        {
-            uint c = text[i];
-            if (c < 0x80)
-            {
-                Unsafe.Add(ref to, written++) = (byte)c;
-            }
-            else if (c < 0x800)
-            {
-                Unsafe.Add(ref to, written) = (byte)(0xC0 | (c >> 6));
-                Unsafe.Add(ref to, written + 1) = (byte)(0x80 | (c & 0x3F));
-                written += 2;
-            }
-            else if (c - 0xD800 >= 0x800)
-            {
-                Unsafe.Add(ref to, written) = (byte)(0xE0 | (c >> 12));
-                Unsafe.Add(ref to, written + 1) = (byte)(0x80 | ((c >> 6) & 0x3F));
-                Unsafe.Add(ref to, written + 2) = (byte)(0x80 | (c & 0x3F));
-                written += 3;
-            }
-            else
-            {
-                // A surrogate: a high one followed by a low one is one code point of four bytes.
-                if (c >= 0xDC00 || i + 1 == text.Length)
-                {
-                    return ~i;
-                }
-
-                uint low = text[i + 1];
-                if (low - 0xDC00 >= 0x400)
-                {
-                    return ~i;
-                }
-
-                uint codePoint = 0x10000 + ((c - 0xD800) << 10) + (low - 0xDC00);
-                Unsafe.Add(ref to, written) = (byte)(0xF0 | (codePoint >> 18));
-                Unsafe.Add(ref to, written + 1) = (byte)(0x80 | ((codePoint >> 12) & 0x3F));
-                Unsafe.Add(ref to, written + 2) = (byte)(0x80 | ((codePoint >> 6) & 0x3F));
-                Unsafe.Add(ref to, written + 3) = (byte)(0x80 | (codePoint & 0x3F));
-                written += 4;
-                i++;
-            }
-        }
-
-        return written;
-    }
-
     private StoredUtf8String AddLong(ReadOnlySpan<char> value)
     {
-        int byteCount = Utf8ByteCount(value);
+        int byteCount = StoredStringEncoding.ByteCount(value);
         BeginWrite();
         try
         {
@@ -412,21 +333,21 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
     public StoredUtf8String Replace(StoredUtf8String old, string value)
     {
         ArgumentNullException.ThrowIfNull(value);
-        int byteCount = Utf8ByteCount(value);
+        int byteCount = StoredStringEncoding.ByteCount(value);
         BeginWrite();
         try
         {
             // Checked as the writer: a reset by another thread between this check and the append
             // would otherwise let a dead value through.
             // A racy copy may pair a block of this store with another value's offset and length:
-            // checked whole before anything is written, so its marker is the one Abandon sets.
-            if (!Owns(old) || !Abandon(old, set: false))
+            // checked whole before anything is written, so its marker is the one Abandon then sets.
+            if (!Owns(old) || !StringBlocks.Abandon(old, set: false))
             {
                 ThrowHelper.ThrowArgument(nameof(old), "The value to replace was not handed out by this store (or is a mix of two values), or the store was reset since.");
             }
 
             StoredUtf8String replacement = Append(value, default, byteCount);
-            if (Abandon(old, set: true))
+            if (StringBlocks.Abandon(old, set: true))
             {
                 _ = Interlocked.Add(ref _abandonedBytes, old.UncheckedLength);
             }
@@ -441,7 +362,7 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
 
     /// <summary>Whether <paramref name="value"/> was handed out by this store and is still live.</summary>
     /// <remarks>Reads the store's block set: call it from the writer thread, or while no thread writes.</remarks>
-    public bool Owns(StoredUtf8String value) => !value.IsDefault && value.IsValid && _blockHandles.Contains(value.Block);
+    public bool Owns(StoredUtf8String value) => !value.IsDefault && value.IsValid && _blocks.Contains(value.Block);
 
     /// <summary>
     /// Opens a read scope: until it is disposed, <see cref="Reset"/> and <see cref="Dispose"/> throw
@@ -462,7 +383,7 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
                 ThrowHelper.ThrowObjectDisposed(TypeName);
             }
 
-            if (_anchor != default && !_anchor.IsValid)
+            if (_blocks.WentWithArena)
             {
                 // Before the count: a scope refused for a reset of the arena keeps no Dispose waiting.
                 ThrowHelper.ThrowWentWithArena(TypeName);
@@ -493,7 +414,7 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
     {
         try
         {
-            LeaseAnchor();
+            _blocks.LeaseAnchor();
         }
         catch
         {
@@ -501,10 +422,10 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
             throw;
         }
 
-        AllocationHandle token;
+        LedgerBlock token;
         try
         {
-            token = AllocationLedger.TakeLeaseToken(_scopeTag);
+            token = LedgerBlock.TakeToken(_scopeTag);
         }
         catch
         {
@@ -522,46 +443,19 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
             ThrowHelper.ThrowObjectDisposed(TypeName);
         }
 
-        if (_anchor != default && !_anchor.IsValid)
+        if (_blocks.WentWithArena)
         {
             ThrowHelper.ThrowWentWithArena(TypeName);
         }
     }
 
-    // A lease on the anchor (nothing in the default arena): the arena cannot be reset or disposed
-    // until ExitAnchor. Throws ObjectDisposedException if a reset or dispose of it came first.
-    private void LeaseAnchor()
-    {
-        if (_anchor == default)
-        {
-            return;
-        }
-
-        try
-        {
-            AllocationLedger.EnterLease(_anchor, TypeName);
-        }
-        catch (ObjectDisposedException) when (!_anchor.IsValid)
-        {
-            ThrowHelper.ThrowWentWithArena(TypeName);
-        }
-    }
-
-    private void ExitAnchor()
-    {
-        if (_anchor != default)
-        {
-            AllocationLedger.ExitLease(_anchor);
-        }
-    }
-
-    // The writer, holding the arena's reset back for the write (see LeaseAnchor).
+    // The writer, holding the arena's reset back for the write (see StringBlocks.LeaseAnchor).
     private void BeginWrite()
     {
         EnterWrite();
         try
         {
-            LeaseAnchor();
+            _blocks.LeaseAnchor();
         }
         catch
         {
@@ -572,7 +466,7 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
 
     private void EndWrite()
     {
-        ExitAnchor();
+        _blocks.ExitAnchor();
         ExitWrite();
     }
 
@@ -632,32 +526,8 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
     // The anchor's lease ends first: a dispose the closed count lets in frees the anchor.
     internal void ExitRead()
     {
-        ExitAnchor();
+        _blocks.ExitAnchor();
         _ = Interlocked.Decrement(ref _state);
-    }
-
-    private static int Utf8ByteCount(ReadOnlySpan<char> value)
-    {
-        long count;
-        try
-        {
-            count = StrictUtf8.GetByteCount(value);
-        }
-        catch (EncoderFallbackException e)
-        {
-            throw new ArgumentException($"The string has an unpaired surrogate at index {e.Index}: it cannot be encoded as UTF-8.", nameof(value), e);
-        }
-        catch (ArgumentOutOfRangeException e)
-        {
-            throw new ArgumentException($"A stored string is at most {MaxBlockSize} bytes.", nameof(value), e);
-        }
-
-        if (count > MaxBlockSize)
-        {
-            ThrowHelper.ThrowArgument(nameof(value), $"A stored string is at most {MaxBlockSize} bytes; this one is {count}.");
-        }
-
-        return (int)count;
     }
 
     private void Close(bool dispose)
@@ -668,40 +538,10 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
             ThrowHelper.ThrowInvalidOperation($"This {TypeName} cannot be {(dispose ? "disposed" : "reset")}: {Volatile.Read(ref _state) & ReaderMask} read scope(s) are open. Dispose them first.");
         }
 
-        foreach (FixedBuffer<byte> block in _blocks)
-        {
-            try
-            {
-                block.Free();
-            }
-            catch (ObjectDisposedException) when (!block.IsValid)
-            {
-                // The reset of the arena the blocks were made in freed it already.
-            }
-        }
-
-        if (dispose && _anchor != default)
-        {
-            try
-            {
-                AllocationLedger.Free(_anchor, TypeName);
-            }
-            catch (ObjectDisposedException) when (!_anchor.IsValid)
-            {
-                // The arena's reset or dispose freed it already.
-            }
-        }
-
-        _blocks.Clear();
-        _blockHandles.Clear();
-        _current = default;
-        _currentPointer = null;
-        _currentUsed = 0;
-        _currentSize = 0;
+        _blocks.FreeAll(anchorToo: dispose);
         Volatile.Write(ref _count, 0);
         Volatile.Write(ref _usedBytes, 0);
         Volatile.Write(ref _abandonedBytes, 0);
-        Volatile.Write(ref _reservedBytes, 0);
         Volatile.Write(ref _state, dispose ? Disposed : 0);
     }
 
@@ -709,192 +549,30 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
 
     internal void ExitWrite() => _writer.Exit();
 
-    // Room for a string of length bytes and its header: in the current block, a new block, or
-    // (longer than a block holds) a block of its own. Returns the block's start and where the
-    // string goes; nothing is taken until Commit, so a string that fails to be written leaves no
-    // trace in a shared block.
-    private byte* Reserve(int length, out AllocationHandle block, out int offset, out bool ownBlock)
-    {
-        int header = StoredStringLayout.HeaderBytes(length);
-        int needed = header + length;
-        ownBlock = needed > _blockSize - StoredStringLayout.FirstRecord;
-        if (ownBlock)
-        {
-            FixedBuffer<byte> own = NewBlock(StoredStringLayout.FirstRecord + needed);
-            block = own.Handle;
-            offset = StoredStringLayout.FirstRecord + header;
-            return (byte*)own.UnsafePointer;
-        }
-
-        if (_currentPointer == null || _currentSize - _currentUsed < needed)
-        {
-            _current = NewBlock(_blockSize);
-            _currentPointer = _current.UnsafePointer;
-            _currentUsed = StoredStringLayout.FirstRecord;
-            _currentSize = _blockSize;
-        }
-
-        block = _current.Handle;
-        offset = _currentUsed + header;
-        return _currentPointer;
-    }
-
-    private FixedBuffer<byte> NewBlock(int size)
-    {
-        // Not cleared: only written bytes are ever read (readers check values against the written
-        // count), and a block's pages stay untouched (out of the resident set) until strings reach them.
-        var block = new FixedBuffer<byte>(size, _options ?? HugePagePolicy.DefaultForSize((nuint)size), AllocationKind.StringStoreBlock, zero: false);
-        try
-        {
-            // Under a lease: an arena reset may free a block made with the arena's options.
-            AllocationLedger.EnterLease(block.Handle, TypeName);
-            StoredStringLayout.Initialize(block.UnsafePointer);
-            AllocationLedger.ExitLease(block.Handle);
-        }
-        catch (ObjectDisposedException)
-        {
-            // The arena's reset freed it already: the caller's write throws the same when it leases it.
-        }
-
-        _blocks.Add(block);
-        _ = _blockHandles.Add(block.Handle);
-        _ = Interlocked.Add(ref _reservedBytes, block.Length);
-        return block;
-    }
-
-    // Stores byteCount UTF-8 bytes, encoded from chars or copied from utf8; the caller is the writer.
-    // The bytes are checked where they are stored, after they were read from the caller's span
-    // once: another thread changing the span meanwhile can only make the Add throw, never store
-    // bytes that are not whole UTF-8 (which the value checks rely on) or bytes never written.
+    // Stores byteCount UTF-8 bytes, encoded from chars or copied from utf8, checked where they are
+    // stored (see StringBlocks.TryAppend); the caller is the writer.
     private StoredUtf8String Append(ReadOnlySpan<char> chars, ReadOnlySpan<byte> utf8, int byteCount, bool fromChars = true)
     {
-        byte* start = Reserve(byteCount, out AllocationHandle block, out int offset, out bool ownBlock);
-        bool whole = false;
-        AllocationLedger.EnterLease(block, TypeName);
-        try
-        {
-            var destination = new Span<byte>(start + offset, byteCount);
-            if (fromChars)
-            {
-                whole = Utf8.FromUtf16(chars, destination, out int read, out int written, replaceInvalidSequences: false) == OperationStatus.Done &&
-                        read == chars.Length && written == byteCount;
-            }
-            else
-            {
-                utf8.CopyTo(destination);
-                whole = true;
-            }
-
-            whole = whole && Utf8.IsValid(destination);
-            if (whole)
-            {
-                StoredStringLayout.WriteHeader(start + offset, byteCount);
-                StoredStringLayout.Publish(start, offset + byteCount);
-            }
-        }
-        finally
-        {
-            AllocationLedger.ExitLease(block);
-            if (!whole && ownBlock)
-            {
-                DropLastBlock();
-            }
-        }
-
-        if (!whole)
+        if (!_blocks.TryAppend(chars, utf8, byteCount, fromChars, out LedgerBlock block, out int offset))
         {
             ThrowHelper.ThrowArgument(fromChars ? "value" : nameof(utf8), fromChars
                 ? "The text changed while it was being stored (another thread wrote to it): it was not stored."
                 : "The bytes are not valid UTF-8 (or another thread changed them while they were being stored): they were not stored.");
         }
 
-        if (!ownBlock)
-        {
-            _currentUsed = offset + byteCount;
-        }
-
         return Commit(block, offset, byteCount);
     }
 
-    // Stores bytes encoded by EncodeShort into this thread's buffer (whole UTF-8 that no other thread
-    // can change: stored unchecked) in the current block or a new one; the caller is the writer. The
-    // block is leased once for as many strings as it takes: leased is the block the caller holds a lease
-    // on (default: none), moved here to the block written, and released by the caller (EndLease).
-    // A short string always fits a shared block (ShortChars * 3 and its header are below MinBlockSize).
-    private StoredUtf8String AppendEncoded(ReadOnlySpan<byte> utf8, ref AllocationHandle leased)
+    // Stores bytes encoded by StoredStringEncoding.EncodeShort into this thread's buffer, under the
+    // block lease the caller carries from one string to the next (see StringBlocks.AppendEncoded);
+    // the caller is the writer.
+    private StoredUtf8String AppendEncoded(ReadOnlySpan<byte> utf8, ref LedgerBlock leased)
     {
-        int byteCount = utf8.Length;
-        byte* start = Reserve(byteCount, out AllocationHandle block, out int offset, out _);
-        if (block != leased)
-        {
-            EndLease(leased);
-            leased = default;
-            AllocationLedger.EnterLease(block, TypeName);
-            leased = block;
-        }
-
-        utf8.CopyTo(new Span<byte>(start + offset, byteCount));
-        StoredStringLayout.WriteHeader(start + offset, byteCount);
-        StoredStringLayout.Publish(start, offset + byteCount);
-        _currentUsed = offset + byteCount;
-        return Commit(block, offset, byteCount);
+        int offset = _blocks.AppendEncoded(utf8, ref leased, out LedgerBlock block);
+        return Commit(block, offset, utf8.Length);
     }
 
-    private static void EndLease(AllocationHandle leased)
-    {
-        if (leased != default)
-        {
-            AllocationLedger.ExitLease(leased);
-        }
-    }
-
-    // Frees the block of its own that a string failed to be written to: the last block made.
-    private void DropLastBlock()
-    {
-        FixedBuffer<byte> block = _blocks[^1];
-        _blocks.RemoveAt(_blocks.Count - 1);
-        _ = _blockHandles.Remove(block.Handle);
-        _ = Interlocked.Add(ref _reservedBytes, -block.Length);
-        try
-        {
-            block.Free();
-        }
-        catch (ObjectDisposedException) when (!block.IsValid)
-        {
-            // The reset of the arena it was made in freed it already.
-        }
-    }
-
-    // With set false: whether old names one whole string of its block (the caller checked that the
-    // block is live and this store's). With set true: marks that string Abandoned; false if it was
-    // already (old was replaced before, through this or another copy), so its bytes count once.
-    private static bool Abandon(StoredUtf8String old, bool set)
-    {
-        AllocationLedger.EnterLease(old.Block, TypeName);
-        try
-        {
-            (nint address, nuint size) = AllocationLedger.Describe(old.Block);
-            byte* marker = StoredStringLayout.Find((byte*)address, (uint)size, old.Offset, old.UncheckedLength);
-            if (marker == null || !set)
-            {
-                return marker != null;
-            }
-
-            if (*marker == StoredStringLayout.Abandoned)
-            {
-                return false;
-            }
-
-            *marker = StoredStringLayout.Abandoned;
-            return true;
-        }
-        finally
-        {
-            AllocationLedger.ExitLease(old.Block);
-        }
-    }
-
-    private StoredUtf8String Commit(AllocationHandle block, int offset, int length)
+    private StoredUtf8String Commit(LedgerBlock block, int offset, int length)
     {
         // The writer alone changes the counts (readers read them with Volatile.Read): no atomic needed.
         Volatile.Write(ref _count, _count + 1);

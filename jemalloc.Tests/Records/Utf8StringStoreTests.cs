@@ -1,4 +1,5 @@
 using System.Text;
+using jemalloc.Records;
 using jemalloc.Tests.Support;
 
 namespace jemalloc.Tests.Records;
@@ -446,7 +447,7 @@ public sealed class Utf8StringStoreTests : LeakCheckedTest
         for (int round = 0; round < 2_000; round++)
         {
             string text = new([.. Enumerable.Range(0, random.Next(300)).Select(_ => alphabet[random.Next(alphabet.Length)])]);
-            int written = Utf8StringStore.EncodeShort(text, buffer);
+            int written = StoredStringEncoding.EncodeShort(text, buffer);
             int firstBad = FirstUnpairedSurrogate(text);
             if (firstBad < 0)
             {

@@ -1,0 +1,107 @@
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+using System.Text;
+using jemalloc.Internal;
+
+namespace jemalloc.Records;
+
+/// <summary>
+/// How a <see cref="Utf8StringStore"/> turns text into the UTF-8 bytes it stores: short text in one
+/// pass on the caller's stack, longer text counted strictly first (an unpaired surrogate has no UTF-8
+/// form and is refused, never replaced).
+/// </summary>
+internal static class StoredStringEncoding
+{
+    /// <summary>Text up to this many characters is encoded in one pass on the stack (at most three bytes each).</summary>
+    internal const int ShortChars = 256;
+
+    private static readonly UTF8Encoding StrictUtf8 = new(encoderShouldEmitUTF8Identifier: false, throwOnInvalidBytes: true);
+
+    /// <summary>
+    /// UTF-16 to UTF-8, each character read once into a local (<paramref name="destination"/>: three
+    /// bytes per character).
+    /// </summary>
+    /// <returns>The bytes written, or the complement of the index of an unpaired surrogate.</returns>
+    /// <exception cref="ArgumentException"><paramref name="destination"/> has fewer than three bytes per character.</exception>
+    internal static int EncodeShort(ReadOnlySpan<char> text, Span<byte> destination)
+    {
+        if (destination.Length < text.Length * 3L)
+        {
+            ThrowHelper.ThrowArgument(nameof(destination), "The destination needs three bytes per character.");
+        }
+
+        ref byte to = ref MemoryMarshal.GetReference(destination);
+        int written = 0;
+        for (int i = 0; i < text.Length; i++)
+        {
+            uint c = text[i];
+            if (c < 0x80)
+            {
+                Unsafe.Add(ref to, written++) = (byte)c;
+            }
+            else if (c < 0x800)
+            {
+                Unsafe.Add(ref to, written) = (byte)(0xC0 | (c >> 6));
+                Unsafe.Add(ref to, written + 1) = (byte)(0x80 | (c & 0x3F));
+                written += 2;
+            }
+            else if (c - 0xD800 >= 0x800)
+            {
+                Unsafe.Add(ref to, written) = (byte)(0xE0 | (c >> 12));
+                Unsafe.Add(ref to, written + 1) = (byte)(0x80 | ((c >> 6) & 0x3F));
+                Unsafe.Add(ref to, written + 2) = (byte)(0x80 | (c & 0x3F));
+                written += 3;
+            }
+            else
+            {
+                // A surrogate: a high one followed by a low one is one code point of four bytes.
+                if (c >= 0xDC00 || i + 1 == text.Length)
+                {
+                    return ~i;
+                }
+
+                uint low = text[i + 1];
+                if (low - 0xDC00 >= 0x400)
+                {
+                    return ~i;
+                }
+
+                uint codePoint = 0x10000 + ((c - 0xD800) << 10) + (low - 0xDC00);
+                Unsafe.Add(ref to, written) = (byte)(0xF0 | (codePoint >> 18));
+                Unsafe.Add(ref to, written + 1) = (byte)(0x80 | ((codePoint >> 12) & 0x3F));
+                Unsafe.Add(ref to, written + 2) = (byte)(0x80 | ((codePoint >> 6) & 0x3F));
+                Unsafe.Add(ref to, written + 3) = (byte)(0x80 | (codePoint & 0x3F));
+                written += 4;
+                i++;
+            }
+        }
+
+        return written;
+    }
+
+    /// <summary>The UTF-8 length of <paramref name="value"/>, which must fit a block of its own.</summary>
+    /// <exception cref="ArgumentException"><paramref name="value"/> has an unpaired surrogate, or encodes to more than <see cref="Utf8StringStore.MaxBlockSize"/> bytes.</exception>
+    internal static int ByteCount(ReadOnlySpan<char> value)
+    {
+        long count;
+        try
+        {
+            count = StrictUtf8.GetByteCount(value);
+        }
+        catch (EncoderFallbackException e)
+        {
+            throw new ArgumentException($"The string has an unpaired surrogate at index {e.Index}: it cannot be encoded as UTF-8.", nameof(value), e);
+        }
+        catch (ArgumentOutOfRangeException e)
+        {
+            throw new ArgumentException($"A stored string is at most {Utf8StringStore.MaxBlockSize} bytes.", nameof(value), e);
+        }
+
+        if (count > Utf8StringStore.MaxBlockSize)
+        {
+            ThrowHelper.ThrowArgument(nameof(value), $"A stored string is at most {Utf8StringStore.MaxBlockSize} bytes; this one is {count}.");
+        }
+
+        return (int)count;
+    }
+}
