@@ -703,7 +703,8 @@ native_recipe() {
 
 # Prepares one side, revision $1 ("" for the working tree): sets SIDE_KEY (its folders' name),
 # SIDE_LABEL (what it is, for the report), SIDE_LIBRARY (its jemalloc.Api.csproj), SIDE_NATIVES (the
-# folder of its native libraries, with a trailing /) and SIDE_NATIVES_TEXT.
+# folder of its native libraries, with a trailing /), SIDE_NATIVES_TEXT and SIDE_PROPERTIES (more
+# properties for its build).
 compare_side() {
   local rev="$1"
   if [ -z "$rev" ]; then
@@ -716,6 +717,7 @@ compare_side() {
     SIDE_LIBRARY="$ROOT/jemalloc.Api/jemalloc.Api.csproj"
     SIDE_NATIVES="$NATIVE_DIR/bin/"
     SIDE_NATIVES_TEXT="this tree's jemalloc/bin"
+    SIDE_PROPERTIES=()
     return 0
   fi
   local commit
@@ -736,6 +738,9 @@ compare_side() {
     touch "$dir/.complete"
   fi
   SIDE_LIBRARY="$dir/jemalloc.Api/jemalloc.Api.csproj"
+  # The extracted tree has no .git of its own: without these the SDK would stamp the library with the
+  # commit of the repository around it (this tree's HEAD), and rebuild it whenever that moves.
+  SIDE_PROPERTIES=("-p:SourceRevisionId=$commit" -p:EnableSourceControlManagerQueries=false)
   if [ "$(native_recipe "$commit")" = "$(native_recipe "")" ]; then
     SIDE_NATIVES="$NATIVE_DIR/bin/"
     SIDE_NATIVES_TEXT="this tree's jemalloc/bin (its build.sh makes the native library as this tree's does)"
@@ -758,7 +763,7 @@ compare_build() {
   step "building jemalloc.PerfCompare (Release) against $SIDE_LABEL"
   mkdir -p "$COMPARE_DIR"
   dotnet build "$COMPARE_PROJECT" -c Release --nologo -v quiet --artifacts-path "$out" \
-    "-p:JemallocApiProject=$SIDE_LIBRARY" "-p:JemallocNativeDir=$SIDE_NATIVES" >"$out.log" 2>&1 \
+    "-p:JemallocApiProject=$SIDE_LIBRARY" "-p:JemallocNativeDir=$SIDE_NATIVES" "${SIDE_PROPERTIES[@]}" >"$out.log" 2>&1 \
     || { tail -n 30 "$out.log" >&2; die "compare-builds: building against $SIDE_LABEL failed (log: $out.log)"; }
   SIDE_ASSEMBLY="$out/bin/jemalloc.PerfCompare/release/jemalloc.PerfCompare.dll"
   [ -f "$SIDE_ASSEMBLY" ] || die "compare-builds: the build did not produce $SIDE_ASSEMBLY"
@@ -779,9 +784,9 @@ compare_builds() {
   build_native
   local old_label old_assembly new_label new_assembly
   compare_side "$old_rev"; compare_build
-  old_label="$SIDE_LABEL ($SIDE_NATIVES_TEXT)" old_assembly="$SIDE_ASSEMBLY"
+  old_label="$SIDE_LABEL; natives: $SIDE_NATIVES_TEXT" old_assembly="$SIDE_ASSEMBLY"
   compare_side "$new_rev"; compare_build
-  new_label="$SIDE_LABEL ($SIDE_NATIVES_TEXT)" new_assembly="$SIDE_ASSEMBLY"
+  new_label="$SIDE_LABEL; natives: $SIDE_NATIVES_TEXT" new_assembly="$SIDE_ASSEMBLY"
   step "compare-builds: old ${old_rev}, new ${new_rev:-working tree} (builds took $((SECONDS - started)) s)"
   local status=0
   dotnet "$new_assembly" --old "$old_assembly" --new "$new_assembly" --old-label "$old_label" --new-label "$new_label" "$@" || status=$?

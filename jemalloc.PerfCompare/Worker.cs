@@ -7,7 +7,7 @@ namespace jemalloc.PerfCompare;
 /// A worker process (<c>jemalloc.PerfCompare worker</c>): the measurements against the library this
 /// build was compiled with, run one request at a time on the driver's command, one line each way.
 /// It announces itself with <c>ready TAB description</c>; then <c>run NAME OPERATIONS</c> answers
-/// <c>ok WALL CPU</c> (ns per operation on the wall clock and in the worker thread's CPU time, -1 where there is none), <c>wrong MESSAGE</c> (a result check failed) or <c>fail MESSAGE</c>, and
+/// <c>ok WALL CPU JITTED</c> (ns per operation on the wall clock and in the worker thread's CPU time, -1 where there is none, and the methods its JIT has compiled), <c>wrong MESSAGE</c> (a result check failed) or <c>fail MESSAGE</c>, and
 /// <c>quit</c> (or the end of its input) ends it.
 /// </summary>
 internal static class Worker
@@ -47,7 +47,8 @@ internal static class Worker
             GC.WaitForPendingFinalizers();
             GC.Collect();
             (double wall, double cpu) = workloads.Run(name, operations);
-            return string.Create(CultureInfo.InvariantCulture, $"ok {wall / operations:R} {(cpu < 0 ? -1 : cpu / operations):R}");
+            return string.Create(CultureInfo.InvariantCulture,
+                $"ok {wall / operations:R} {(cpu < 0 ? -1 : cpu / operations):R} {System.Runtime.JitInfo.GetCompiledMethodCount(currentThread: false)}");
         }
         catch (ResultCheckException e)
         {

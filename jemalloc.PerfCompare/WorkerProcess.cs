@@ -51,19 +51,20 @@ internal sealed class WorkerProcess : IDisposable
         return new WorkerProcess(process, side, ready["ready\t".Length..]);
     }
 
-    /// <summary>Runs <paramref name="operations"/> operations of <paramref name="measurement"/> and returns the time per operation in ns, on the wall clock and in CPU time (-1 where there is none).</summary>
+    /// <summary>Runs <paramref name="operations"/> operations of <paramref name="measurement"/> and returns what the worker reports of the run.</summary>
     /// <exception cref="ResultCheckException">The worker's check of the result failed.</exception>
     /// <exception cref="WorkerException">The worker failed or stopped.</exception>
-    internal (double Wall, double Cpu) Run(Measurement measurement, long operations)
+    internal Sample Run(Measurement measurement, long operations)
     {
         _process.StandardInput.WriteLine(string.Create(CultureInfo.InvariantCulture, $"run {measurement.Name} {operations}"));
         _process.StandardInput.Flush();
         string answer = _process.StandardOutput.ReadLine() ?? throw new WorkerException($"{Side}: the worker stopped during {measurement.Name}");
-        if (answer.Split(' ') is ["ok", string wallText, string cpuText]
+        if (answer.Split(' ') is ["ok", string wallText, string cpuText, string jittedText]
             && double.TryParse(wallText, NumberStyles.Float, CultureInfo.InvariantCulture, out double wall)
-            && double.TryParse(cpuText, NumberStyles.Float, CultureInfo.InvariantCulture, out double cpu))
+            && double.TryParse(cpuText, NumberStyles.Float, CultureInfo.InvariantCulture, out double cpu)
+            && long.TryParse(jittedText, NumberStyles.None, CultureInfo.InvariantCulture, out long jitted))
         {
-            return (wall, cpu);
+            return new Sample(wall, cpu, jitted);
         }
 
         if (answer.StartsWith("wrong ", StringComparison.Ordinal))
