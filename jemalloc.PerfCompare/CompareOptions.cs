@@ -10,10 +10,11 @@ internal sealed class CompareOptions
                (normally started by ./build.sh compare-builds OLD-REV [NEW-REV] [options])
           --old, --new PATH      jemalloc.PerfCompare.dll built against the old / the new library
           --old-label, --new-label TEXT  what each build is (a revision), for the report
-          --rounds N             measured rounds, each running every measurement on both sides (default 20)
-          --sample-ms N          the length of one measurement on one side in a round (default 300)
-          --warmup-ms N          warm-up per measurement and worker process before the rounds (default 400)
-          --processes N          worker processes per side, taking turns by round (default 2)
+          --rounds N             measured rounds, each running every measurement on both sides (default 60;
+                                 a multiple of twice --processes runs each side first equally often in every pair)
+          --sample-ms N          the CPU time of one measurement on one side in a round (default 100)
+          --warmup-ms N          warm-up per measurement and worker process before the rounds (default 200)
+          --processes N          worker processes per side, taking turns by round (default 5)
           --clock cpu|wall       time the worker thread's CPU time (default; Linux) or the wall clock
           --tolerance PERCENT    how much slower new may be (default 3)
           --only NAME,NAME       only these measurements: fixedbuffer, safearray-sum, safearray-write, pool, writer, control
@@ -28,13 +29,13 @@ internal sealed class CompareOptions
 
     internal string NewLabel { get; private init; } = "";
 
-    internal int Rounds { get; private init; } = 20;
+    internal int Rounds { get; private init; } = 60;
 
-    internal int SampleMilliseconds { get; private init; } = 300;
+    internal int SampleMilliseconds { get; private init; } = 100;
 
-    internal int WarmupMilliseconds { get; private init; } = 400;
+    internal int WarmupMilliseconds { get; private init; } = 200;
 
-    internal int Processes { get; private init; } = 2;
+    internal int Processes { get; private init; } = 5;
 
     /// <summary>The tolerance as a fraction: 0.03 for 3%.</summary>
     internal double Tolerance { get; private init; } = 0.03;
@@ -51,7 +52,7 @@ internal sealed class CompareOptions
     internal static CompareOptions Parse(IReadOnlyList<string> args)
     {
         string? oldAssembly = null, newAssembly = null, oldLabel = null, newLabel = null;
-        int rounds = 20, sample = 300, warmup = 400, processes = 2;
+        int rounds = 60, sample = 100, warmup = 200, processes = 5;
         double tolerance = 3;
         string clock = "cpu";
         IReadOnlyList<Measurement> measurements = Measurement.All;
@@ -73,12 +74,17 @@ internal sealed class CompareOptions
                 case "--rounds": rounds = Integer(option, value, 3, 1000); break;
                 case "--sample-ms": sample = Integer(option, value, 10, 60_000); break;
                 case "--warmup-ms": warmup = Integer(option, value, 0, 600_000); break;
-                case "--processes": processes = Integer(option, value, 1, 8); break;
+                case "--processes": processes = Integer(option, value, 1, 16); break;
                 case "--tolerance": tolerance = Percent(option, value); break;
                 case "--only": measurements = Pick(value); break;
                 case "--clock": clock = value is "cpu" or "wall" ? value : throw new UsageException($"--clock takes cpu or wall, not '{value}'."); break;
                 default: throw new UsageException($"Unknown option '{option}'.");
             }
+        }
+
+        if (rounds < processes)
+        {
+            throw new UsageException($"--rounds ({rounds}) must give every one of the {processes} pairs of processes a round at least.");
         }
 
         return new CompareOptions

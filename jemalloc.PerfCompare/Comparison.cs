@@ -8,7 +8,7 @@ namespace jemalloc.PerfCompare;
 /// sets one operation count per measurement for both sides, then runs the rounds. In a round every
 /// measurement runs on old and on new back to back, which of the two first alternating, so that noise
 /// from the rest of the machine falls on both sides alike; with several processes per side, they take
-/// turns by round, so that no side's result rests on one process's code layout or profile.
+/// turns by round, so that no side's result rests on one process's code layout or profile (see <see cref="RowResult"/>).
 /// </summary>
 internal static class Comparison
 {
@@ -83,7 +83,7 @@ internal static class Comparison
 
     private static RowResult[] Results(CompareOptions options, List<Sample>[] oldTimes, List<Sample>[] newTimes, bool cpu) =>
         [.. options.Measurements.Select((m, i) =>
-            RowResult.From(m, [.. oldTimes[i].Select(t => t.Time(cpu))], [.. newTimes[i].Select(t => t.Time(cpu))], options.Tolerance))];
+            RowResult.From(m, [.. oldTimes[i].Select(t => t.Time(cpu))], [.. newTimes[i].Select(t => t.Time(cpu))], options.Processes, options.Tolerance))];
 
     // Warms every measurement up in every worker, and sets its operation count. Every worker makes the
     // same calls: one of one operation (the first call compiles), then operation counts doubling

@@ -6,7 +6,7 @@ namespace jemalloc.PerfCompare;
 /// <summary>What the comparison prints: what it compares and how, each round's ratios, and the table with its verdicts.</summary>
 internal static class Report
 {
-    private static readonly string[] Columns = ["measurement", "old (median ±)", "new (median ±)", "new/old", "rounds p25-p75", "best/best", "verdict"];
+    private static readonly string[] Columns = ["measurement", "old (median ±)", "new (median ±)", "new/old", "rounds p25-p75", "pairs", "best/best", "verdict"];
 
     internal static void Header(TextWriter output, CompareOptions options, string oldLibrary, string newLibrary)
     {
@@ -15,7 +15,8 @@ internal static class Report
         output.WriteLine($"  old library: {oldLibrary}");
         output.WriteLine($"  new library: {newLibrary}");
         output.WriteLine(Invariant($"  the same measurement code (jemalloc.PerfCompare) compiled against each library; {options.Processes} worker process(es) per side taking turns by round; tiered JIT with dynamic PGO"));
-        output.WriteLine(Invariant($"  {options.Rounds} rounds of ~{options.SampleMilliseconds} ms per measurement and side, old and new back to back (which first alternating), after a warm-up of {options.WarmupMilliseconds} ms per measurement and process and one unrecorded round"));
+        output.WriteLine(Invariant($"  {options.Rounds} rounds of ~{options.SampleMilliseconds} ms per measurement and side, old and new back to back (which first alternating), after a warm-up of"));
+        output.WriteLine(Invariant($"  {options.WarmupMilliseconds} ms per measurement and process, until the JIT was done, and one unrecorded round; the same calls in every process"));
         output.WriteLine(Invariant($"  machine: {Environment.ProcessorCount} logical cores, {RuntimeInformation.OSDescription}, .NET {Environment.Version}"));
         output.WriteLine();
     }
@@ -37,8 +38,9 @@ internal static class Report
     {
         output.WriteLine();
         output.WriteLine($"times: {ClockName(cpuClock)}");
-        output.WriteLine("new/old: the median of the rounds' ratios (each round ran old and new back to back); p25-p75: the middle half of those ratios;");
-        output.WriteLine("±: half the interquartile range of a side's rounds, relative to its median; best/best: new's fastest round over old's");
+        output.WriteLine(Invariant($"new/old: the median over the {options.Processes} pairs of worker processes of each pair's median ratio over its rounds (a round runs old and new back to back);"));
+        output.WriteLine("rounds p25-p75: the middle half of all rounds' ratios; pairs: the lowest and highest pair; ±: half the interquartile range of a side's");
+        output.WriteLine("rounds, relative to its median; best/best: new's fastest round over old's");
         var table = new List<string[]> { Columns };
         foreach (RowResult row in rows)
         {
@@ -46,7 +48,7 @@ internal static class Report
             table.Add(
             [
                 m.Title, Time(m, row.OldMedian, row.OldSpread), Time(m, row.NewMedian, row.NewSpread), Invariant($"{row.Ratio:F3}"),
-                Invariant($"{row.RatioLow:F3}-{row.RatioHigh:F3}"), Invariant($"{row.BestRatio:F3}"),
+                Invariant($"{row.RatioLow:F3}-{row.RatioHigh:F3}"), Invariant($"{row.PairLow:F3}-{row.PairHigh:F3}"), Invariant($"{row.BestRatio:F3}"),
                 row.Verdict + (row.WithinSpread ? " (1.00 within the spread: noise)" : ""),
             ]);
         }
@@ -56,7 +58,7 @@ internal static class Report
         {
             // Text left-aligned, numbers right-aligned; the last column unpadded.
             output.WriteLine(string.Join("  ", line.Select((cell, c) =>
-                c == line.Length - 1 ? cell : c is 3 or 5 ? cell.PadLeft(widths[c]) : cell.PadRight(widths[c]))).TrimEnd());
+                c == line.Length - 1 ? cell : c is 3 or 6 ? cell.PadLeft(widths[c]) : cell.PadRight(widths[c]))).TrimEnd());
         }
 
         output.WriteLine();
@@ -68,7 +70,7 @@ internal static class Report
             output.WriteLine(Invariant($"WARNING: the load average reached {load.Max:F2}, above the {Environment.ProcessorCount} cores: other work competed with the measurements; compare on a quieter machine."));
         }
 
-        output.WriteLine(Invariant($"tolerance: new/old at most {1 + options.Tolerance:F2} (new at most {options.Tolerance * 100:0.#}% slower), on the median of the rounds' ratios; old and new did the same operations, the same number of times."));
+        output.WriteLine(Invariant($"tolerance: new/old at most {1 + options.Tolerance:F2} (new at most {options.Tolerance * 100:0.#}% slower); old and new did the same operations, the same number of times."));
         output.WriteLine("Noise: on a shared, noisy machine (2 cores here, other builds running) a ratio whose distance from 1.00 is within the rounds' spread");
         output.WriteLine("(p25-p75 of the per-round ratios takes in 1.00) is noise, not a difference between the builds: re-run before concluding. The control row");
         output.WriteLine("runs no library code on either side; its distance from 1.00 is what the machine alone does.");

@@ -38,6 +38,7 @@ public sealed class PerfCompareTests
     [InlineData("--new", "b")]
     [InlineData("--old", "a")]
     [InlineData("--old", "a", "--new", "b", "--rounds", "2")]
+    [InlineData("--old", "a", "--new", "b", "--rounds", "4", "--processes", "5")]
     [InlineData("--old", "a", "--new", "b", "--rounds")]
     [InlineData("--old", "a", "--new", "b", "--only", "pool,nothing")]
     [InlineData("--old", "a", "--new", "b", "--tolerance", "-1")]
@@ -52,12 +53,22 @@ public sealed class PerfCompareTests
         Measurement pool = Measurement.Find("pool")!;
         double[] old = [100, 100, 100, 100, 100];
 
-        RowResult within = RowResult.From(pool, old, [101, 99, 102, 98, 100], 0.03);
-        RowResult over = RowResult.From(pool, old, [104, 105, 106, 103, 200], 0.03);
+        RowResult within = RowResult.From(pool, old, [101, 99, 102, 98, 100], 1, 0.03);
+        RowResult over = RowResult.From(pool, old, [104, 105, 106, 103, 200], 1, 0.03);
 
         Assert.Equal((1.00, "PASS", true), (within.Ratio, within.Verdict, within.WithinSpread));
         Assert.Equal((1.05, "FAIL", false), (over.Ratio, over.Verdict, over.WithinSpread));
-        Assert.Equal("control", RowResult.From(Measurement.Find("control")!, old, [200, 200, 200, 200, 200], 0.03).Verdict);
+        Assert.Equal("control", RowResult.From(Measurement.Find("control")!, old, [200, 200, 200, 200, 200], 1, 0.03).Verdict);
+    }
+
+    [Fact]
+    public void A_pair_of_processes_slower_throughout_does_not_move_the_ratio()
+    {
+        // Rounds 0, 3, 6 ran on pair 0, whose new process was 12% slower than its siblings all along.
+        double[] old = [100, 100, 100, 100, 100, 100, 100, 100, 100];
+        RowResult row = RowResult.From(Measurement.Find("fixedbuffer")!, old, [112, 100, 101, 113, 99, 100, 112, 101, 100], 3, 0.03);
+
+        Assert.Equal((1.00, 1.00, 1.12, "PASS"), (row.Ratio, row.PairLow, row.PairHigh, row.Verdict));
     }
 
     [Fact]
