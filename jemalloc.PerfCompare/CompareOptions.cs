@@ -10,7 +10,7 @@ internal sealed class CompareOptions
                (normally started by ./build.sh compare-builds OLD-REV [NEW-REV] [options])
           --old, --new PATH      jemalloc.PerfCompare.dll built against the old / the new library
           --old-label, --new-label TEXT  what each build is (a revision), for the report
-          --rounds N             measured rounds, each running every measurement on both sides (default 60;
+          --rounds N             measured rounds, each running every measurement on both sides (default 50;
                                  a multiple of twice --processes runs each side first equally often in every pair)
           --sample-ms N          the CPU time of one measurement on one side in a round (default 100)
           --warmup-ms N          warm-up per measurement and worker process before the rounds (default 200)
@@ -29,7 +29,7 @@ internal sealed class CompareOptions
 
     internal string NewLabel { get; private init; } = "";
 
-    internal int Rounds { get; private init; } = 60;
+    internal int Rounds { get; private init; } = 50;
 
     internal int SampleMilliseconds { get; private init; } = 100;
 
@@ -52,7 +52,7 @@ internal sealed class CompareOptions
     internal static CompareOptions Parse(IReadOnlyList<string> args)
     {
         string? oldAssembly = null, newAssembly = null, oldLabel = null, newLabel = null;
-        int rounds = 60, sample = 100, warmup = 200, processes = 5;
+        int rounds = 50, sample = 100, warmup = 200, processes = 5;
         double tolerance = 3;
         string clock = "cpu";
         IReadOnlyList<Measurement> measurements = Measurement.All;

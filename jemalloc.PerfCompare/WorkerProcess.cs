@@ -56,8 +56,23 @@ internal sealed class WorkerProcess : IDisposable
     /// <exception cref="WorkerException">The worker failed or stopped.</exception>
     internal Sample Run(Measurement measurement, long operations)
     {
-        _process.StandardInput.WriteLine(string.Create(CultureInfo.InvariantCulture, $"run {measurement.Name} {operations}"));
-        _process.StandardInput.Flush();
+        Send(string.Create(CultureInfo.InvariantCulture, $"run {measurement.Name} {operations}"));
+        return Receive(measurement);
+    }
+
+    /// <summary>
+    /// Starts the worker's warm-up of <paramref name="measurement"/>: <paramref name="calls"/> runs of
+    /// <paramref name="operations"/> operations, then more until its JIT is done with it. It runs while
+    /// the driver starts others; <see cref="Receive"/> waits for its end and returns a run after it.
+    /// </summary>
+    internal void StartWarmUp(Measurement measurement, long operations, int calls) =>
+        Send(string.Create(CultureInfo.InvariantCulture, $"warm {measurement.Name} {operations} {calls}"));
+
+    /// <summary>Waits for the worker's answer to the request about <paramref name="measurement"/>.</summary>
+    /// <exception cref="ResultCheckException">The worker's check of the result failed.</exception>
+    /// <exception cref="WorkerException">The worker failed or stopped.</exception>
+    internal Sample Receive(Measurement measurement)
+    {
         string answer = _process.StandardOutput.ReadLine() ?? throw new WorkerException($"{Side}: the worker stopped during {measurement.Name}");
         if (answer.Split(' ') is ["ok", string wallText, string cpuText, string jittedText]
             && double.TryParse(wallText, NumberStyles.Float, CultureInfo.InvariantCulture, out double wall)
@@ -73,6 +88,12 @@ internal sealed class WorkerProcess : IDisposable
         }
 
         throw new WorkerException($"{Side}: {measurement.Name} failed: {answer}");
+    }
+
+    private void Send(string request)
+    {
+        _process.StandardInput.WriteLine(request);
+        _process.StandardInput.Flush();
     }
 
     public void Dispose()
