@@ -701,6 +701,14 @@ native_recipe() {
     awk '/^(prepare_source|target_settings|build_native_rid)\(\) \{/,/^\}$/' <<<"$script"; } | sha256sum | cut -c1-16
 }
 
+# "<short hash> <subject, cut at 60 characters> (<date>)" of commit $1.
+commit_title() {
+  local subject
+  subject="$(git -C "$ROOT" log -1 --format=%s "$1")"
+  [ ${#subject} -le 60 ] || subject="${subject:0:57}..."
+  printf '%s %s (%s)' "$(git -C "$ROOT" log -1 --format=%h "$1")" "$subject" "$(git -C "$ROOT" log -1 --format=%cs "$1")"
+}
+
 # Prepares one side, revision $1 ("" for the working tree): sets SIDE_KEY (its folders' name),
 # SIDE_LABEL (what it is, for the report), SIDE_LIBRARY (its jemalloc.Api.csproj), SIDE_NATIVES (the
 # folder of its native libraries, with a trailing /), SIDE_NATIVES_TEXT and SIDE_PROPERTIES (more
@@ -711,7 +719,7 @@ compare_side() {
     local changed
     changed="$(git -C "$ROOT" status --porcelain -- jemalloc.Api Directory.Build.props Directory.Packages.props | wc -l)"
     SIDE_KEY=worktree
-    SIDE_LABEL="the working tree: HEAD $(git -C "$ROOT" log -1 --format='%h %s (%cs)' HEAD)"
+    SIDE_LABEL="the working tree: HEAD $(commit_title HEAD)"
     if [ "$changed" -eq 0 ]; then SIDE_LABEL+=", no uncommitted change to jemalloc.Api or the props"
     else SIDE_LABEL+=", with $changed uncommitted change(s) to jemalloc.Api or the props"; fi
     SIDE_LIBRARY="$ROOT/jemalloc.Api/jemalloc.Api.csproj"
@@ -723,7 +731,7 @@ compare_side() {
   local commit
   commit="$(git -C "$ROOT" rev-parse --verify --quiet "$rev^{commit}")" || die "compare-builds: '$rev' is not a revision of this repository"
   SIDE_KEY="${commit:0:12}"
-  SIDE_LABEL="$(git -C "$ROOT" log -1 --format='%h %s (%cs)' "$commit")"
+  SIDE_LABEL="$(commit_title "$commit")"
   local dir="$COMPARE_DIR/src-$SIDE_KEY"
   if [ ! -f "$dir/.complete" ]; then
     step "extracting jemalloc.Api and the top-level files of $rev (${commit:0:12}) into ${dir#"$ROOT"/}"

@@ -16,7 +16,7 @@ internal static class Report
         output.WriteLine($"  new library: {newLibrary}");
         output.WriteLine(Invariant($"  the same measurement code (jemalloc.PerfCompare) compiled against each library; {options.Processes} worker process(es) per side taking turns by round; tiered JIT with dynamic PGO"));
         output.WriteLine(Invariant($"  {options.Rounds} rounds of ~{options.SampleMilliseconds} ms per measurement and side, old and new back to back (which first alternating), after a warm-up of"));
-        output.WriteLine(Invariant($"  {options.WarmupMilliseconds} ms per measurement and process, until the JIT was done, and one unrecorded round; the same calls in every process"));
+        output.WriteLine(Invariant($"  {options.WarmupMilliseconds} ms per measurement and process and on until its JIT was done, then one unrecorded round"));
         output.WriteLine(Invariant($"  machine: {Environment.ProcessorCount} logical cores, {RuntimeInformation.OSDescription}, .NET {Environment.Version}"));
         output.WriteLine();
     }
@@ -67,7 +67,7 @@ internal static class Report
             : $"load average: not available here; {Environment.ProcessorCount} logical cores");
         if (load.Max > Environment.ProcessorCount)
         {
-            output.WriteLine(Invariant($"WARNING: the load average reached {load.Max:F2}, above the {Environment.ProcessorCount} cores: other work competed with the measurements; compare on a quieter machine."));
+            output.WriteLine(Invariant($"WARNING: the load average reached {load.Max:F2}, above the {Environment.ProcessorCount} cores (this run's measuring worker counts for about 1): other work competed with the measurements; compare on a quieter machine."));
         }
 
         output.WriteLine(Invariant($"tolerance: new/old at most {1 + options.Tolerance:F2} (new at most {options.Tolerance * 100:0.#}% slower); old and new did the same operations, the same number of times."));
