@@ -688,8 +688,8 @@ readonly COMPARE_PROJECT="$ROOT/jemalloc.PerfCompare/jemalloc.PerfCompare.csproj
 
 # A fingerprint of how the native library is made, as build.sh of revision $1 (or of the working
 # tree, for "") makes it: jemalloc's version, tarball and checksum, the options compiled in, and the
-# functions that unpack, configure and build it. The same fingerprint: the same library, so a side
-# uses this tree's jemalloc/bin instead of building its own.
+# functions that unpack, configure and build it, comment lines aside. The same fingerprint: the same
+# library, so a side uses this tree's jemalloc/bin instead of building its own.
 native_recipe() {
   local script
   if [ -n "$1" ]; then
@@ -698,7 +698,8 @@ native_recipe() {
     script="$(cat "$ROOT/build.sh")"
   fi
   { grep -E '^readonly JEMALLOC_[A-Z_]+=' <<<"$script" || true
-    awk '/^(prepare_source|target_settings|build_native_rid)\(\) \{/,/^\}$/' <<<"$script"; } | sha256sum | cut -c1-16
+    awk '/^(prepare_source|target_settings|build_native_rid)\(\) \{/,/^\}$/' <<<"$script"; } \
+    | sed '/^[[:space:]]*#/d' | sha256sum | cut -c1-16
 }
 
 # "<short hash> <subject, cut at 60 characters> (<date>)" of commit $1.
