@@ -15,7 +15,6 @@ internal static class Comparison
     // Calls per measurement and worker before the rounds, at least: tiered compilation promotes a method after 30 calls.
     private const int MinimumWarmupCalls = 40;
 
-
     /// <summary>Runs the comparison, printing its progress.</summary>
     /// <returns>
     /// One result per measurement, in the order of <see cref="CompareOptions.Measurements"/>, on the clock

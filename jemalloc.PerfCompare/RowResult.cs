@@ -5,9 +5,10 @@ namespace jemalloc.PerfCompare;
 /// its rounds, and the ratio new/old, taken per round (the two sides of a round ran one right after
 /// the other, under the same load). Round r ran on the pair of processes r mod the number of pairs;
 /// the ratio of the result is the median over the pairs of each pair's median ratio, since a process
-/// can be slower than its siblings for the whole of its life (about one in eight ran a
-/// <c>FixedBuffer</c> create and free 12% slower than the others of the same build, the layout of
-/// its code and memory being its own), and the median over the pairs leaves out a pair with such a process.
+/// can be slower than its siblings for the whole of its life (dynamic PGO decides per process what the
+/// optimized code inlines: about one process in eight ran a <c>FixedBuffer</c> create and free 12%, or
+/// under load twice, as slow as the others of the same build), and the median over the pairs leaves
+/// out a pair with such a process.
 /// </summary>
 internal sealed class RowResult
 {
