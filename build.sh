@@ -21,6 +21,12 @@
 #   ./build.sh test-benchmark  an out-of-process benchmark smoke run in the source tree (jembench alloc
 #                              --quick: BenchmarkDotNet builds and starts its benchmark processes), then
 #                              fails if a symbolic link in the tree leads out of it (the end of test)
+#   ./build.sh compare-builds OLD [NEW] [OPTIONS]  the library at revision OLD against NEW (a revision;
+#                              by default the working tree): the same timing code (jemalloc.PerfCompare)
+#                              built against each, both run in one invocation, interleaved round by round
+#                              (FixedBuffer create+free, SafeArray indexer loops, JemMemoryPool rent,
+#                              NativeBufferWriter throughput); prints new/old per measurement and PASS/FAIL
+#                              at 3% (exit 5 when one fails); OPTIONS: ./build.sh compare-builds --help
 #   ./build.sh docs            the documentation site (docs/ and the API reference, DocFX) into
 #                              artifacts/docs; a DocFX warning fails it
 #
@@ -668,6 +674,136 @@ test_emulated() {
   info_all
 }
 
+# ---- comparing two builds of the library ---------------------------------------------------------
+# compare-builds: jemalloc.PerfCompare, always this tree's, built in Release against the library of
+# each side (a revision's jemalloc.Api, or this tree's) into artifacts/compare-builds/build-<side>/;
+# then the new side's build drives worker processes of both (see jemalloc.PerfCompare/Comparison.cs).
+# A revision's library comes from `git archive`: jemalloc.Api/ and the files at the top of the tree
+# (Directory.Build.props, Directory.Packages.props, global.json, .editorconfig, build.sh, ...) into
+# artifacts/compare-builds/src-<commit>/, kept for the next run. Nothing else of it: a second
+# jemalloc.Benchmarks.csproj in the tree would make BenchmarkDotNet's search for the benchmarks'
+# project (jembench alloc) find two and refuse to run.
+readonly COMPARE_DIR="$ROOT/artifacts/compare-builds"
+readonly COMPARE_PROJECT="$ROOT/jemalloc.PerfCompare/jemalloc.PerfCompare.csproj"
+
+# A fingerprint of how the native library is made, as build.sh of revision $1 (or of the working
+# tree, for "") makes it: jemalloc's version, tarball and checksum, the options compiled in, and the
+# functions that unpack, configure and build it, comment lines aside. The same fingerprint: the same
+# library, so a side uses this tree's jemalloc/bin instead of building its own.
+native_recipe() {
+  local script
+  if [ -n "$1" ]; then
+    script="$(git -C "$ROOT" show "$1:build.sh" 2>/dev/null)" || { echo "no build.sh"; return 0; }
+  else
+    script="$(cat "$ROOT/build.sh")"
+  fi
+  { grep -E '^readonly JEMALLOC_[A-Z_]+=' <<<"$script" || true
+    awk '/^(prepare_source|target_settings|build_native_rid)\(\) \{/,/^\}$/' <<<"$script"; } \
+    | sed '/^[[:space:]]*#/d' | sha256sum | cut -c1-16
+}
+
+# "<short hash> <subject, cut at 60 characters> (<date>)" of commit $1.
+commit_title() {
+  local subject
+  subject="$(git -C "$ROOT" log -1 --format=%s "$1")"
+  [ ${#subject} -le 60 ] || subject="${subject:0:57}..."
+  printf '%s %s (%s)' "$(git -C "$ROOT" log -1 --format=%h "$1")" "$subject" "$(git -C "$ROOT" log -1 --format=%cs "$1")"
+}
+
+# Prepares one side, revision $1 ("" for the working tree): sets SIDE_KEY (its folders' name),
+# SIDE_LABEL (what it is, for the report), SIDE_LIBRARY (its jemalloc.Api.csproj), SIDE_NATIVES (the
+# folder of its native libraries, with a trailing /), SIDE_NATIVES_TEXT and SIDE_PROPERTIES (more
+# properties for its build).
+compare_side() {
+  local rev="$1"
+  if [ -z "$rev" ]; then
+    local changed
+    changed="$(git -C "$ROOT" status --porcelain -- jemalloc.Api Directory.Build.props Directory.Packages.props | wc -l)"
+    SIDE_KEY=worktree
+    SIDE_LABEL="the working tree: HEAD $(commit_title HEAD)"
+    if [ "$changed" -eq 0 ]; then SIDE_LABEL+=", no uncommitted change to jemalloc.Api or the props"
+    else SIDE_LABEL+=", with $changed uncommitted change(s) to jemalloc.Api or the props"; fi
+    SIDE_LIBRARY="$ROOT/jemalloc.Api/jemalloc.Api.csproj"
+    SIDE_NATIVES="$NATIVE_DIR/bin/"
+    SIDE_NATIVES_TEXT="this tree's jemalloc/bin"
+    SIDE_PROPERTIES=()
+    return 0
+  fi
+  local commit
+  commit="$(git -C "$ROOT" rev-parse --verify --quiet "$rev^{commit}")" || die "compare-builds: '$rev' is not a revision of this repository"
+  SIDE_KEY="${commit:0:12}"
+  SIDE_LABEL="$(commit_title "$commit")"
+  local dir="$COMPARE_DIR/src-$SIDE_KEY"
+  if [ ! -f "$dir/.complete" ]; then
+    step "extracting jemalloc.Api and the top-level files of $rev (${commit:0:12}) into ${dir#"$ROOT"/}"
+    rm -rf "$dir" && mkdir -p "$dir"
+    local top=()
+    mapfile -t top < <(git -C "$ROOT" ls-tree "$commit" | awk -F'\t' '$1 ~ / blob / { print $2 }')
+    git -C "$ROOT" cat-file -e "$commit:jemalloc.Api/jemalloc.Api.csproj" 2>/dev/null \
+      || die "compare-builds: revision $rev has no jemalloc.Api/jemalloc.Api.csproj"
+    # -m: the files get the time of extraction, not the commit's, so no build output looks newer than them.
+    git -C "$ROOT" archive --format=tar "$commit" -- jemalloc.Api "${top[@]}" | tar -x -m -C "$dir" \
+      || die "compare-builds: extracting $rev failed"
+    touch "$dir/.complete"
+  fi
+  SIDE_LIBRARY="$dir/jemalloc.Api/jemalloc.Api.csproj"
+  # The extracted tree has no .git of its own: without these the SDK would stamp the library with the
+  # commit of the repository around it (this tree's HEAD), and rebuild it whenever that moves.
+  SIDE_PROPERTIES=("-p:SourceRevisionId=$commit" -p:EnableSourceControlManagerQueries=false)
+  if [ "$(native_recipe "$commit")" = "$(native_recipe "")" ]; then
+    SIDE_NATIVES="$NATIVE_DIR/bin/"
+    SIDE_NATIVES_TEXT="this tree's jemalloc/bin (its build.sh makes the native library as this tree's does)"
+    return 0
+  fi
+  step "revision $rev makes the native library differently: building it with its own build.sh in ${dir#"$ROOT"/}"
+  local source_env=()
+  if [ -z "${JEMALLOC_SRC:-}" ] && [ -f "$DOWNLOAD_DIR/$JEMALLOC_TARBALL" ] \
+     && grep -qxF "readonly JEMALLOC_SHA256=\"$JEMALLOC_SHA256\"" "$dir/build.sh"; then
+    source_env=("JEMALLOC_SRC=$DOWNLOAD_DIR/$JEMALLOC_TARBALL")
+  fi
+  (cd "$dir" && env "${source_env[@]}" bash ./build.sh native) || die "compare-builds: building the native library of $rev failed"
+  SIDE_NATIVES="$dir/jemalloc/bin/"
+  SIDE_NATIVES_TEXT="its own, built in ${dir#"$ROOT"/}/jemalloc/bin"
+}
+
+# Builds jemalloc.PerfCompare against the side compare_side prepared; sets SIDE_ASSEMBLY.
+compare_build() {
+  local out="$COMPARE_DIR/build-$SIDE_KEY" started=$SECONDS
+  step "building jemalloc.PerfCompare (Release) against $SIDE_LABEL"
+  mkdir -p "$COMPARE_DIR"
+  dotnet build "$COMPARE_PROJECT" -c Release --nologo -v quiet --artifacts-path "$out" \
+    "-p:JemallocApiProject=$SIDE_LIBRARY" "-p:JemallocNativeDir=$SIDE_NATIVES" "${SIDE_PROPERTIES[@]}" >"$out.log" 2>&1 \
+    || { tail -n 30 "$out.log" >&2; die "compare-builds: building against $SIDE_LABEL failed (log: $out.log)"; }
+  SIDE_ASSEMBLY="$out/bin/jemalloc.PerfCompare/release/jemalloc.PerfCompare.dll"
+  [ -f "$SIDE_ASSEMBLY" ] || die "compare-builds: the build did not produce $SIDE_ASSEMBLY"
+  echo "built in $((SECONDS - started)) s; natives: $SIDE_NATIVES_TEXT"
+}
+
+compare_builds() {
+  local started=$SECONDS
+  if [ $# -gt 0 ] && { [ "$1" = --help ] || [ "$1" = -h ]; }; then
+    build_native; compare_side ""; compare_build
+    dotnet "$SIDE_ASSEMBLY" --help
+    return 0
+  fi
+  [ $# -gt 0 ] && [ "${1#-}" = "$1" ] || die "usage: ./build.sh compare-builds OLD-REV [NEW-REV] [OPTIONS] (NEW-REV: by default the working tree; OPTIONS: ./build.sh compare-builds --help)"
+  local old_rev="$1" new_rev=""
+  shift
+  if [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then new_rev="$1"; shift; fi
+  build_native
+  local old_label old_assembly new_label new_assembly
+  compare_side "$old_rev"; compare_build
+  old_label="$SIDE_LABEL; natives: $SIDE_NATIVES_TEXT" old_assembly="$SIDE_ASSEMBLY"
+  compare_side "$new_rev"; compare_build
+  new_label="$SIDE_LABEL; natives: $SIDE_NATIVES_TEXT" new_assembly="$SIDE_ASSEMBLY"
+  step "compare-builds: old ${old_rev}, new ${new_rev:-working tree} (builds took $((SECONDS - started)) s)"
+  local status=0
+  dotnet "$new_assembly" --old "$old_assembly" --new "$new_assembly" --old-label "$old_label" --new-label "$new_label" "$@" || status=$?
+  echo "compare-builds took $((SECONDS - started)) s in all"
+  # The measuring program's exit code as it is: 5 means a measurement over the tolerance, 2 a wrong result.
+  exit "$status"
+}
+
 main() {
   local command="${1:-build}"
   [ $# -gt 0 ] && shift
@@ -714,8 +850,9 @@ main() {
     info-all) build_native_all; info_all ;;
     pack) build_native_all; build_solution; pack_package ;;
     docs) build_docs ;;
+    compare-builds) compare_builds "$@" ;;
     -h|--help|help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}" ;;
-    *) die "unknown command '$command' (try: build, native, native-all, jembench, test, test-emulated, test-linux-arm64, test-win-x64, test-package, test-benchmark, info-all, pack, docs, help)" ;;
+    *) die "unknown command '$command' (try: build, native, native-all, jembench, test, test-emulated, test-linux-arm64, test-win-x64, test-package, test-benchmark, info-all, pack, docs, compare-builds, help)" ;;
   esac
 }
 
