@@ -155,6 +155,38 @@ public sealed unsafe class FlatColumnTests : LedgerBalanced
     }
 
     [Fact]
+    public void A_C_program_reads_exported_decimal_and_fixed_size_binary_chunks_with_the_same_sums()
+    {
+        using DecimalColumn decimals = MakeDecimals(Rows, 38, 6);
+        using FixedSizeBinaryColumn binary = MakeBinary(Rows, 7);
+        Int128 decimalSum = 0;
+        ulong byteSum = 0;
+        var value = new byte[7];
+        for (int i = 0; i < Rows; i++)
+        {
+            if (!decimals.IsNull(i))
+            {
+                decimalSum += decimals.GetUnscaled(i);
+            }
+
+            if (!binary.IsNull(i))
+            {
+                binary.CopyValue(i, value);
+                byteSum += (ulong)value.Sum(b => b);
+            }
+        }
+
+        CConsumer.Result seen = ExportAndRead(decimals.ToArrow(), decimals.Values.Pointer);
+        Assert.Equal("d:38,6", seen.FormatText());
+        Assert.Equal((Rows, decimals.NullCount, decimals.NullCount), (seen.Length, seen.NullCount, seen.DeclaredNullCount));
+        Assert.Equal(decimalSum, seen.DecimalSum);
+        seen = ExportAndRead(binary.ToArrow(), binary.Data.Pointer);
+        Assert.Equal("w:7", seen.FormatText());
+        Assert.Equal(binary.NullCount, seen.NullCount);
+        Assert.Equal(byteSum, seen.WideSumLow);
+    }
+
+    [Fact]
     public void A_C_Data_Interface_export_of_a_fixed_size_binary_column_gives_its_bytes()
     {
         using FixedSizeBinaryColumn binary = MakeBinary(300, 16);
@@ -202,6 +234,27 @@ public sealed unsafe class FlatColumnTests : LedgerBalanced
         gone.Dispose();
         Assert.Throws<ObjectDisposedException>(() => gone.ToArrow());
         Assert.Throws<ArgumentNullException>(() => ((DecimalColumn)null!).ToArrow());
+    }
+
+    // Exports the view's one chunk and its type, disposes the view, and has the C program read and release them.
+    private static CConsumer.Result ExportAndRead(NativeArrowColumn view, nint values)
+    {
+        CArrowArray* array = CArrowArray.Create();
+        CArrowSchema* schema = CArrowSchema.Create();
+        try
+        {
+            CArrowSchemaExporter.ExportType(view.DataType, schema);
+            view.ExportChunk(0, array);
+            view.Dispose();
+            CConsumer.Result seen = CConsumer.Read(schema, array, values);
+            Assert.Equal((1, 1), (seen.ZeroCopy, seen.Released));
+            return seen;
+        }
+        finally
+        {
+            CArrowArray.Free(array);
+            CArrowSchema.Free(schema);
+        }
     }
 
     private static DecimalColumn MakeDecimals(int rows, int precision, int scale)
