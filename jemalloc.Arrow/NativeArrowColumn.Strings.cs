@@ -1,3 +1,4 @@
+using System.Numerics;
 using Apache.Arrow;
 using Apache.Arrow.Types;
 using jemalloc.AddOns;
@@ -6,23 +7,21 @@ using jemalloc.Arrow.Internal;
 namespace jemalloc.Arrow;
 
 // A NativeStringColumn as Arrow arrays: utf8/binary (32-bit offsets) or their large variants (64-bit).
-// The data block is always shown as it is. With 64-bit offsets and data that fits one Arrow buffer, the
-// offsets block is shown as it is too (each chunk sees its rows' offsets and the data from byte 0);
-// otherwise each chunk gets offsets of its own, rebased to its first value, in a block the view owns.
+// The data block is shown as it is; each chunk's offsets are copied into a block the view owns, rebased
+// to the chunk's data buffer. The column's offsets are public, so a caller may change them at any time:
+// copying reads each one exactly once and checks the value it copies, so nothing Arrow or a C consumer
+// of an export reads through the view's offsets can leave the data block, whatever happens to the
+// column's offsets meanwhile or afterwards.
 public sealed partial class NativeArrowColumn
 {
     // An Arrow buffer is a Memory<byte>: at most int.MaxValue bytes.
     private const long MaxBufferBytes = int.MaxValue;
 
-    // The public parameter the checks below name: ToArrow's column.
-    private const string ColumnParameter = "column";
-
-    internal static unsafe NativeArrowColumn CreateStrings(NativeStringColumn column, bool largeOffsets, long maxChunkRows)
+    internal static unsafe NativeArrowColumn CreateStrings(NativeStringColumn column, bool largeOffsets, long maxChunkRows, string paramName)
     {
         IArrowType type = column.IsUtf8
             ? (largeOffsets ? LargeStringType.Default : StringType.Default)
             : (largeOffsets ? LargeBinaryType.Default : BinaryType.Default);
-        int offsetSize = largeOffsets ? sizeof(long) : sizeof(int);
         var memories = new List<IDisposable>();
         var arrays = new List<IArrowArray>();
         var addresses = new List<nint>();
@@ -32,31 +31,25 @@ public sealed partial class NativeArrowColumn
             using MemoryHold offsetHold = column.Offsets.Hold();
             using MemoryHold dataHold = column.Data.Hold();
             using MemoryLease<long> offsetLease = column.Offsets.Lease();
-            long* offsets = (long*)offsetLease.Pointer;
-            long length = column.Length;
-            long dataLength = column.Data.Length;
-            CheckOffsets(offsets, length, dataLength, ColumnParameter);
-            bool sharedOffsets = largeOffsets && offsets[length] <= MaxBufferBytes;
+            var source = new OffsetSource((long*)offsetLease.Pointer, column.Length, column.Data.Length, paramName);
+            bool nullable = column.Validity is not null;
             long start = 0;
+            long first = source.First();
             do
             {
-                long end = ChunkEnd(offsets, start, length, sharedOffsets, offsetSize, maxChunkRows, column.Validity is not null, ColumnParameter);
-                int count = (int)(end - start);
-                long dataStart = sharedOffsets ? 0 : offsets[start];
-                long dataEnd = Math.Max(offsets[end], dataStart);
-                // An empty chunk still shows one byte of the block, so its buffer has an address.
-                var dataMemory = NativeBlockMemory<byte>.View(column.Data, dataStart, (int)Math.Max(1, Math.Min(dataEnd - dataStart, dataLength - dataStart)));
+                StringChunk chunk = largeOffsets
+                    ? CopyOffsets<long>(ref source, start, first, maxChunkRows, nullable, memories)
+                    : CopyOffsets<int>(ref source, start, first, maxChunkRows, nullable, memories);
+                var dataMemory = NativeBlockMemory<byte>.View(column.Data, chunk.DataStart, chunk.DataLength);
                 memories.Add(dataMemory);
                 addresses.Add(dataMemory.Address);
-                ArrowBuffer offsetBuffer = sharedOffsets
-                    ? new ArrowBuffer(Track(memories, NativeBlockMemory<long>.View(column.Offsets, start * sizeof(long), (count + 1) * sizeof(long))).Memory)
-                    : OwnOffsets(memories, offsets + start, count, largeOffsets, ColumnParameter);
-                (ArrowBuffer validityBuffer, int nullCount) = ChunkValidity(column.Validity, start, count, memories);
-                var data = new ArrayData(type, count, nullCount, 0, [validityBuffer, offsetBuffer, new ArrowBuffer(dataMemory.Memory)]);
+                (ArrowBuffer validityBuffer, int nullCount) = ChunkValidity(column.Validity, start, chunk.Rows, memories);
+                var data = new ArrayData(type, chunk.Rows, nullCount, 0, [validityBuffer, chunk.Offsets, new ArrowBuffer(dataMemory.Memory)]);
                 arrays.Add(ArrowArrayFactory.BuildArray(data));
-                start = end;
+                start += chunk.Rows;
+                first = chunk.NextFirst;
             }
-            while (start < length);
+            while (start < column.Length);
 
             return new NativeArrowColumn(new ChunkedArray(arrays), memories, [.. addresses]);
         }
@@ -71,134 +64,62 @@ public sealed partial class NativeArrowColumn
         }
     }
 
-    private static TMemory Track<TMemory>(List<IDisposable> memories, TMemory memory)
-        where TMemory : IDisposable
+    // One chunk's rows from start: their offsets copied (each read once, checked: not below the one
+    // before, not past the data block) and rebased to the chunk's data buffer, for as many rows as one
+    // buffer's bytes, maxChunkRows and (with nulls) a multiple of 8 allow.
+    private static unsafe StringChunk CopyOffsets<TOffset>(ref OffsetSource source, long start, long first, long maxChunkRows, bool nullable, List<IDisposable> memories)
+        where TOffset : unmanaged, IBinaryInteger<TOffset>
     {
-        memories.Add(memory);
-        return memory;
-    }
-
-    // Offsets are public, so they are checked once here, under the build's hold, before Arrow (or a C
-    // consumer of an export) reads any value through them.
-    private static unsafe void CheckOffsets(long* offsets, long length, long dataLength, string paramName)
-    {
-        long previous = offsets[0];
-        if ((ulong)previous > (ulong)dataLength)
-        {
-            throw new ArgumentException($"The column's first offset is {previous:N0}, outside its data block of {dataLength:N0} bytes.", paramName);
-        }
-
-        for (long row = 0; row < length; row++)
-        {
-            long next = offsets[row + 1];
-            if (next < previous || next > dataLength)
-            {
-                throw new ArgumentException($"Row {row:N0}'s offsets ({previous:N0} to {next:N0}) do not describe bytes inside the column's data block of {dataLength:N0} bytes; they were changed after the column was made.", paramName);
-            }
-
-            previous = next;
-        }
-    }
-
-    // The end of the chunk from row start: as many rows as the buffers allow (and maxChunkRows), a
-    // multiple of 8 unless it is the last, so that each chunk's bitmap starts on a byte. A column of no
-    // rows is one empty chunk.
-    private static unsafe long ChunkEnd(long* offsets, long start, long length, bool sharedOffsets, int offsetSize, long maxChunkRows, bool nullable, string paramName)
-    {
-        long end = Math.Min(length, start + Math.Min(maxChunkRows, MaxBufferBytes / offsetSize - 1));
-        if (!sharedOffsets)
-        {
-            // The rows whose bytes fit one buffer from the chunk's first value: a binary search over the offsets.
-            long low = start;
-            long high = end;
-            while (low < high)
-            {
-                long middle = low + ((high - low + 1) >> 1);
-                if (offsets[middle] - offsets[start] <= MaxBufferBytes)
-                {
-                    low = middle;
-                }
-                else
-                {
-                    high = middle - 1;
-                }
-            }
-
-            end = low;
-        }
-
-        if (end < length && nullable)
-        {
-            end = start + ((end - start) & ~7L);
-        }
-
-        if (end == start && start < length)
-        {
-            throw new ArgumentException($"The values from row {start:N0} take more than {MaxBufferBytes:N0} bytes within {(nullable ? 8 : 1)} row(s), more than one Arrow buffer holds.", paramName);
-        }
-
-        return end;
-    }
-
-    // 32-bit offsets, or 64-bit ones rebased to the chunk's first value, in a block the view owns.
-    private static unsafe ArrowBuffer OwnOffsets(List<IDisposable> memories, long* offsets, int count, bool large, string paramName)
-    {
-        long first = offsets[0];
-        if (large)
-        {
-            var block = new SafeArray<long>(count + 1);
-            NativeBlockMemory<long> memory;
-            try
-            {
-                using (MemoryLease<long> lease = block.Lease())
-                {
-                    long* target = (long*)lease.Pointer;
-                    for (int i = 0; i <= count; i++)
-                    {
-                        target[i] = offsets[i] - first;
-                    }
-                }
-
-                memory = NativeBlockMemory<long>.Owning(block, (count + 1) * sizeof(long));
-            }
-            catch
-            {
-                block.Dispose();
-                throw;
-            }
-
-            memories.Add(memory);
-            return new ArrowBuffer(memory.Memory);
-        }
-
-        if (offsets[count] - first > int.MaxValue)
-        {
-            throw new ArgumentException($"The chunk's values take {offsets[count] - first:N0} bytes, past what 32-bit offsets can address; export with 64-bit offsets.", paramName);
-        }
-
-        var small = new SafeArray<int>(count + 1);
-        NativeBlockMemory<int> smallMemory;
+        long rowLimit = Math.Min(Math.Min(maxChunkRows, source.Length - start), (MaxBufferBytes / sizeof(TOffset)) - 1);
+        long byteLimit = sizeof(TOffset) == sizeof(int) ? int.MaxValue : MaxBufferBytes;
+        var block = new SafeArray<TOffset>((int)rowLimit + 1);
         try
         {
-            using (MemoryLease<int> lease = small.Lease())
+            // An empty chunk at the very end of the block shows its last byte, so that its buffer lies inside the block.
+            long bufferStart = Math.Min(first, source.DataLength - 1);
+            long end;
+            int rows;
+            using (MemoryLease<TOffset> lease = block.Lease())
             {
-                int* target = (int*)lease.Pointer;
-                for (int i = 0; i <= count; i++)
+                TOffset* target = (TOffset*)lease.Pointer;
+                target[0] = TOffset.CreateTruncating(first - bufferStart);
+                long previous = first;
+                rows = 0;
+                while (rows < rowLimit)
                 {
-                    target[i] = (int)(offsets[i] - first);
+                    long next = source.Read(start + rows + 1, previous);
+                    if (next - bufferStart > byteLimit)
+                    {
+                        break;
+                    }
+
+                    target[++rows] = TOffset.CreateTruncating(next - bufferStart);
+                    previous = next;
                 }
+
+                if (rows < source.Length - start && nullable)
+                {
+                    rows &= ~7;
+                }
+
+                if (rows == 0 && start < source.Length)
+                {
+                    throw new ArgumentException($"The values from row {start:N0} take more than {byteLimit:N0} bytes within {(nullable ? 8 : 1)} row(s), more than one Arrow buffer (or 32-bit offsets) holds.", source.ParamName);
+                }
+
+                end = long.CreateTruncating(target[rows]) + bufferStart;
             }
 
-            smallMemory = NativeBlockMemory<int>.Owning(small, (count + 1) * sizeof(int));
+            var memory = NativeBlockMemory<TOffset>.Owning(block, (rows + 1) * sizeof(TOffset));
+            memories.Add(memory);
+            long dataLength = Math.Max(1, end - bufferStart);
+            return new StringChunk(rows, new ArrowBuffer(memory.Memory), bufferStart, (int)dataLength, end);
         }
         catch
         {
-            small.Dispose();
+            block.Dispose();
             throw;
         }
-
-        memories.Add(smallMemory);
-        return new ArrowBuffer(smallMemory.Memory);
     }
 
     private static unsafe (ArrowBuffer Buffer, int NullCount) ChunkValidity(HugeArray<byte>? validity, long start, int count, List<IDisposable> memories)
@@ -212,5 +133,41 @@ public sealed partial class NativeArrowColumn
         memories.Add(memory);
         int nullCount = count - (int)ValidityBitmap.CountSet((byte*)memory.Address, count);
         return (new ArrowBuffer(memory.Memory), nullCount);
+    }
+
+    /// <summary>One chunk: its rows, its offsets buffer (owned), where its data buffer starts and how long it is, and the offset the next chunk starts at.</summary>
+    private readonly record struct StringChunk(int Rows, ArrowBuffer Offsets, long DataStart, int DataLength, long NextFirst);
+
+    /// <summary>The column's offsets, read one at a time and checked as they are read.</summary>
+    private readonly unsafe struct OffsetSource(long* offsets, long length, long dataLength, string paramName)
+    {
+        internal long Length => length;
+
+        internal long DataLength => dataLength;
+
+        internal string ParamName => paramName;
+
+        internal long First()
+        {
+            long first = offsets[0];
+            if ((ulong)first > (ulong)dataLength)
+            {
+                throw new ArgumentException($"The column's first offset is {first:N0}, outside its data block of {dataLength:N0} bytes.", paramName);
+            }
+
+            return first;
+        }
+
+        // Offset `index` (the end of row index - 1), which must not be below the row's start or past the block.
+        internal long Read(long index, long previous)
+        {
+            long next = offsets[index];
+            if (next < previous || next > dataLength)
+            {
+                throw new ArgumentException($"Row {index - 1:N0}'s offsets ({previous:N0} to {next:N0}) do not describe bytes inside the column's data block of {dataLength:N0} bytes; they were changed after the column was made.", paramName);
+            }
+
+            return next;
+        }
     }
 }

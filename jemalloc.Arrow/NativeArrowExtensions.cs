@@ -76,7 +76,7 @@ public static class NativeArrowExtensions
             throw new ArgumentException($"With a validity bitmap the chunk length must be a multiple of 8 (so each chunk's bitmap starts on a byte); {maxChunkLength:N0} is not.", nameof(maxChunkLength));
         }
 
-        return NativeArrowColumn.CreateStrings(column, largeOffsets, maxChunkLength == 0 ? long.MaxValue : maxChunkLength);
+        return NativeArrowColumn.CreateStrings(column, largeOffsets, maxChunkLength == 0 ? long.MaxValue : maxChunkLength, nameof(column));
     }
 
     private static unsafe int ChunkLength<T>(int maxChunkLength, bool nullable)

@@ -113,7 +113,7 @@ public sealed partial class NativeStringColumn : IDisposable
     public int GetByteCount(long row)
     {
         using NativeStringColumnReadScope values = OpenRead();
-        return values[row].Length;
+        return values.IsNull(row) ? 0 : values[row].Length;
     }
 
     /// <summary>Row <paramref name="row"/>'s value decoded from UTF-8, or <see langword="null"/> for a null row. Invalid UTF-8 becomes U+FFFD, as <see cref="Encoding.UTF8"/> decodes it.</summary>
@@ -150,7 +150,7 @@ public sealed partial class NativeStringColumn : IDisposable
     public int CopyTo(long row, Span<byte> destination)
     {
         using NativeStringColumnReadScope values = OpenRead();
-        ReadOnlySpan<byte> value = values[row];
+        ReadOnlySpan<byte> value = values.IsNull(row) ? default : values[row];
         if (value.Length > destination.Length)
         {
             ThrowHelper.ThrowArgument(nameof(destination), $"Row {row:N0} holds {value.Length:N0} bytes; the destination has room for {destination.Length:N0}.");

@@ -98,11 +98,24 @@ internal sealed unsafe class NativeBlockMemory<T> : MemoryManager<byte>
         }
     }
 
-    private static NativeBlockMemory<T> Create(NativeBuffer<T> buffer, long byteOffset, int length, bool owns)
+    private static unsafe NativeBlockMemory<T> Create(NativeBuffer<T> buffer, long byteOffset, int length, bool owns)
     {
         MemoryHold hold = buffer.Hold();
         try
         {
+            // Every view is checked against its block, so no mistake in the code that chose the range can
+            // hand Arrow (or a C consumer of an export) memory outside it.
+            long blockBytes;
+            using (MemoryLease<T> lease = buffer.Lease())
+            {
+                blockBytes = lease.Length * sizeof(T);
+            }
+
+            if (byteOffset < 0 || length < 0 || byteOffset > blockBytes - length)
+            {
+                throw new ArgumentOutOfRangeException(nameof(byteOffset), byteOffset, $"Bytes {byteOffset:N0} to {byteOffset + length:N0} are not inside the block of {blockBytes:N0} bytes.");
+            }
+
             return new NativeBlockMemory<T>(buffer, hold, byteOffset, length, owns);
         }
         catch
