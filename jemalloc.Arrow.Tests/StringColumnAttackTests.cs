@@ -313,4 +313,64 @@ public sealed unsafe class StringColumnAttackTests
         Assert.Null(back.GetString(1));
         Assert.Equal(Encoding.UTF8.GetBytes(""), back.GetBytes(0));
     }
+
+    [Fact]
+    public void StringColumnAttack_offsets_changed_while_ToArrow_builds_never_give_buffers_outside_the_block()
+    {
+        // Between ToArrow's check of the offsets and its reading them again for the chunks and their own 32-bit offsets.
+        using NativeStringColumn column = Build(Enumerable.Range(0, 512).Select(i => "v" + i));
+        long good = column.Offsets[256];
+        using var stop = new CancellationTokenSource();
+        var attacker = new Thread(() =>
+        {
+            int k = 0;
+            while (!stop.IsCancellationRequested)
+            {
+                column.Offsets[256] = (k++ & 1) == 0 ? 1L << 40 : good;
+            }
+
+            column.Offsets[256] = good;
+        });
+        attacker.Start();
+        var problems = new List<string>();
+        try
+        {
+            var deadline = DateTime.UtcNow.AddSeconds(2);
+            while (DateTime.UtcNow < deadline && problems.Count == 0)
+            {
+                NativeArrowColumn view;
+                try
+                {
+                    view = column.ToArrow(largeOffsets: false, maxChunkLength: 1);
+                }
+                catch (ArgumentException)
+                {
+                    continue;
+                }
+
+                using (view)
+                {
+                    long blockStart = column.Data.Pointer;
+                    long blockEnd = blockStart + column.Data.Length;
+                    for (int c = 0; c < view.ChunkCount; c++)
+                    {
+                        ArrayData data = view.Chunks.ArrowArray(c).Data;
+                        long start = view.GetValueAddress(c);
+                        ReadOnlySpan<int> offsets = MemoryMarshal.Cast<byte, int>(data.Buffers[1].Span);
+                        if (start < blockStart || start + data.Buffers[2].Length > blockEnd + 1 || offsets[^1] > data.Buffers[2].Length)
+                        {
+                            problems.Add($"chunk {c}: value buffer at {start - blockStart} of {column.Data.Length}, {data.Buffers[2].Length} bytes, last offset {offsets[^1]}");
+                        }
+                    }
+                }
+            }
+        }
+        finally
+        {
+            stop.Cancel();
+            attacker.Join();
+        }
+
+        Assert.True(problems.Count == 0, string.Join(Environment.NewLine, problems));
+    }
 }

@@ -1,6 +1,5 @@
 #pragma warning disable xUnit1031 // the races block on their threads on purpose
 using System.Buffers.Binary;
-using System.Text;
 using ParquetSharp;
 
 namespace jemalloc.Parquet.Tests;
@@ -46,7 +45,7 @@ public sealed class StringColumnAttackTests : IDisposable
         byte[] file = File.ReadAllBytes(path);
         byte[] pattern = new byte[4 + Marker(i).Length];
         BinaryPrimitives.WriteInt32LittleEndian(pattern, Marker(i).Length);
-        Encoding.ASCII.GetBytes(Marker(i)).CopyTo(pattern, 4);
+        System.Text.Encoding.ASCII.GetBytes(Marker(i)).CopyTo(pattern, 4);
         int at = file.AsSpan().IndexOf(pattern);
         Assert.True(at >= 0, "the value's PLAIN bytes were not found");
         BinaryPrimitives.WriteInt32LittleEndian(file.AsSpan(at), length);
@@ -196,7 +195,7 @@ public sealed class StringColumnAttackTests : IDisposable
             {
                 try
                 {
-                    new NativeParquetWriter().Add("s", column).Write(path);
+                    new NativeParquetWriter().Add("s", column).Write(path + written);
                     written++;
                 }
                 catch (InvalidDataException)
@@ -217,10 +216,31 @@ public sealed class StringColumnAttackTests : IDisposable
         Assert.Null(failure);
         if (written > 0)
         {
-            using var reader = new NativeParquetReader(path);
+            using var reader = new NativeParquetReader(path + "0");
             using NativeStringColumn back = reader.ReadStringColumn("s");
             Assert.Equal("value-99999", back.GetString(99_999));
         }
+    }
+
+    [Theory]
+    [InlineData(true)]
+    [InlineData(false)]
+    public void StringColumnAttack_a_footer_that_flips_optional_and_required_throws_or_reads_damaged_without_crashing(bool nullable)
+    {
+        // Definition levels against values: the footer's repetition of column "s" (OPTIONAL 1, REQUIRED 0, zigzag 2 / 0) flipped.
+        string path = _folder.File($"flip-{nullable}.parquet");
+        using NativeStringColumn column = Build(Enumerable.Range(0, 1000).Select(i => nullable && i % 10 == 9 ? null : Marker(i)));
+        new NativeParquetWriter { Compression = Compression.Uncompressed }.Add("s", column).Write(path);
+        byte[] file = File.ReadAllBytes(path);
+        int footerLength = BinaryPrimitives.ReadInt32LittleEndian(file.AsSpan(file.Length - 8));
+        int footer = file.Length - 8 - footerLength;
+        byte[] pattern = [nullable ? (byte)0x02 : (byte)0x00, 0x18, 0x01, (byte)'s'];
+        int at = file.AsSpan(footer).IndexOf(pattern);
+        Assert.True(at > 0 && (file[footer + at - 1] & 0x0F) == 5, "the repetition field of 's' was not found");
+        file[footer + at] = nullable ? (byte)0x00 : (byte)0x02;
+        File.WriteAllBytes(path, file);
+        Exception? e = Read(path);
+        Assert.True(e is null or ParquetException or InvalidDataException, e?.ToString());
     }
 
     [Fact]
