@@ -307,4 +307,19 @@ public sealed class StringColumnAttackTests : IDisposable
         Assert.Contains("'i'", e.Message);
         Assert.Throws<ArgumentException>(() => reader.ReadStringColumn("nope"));
     }
+
+    [Fact]
+    public void StringColumnAttack_a_read_past_an_arenas_budget_throws_and_gives_everything_back()
+    {
+        string path = WriteMarkers("budget.parquet", 20_000);
+        using var arena = new JemArena(budgetBytes: 96 * 1024);
+        using var reader = new NativeParquetReader(path);
+        Exception? e = Record.Exception(() => reader.ReadStringColumn("s", arena.Options).Dispose());
+        Assert.True(e is ArenaBudgetExceededException or OutOfMemoryException, e?.ToString() ?? "read past the budget");
+        Assert.Equal(0, arena.UsedBytes);
+        arena.Reset();
+        // The reader still works after the failure.
+        using NativeStringColumn column = reader.ReadStringColumn("s");
+        Assert.Equal(Marker(19_998), column.GetString(19_998));
+    }
 }

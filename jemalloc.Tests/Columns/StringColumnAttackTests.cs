@@ -655,4 +655,137 @@ public sealed class StringColumnAttackTests : LeakCheckedTest
         Assert.Equal(0, column.CopyTo(1, destination));
         Assert.Equal(0, destination[0]);
     }
+
+    [Fact]
+    public void StringColumnAttack_a_builder_past_its_arenas_budget_refuses_the_row_and_keeps_the_ones_before()
+    {
+        using var arena = new JemArena(budgetBytes: 256 * 1024);
+        long appended = 0;
+        using (var builder = new NativeStringColumnBuilder(false, arena.Options))
+        {
+            byte[] value = new byte[1000];
+            Exception? refused = null;
+            for (int i = 0; i < 10_000 && refused is null; i++)
+            {
+                value[0] = (byte)i;
+                refused = Record.Exception(() => builder.Append(value));
+                if (refused is null)
+                {
+                    appended++;
+                }
+            }
+
+            Assert.True(refused is ArenaBudgetExceededException or OutOfMemoryException, refused?.ToString() ?? "no refusal");
+            Assert.Equal(appended, builder.Count);
+            Assert.Equal(appended * 1000, builder.ByteCount);
+            builder.AppendNull();
+            Exception? built = Record.Exception(() =>
+            {
+                using NativeStringColumn column = builder.Build();
+                Assert.Equal(appended + 1, column.Length);
+                Assert.Equal((byte)(appended - 1), column.GetBytes(appended - 1)![0]);
+                Assert.True(column.IsNull(appended));
+            });
+            Assert.True(built is null or ArenaBudgetExceededException or OutOfMemoryException, built?.ToString());
+        }
+
+        Assert.Equal(0, arena.UsedBytes);
+    }
+
+    [Fact]
+    public void StringColumnAttack_a_build_whose_next_blocks_exceed_the_arenas_budget_leaks_neither_the_column_nor_the_builder()
+    {
+        bool sawFailedBuild = false;
+        for (int kib = 26; kib <= 56 && !sawFailedBuild; kib++)
+        {
+            using var arena = new JemArena(budgetBytes: kib * 1024);
+            NativeStringColumnBuilder builder;
+            try
+            {
+                builder = new NativeStringColumnBuilder(false, arena.Options);
+            }
+            catch (ArenaBudgetExceededException)
+            {
+                continue;
+            }
+
+            try
+            {
+                try
+                {
+                    for (int i = 0; i < 16; i++)
+                    {
+                        builder.Append(new byte[1000]);
+                    }
+                }
+                catch (ArenaBudgetExceededException)
+                {
+                    continue;
+                }
+
+                NativeStringColumn? column = null;
+                try
+                {
+                    column = builder.Build();
+                }
+                catch (Exception e) when (e is ArenaBudgetExceededException or OutOfMemoryException)
+                {
+                    sawFailedBuild = true;
+                }
+
+                if (column is not null)
+                {
+                    column.Dispose();
+                    continue;
+                }
+
+                // The build failed: the rows are lost (documented), but the built blocks must have been freed, not left to a finalizer,
+                // and the builder must be empty and usable ("the builder is empty"), not broken.
+                var facts = new List<string>();
+                if (builder.Count != 0)
+                {
+                    facts.Add($"Count is {builder.Count}");
+                }
+
+                Exception? after = Record.Exception(() => builder.AppendNull());
+                if (after is not (null or ArenaBudgetExceededException or OutOfMemoryException))
+                {
+                    facts.Add($"AppendNull after the failed build threw {after.GetType().Name}: {after.Message}");
+                }
+
+                Exception? dispose = Record.Exception(builder.Dispose);
+                if (dispose is not null)
+                {
+                    facts.Add($"Dispose threw {dispose.GetType().Name}: {dispose.Message}");
+                }
+
+                if (arena.UsedBytes != 0)
+                {
+                    facts.Add($"{arena.UsedBytes:N0} bytes still used in the arena");
+                }
+
+                if (facts.Count > 0)
+                {
+                    // Leave what cannot be freed to the finalizers, so the ledger check reports this test's failure, not a leak.
+                    LeavesLeaksToTheFinalizer();
+                }
+
+                Assert.True(facts.Count == 0, $"budget {kib} KiB, after a failed Build: " + string.Join("; ", facts));
+            }
+            finally
+            {
+                try
+                {
+                    builder.Dispose();
+                }
+                catch (InvalidOperationException)
+                {
+                }
+            }
+
+            Assert.True(arena.UsedBytes == 0, $"budget {kib} KiB: {arena.UsedBytes:N0} bytes still used in the arena after the builder was disposed.");
+        }
+
+        Assert.True(sawFailedBuild, "no budget made Build fail; the scenario did not run");
+    }
 }
