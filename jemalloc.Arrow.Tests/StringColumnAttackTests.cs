@@ -373,4 +373,33 @@ public sealed unsafe class StringColumnAttackTests
 
         Assert.True(problems.Count == 0, string.Join(Environment.NewLine, problems));
     }
+
+    [Fact]
+    public void StringColumnAttack_ToNativeStringColumn_past_an_arenas_budget_reports_the_budget_and_frees_everything()
+    {
+        var builder = new BinaryArray.Builder();
+        for (int i = 0; i < 16; i++)
+        {
+            builder.Append(new byte[1000].AsSpan());
+        }
+
+        using BinaryArray array = builder.Build();
+        var problems = new List<string>();
+        for (int kib = 26; kib <= 64; kib++)
+        {
+            using var arena = new JemArena(budgetBytes: kib * 1024);
+            Exception? e = Record.Exception(() => array.ToNativeStringColumn(arena.Options).Dispose());
+            if (e is not (null or ArenaBudgetExceededException or OutOfMemoryException))
+            {
+                problems.Add($"{kib} KiB: {e.GetType().Name}: {e.Message}");
+            }
+
+            if (arena.UsedBytes != 0)
+            {
+                problems.Add($"{kib} KiB: {arena.UsedBytes:N0} bytes left in the arena");
+            }
+        }
+
+        Assert.True(problems.Count == 0, string.Join(Environment.NewLine, problems));
+    }
 }

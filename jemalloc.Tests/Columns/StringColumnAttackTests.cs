@@ -788,4 +788,85 @@ public sealed class StringColumnAttackTests : LeakCheckedTest
 
         Assert.True(sawFailedBuild, "no budget made Build fail; the scenario did not run");
     }
+
+    [Fact]
+    public void StringColumnAttack_a_closed_scope_stays_closed_while_a_later_scope_is_open_and_cannot_close_it()
+    {
+        using NativeStringColumn column = Build(["a", "b"]);
+        NativeStringColumnReadScope stale = column.OpenRead();
+        stale.Dispose();
+        for (int i = 0; i < 3; i++)
+        {
+            using NativeStringColumnReadScope fresh = column.OpenRead();
+            NativeStringColumnReadScope copy = stale;
+            bool threw = false;
+            try
+            {
+                _ = copy[0];
+            }
+            catch (ObjectDisposedException)
+            {
+                threw = true;
+            }
+
+            Assert.True(threw, "a disposed scope read while another scope of the column was open");
+            stale.Dispose();
+            Assert.Throws<InvalidOperationException>(column.Dispose);
+            Assert.Equal("b", Encoding.UTF8.GetString(fresh[1]));
+        }
+    }
+
+    [Fact]
+    public void StringColumnAttack_arena_reset_racing_reads_gives_ObjectDisposed_or_a_refused_reset()
+    {
+        for (int round = 0; round < 20; round++)
+        {
+            using var arena = new JemArena();
+            NativeStringColumn column;
+            using (var builder = new NativeStringColumnBuilder(true, arena.Options))
+            {
+                for (int i = 0; i < 3000; i++)
+                {
+                    builder.Append(i % 9 == 0 ? null : "row" + i);
+                }
+
+                column = builder.Build();
+            }
+
+            using var go = new Barrier(2);
+            var reader = Start(() =>
+            {
+                go.SignalAndWait();
+                for (int i = 0; i < 300; i++)
+                {
+                    try
+                    {
+                        Assert.Equal(0, column.CountStartsWith("zz"u8));
+                        Assert.Equal("row1", column.GetString(1));
+                    }
+                    catch (ObjectDisposedException)
+                    {
+                        return;
+                    }
+                }
+            });
+            go.SignalAndWait();
+            while (true)
+            {
+                try
+                {
+                    arena.Reset();
+                    break;
+                }
+                catch (InvalidOperationException)
+                {
+                    Thread.Yield();
+                }
+            }
+
+            reader.Join();
+            Assert.Throws<ObjectDisposedException>(() => column.GetString(1));
+            column.Dispose();
+        }
+    }
 }
