@@ -51,12 +51,12 @@ public static class NativeArrowExtensions
     /// binary for a text or binary column with 32-bit offsets, or large_utf8 or large_binary with 64-bit ones.
     /// </summary>
     /// <remarks>
-    /// With 64-bit offsets (the default) and values that fit one Arrow buffer (2 GiB), every buffer is the
-    /// column's own block: nothing is copied. Otherwise the data still is, and each chunk's offsets are
-    /// written once into a block the view owns (32-bit, or 64-bit rebased to the chunk's first value; 4 or 8
-    /// bytes a row). A column longer than one buffer allows is several chunks. The offsets are checked
-    /// before anything is shown, so Arrow and C consumers never read past the data block; change them while
-    /// the view is open and that promise is yours to keep.
+    /// The values' bytes are not copied. The offsets are: each is read once from the column, checked (not
+    /// below the one before, not past the data block) and written, rebased to its chunk, into a block the
+    /// view owns (8 or 4 bytes a row). So nothing Arrow or a C consumer of an export reads through them can
+    /// leave the data block, whatever happens to the column's offsets during or after this call. A chunk's
+    /// buffers stay within Arrow's 2 GiB, so a larger column is several chunks. The validity bitmap is the
+    /// column's own; each chunk's null count is counted when the view is made.
     /// </remarks>
     /// <param name="column">The column; its arrays are held until the returned view is disposed.</param>
     /// <param name="largeOffsets">Whether to show it as large_utf8/large_binary (64-bit offsets) rather than utf8/binary.</param>
