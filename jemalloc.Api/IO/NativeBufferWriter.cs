@@ -68,7 +68,7 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
     /// <summary>Creates an empty writer; nothing is allocated until the first write.</summary>
     public NativeBufferWriter()
     {
-        _blocks = new WriterBlocks<T>(default, holdsHandedOutBlocks: false);
+        _blocks = new WriterBlocks<T>(null, holdsHandedOutBlocks: false);
     }
 
     /// <summary>
@@ -86,7 +86,11 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
     /// <exception cref="ArenaBudgetExceededException">The initial capacity would exceed the arena's budget.</exception>
     /// <exception cref="OverflowException">The capacity in bytes does not fit in the address space.</exception>
     /// <exception cref="OutOfMemoryException">The memory cannot be had.</exception>
+    // RS0027 asks an overload with an optional parameter to have the most parameters; the overload
+    // with options has as many, and its first parameter (a capacity, not an arena) keeps every call unambiguous.
+#pragma warning disable RS0027
     public NativeBufferWriter(JemArena arena, long initialCapacity = 0)
+#pragma warning restore RS0027
     {
         ArgumentNullException.ThrowIfNull(arena);
         if (initialCapacity < 0)
@@ -113,7 +117,37 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
             ThrowHelper.ThrowArgumentOutOfRange(nameof(initialCapacity), initialCapacity, "The initial capacity must be at least one element.");
         }
 
-        _blocks = new WriterBlocks<T>(default, holdsHandedOutBlocks: false);
+        _blocks = new WriterBlocks<T>(null, holdsHandedOutBlocks: false);
+        _blocks.Resize(initialCapacity, in _pins);
+    }
+
+    /// <summary>
+    /// Creates an empty writer with room for <paramref name="initialCapacity"/> elements, whose block is
+    /// allocated, and grown, with <paramref name="options"/>: in the arena they name (a
+    /// <see cref="JemArena"/>'s <see cref="JemArena.Options"/> count against its budget, and hold off its
+    /// reset as <see cref="NativeBufferWriter{T}(JemArena, long)"/> describes), with their alignment and
+    /// thread cache, and on transparent huge pages when <see cref="AllocationOptions.HugePages"/> is set.
+    /// As with every block of the writer, the room is not cleared: a block written in full and handed
+    /// over (<see cref="NativeBufferWriterExtensions.DetachToHugeArray{T}"/>) is touched once, by its writes.
+    /// </summary>
+    /// <param name="initialCapacity">The elements to make room for now.</param>
+    /// <param name="options">How the block is allocated.</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="initialCapacity"/> is zero or negative.</exception>
+    /// <exception cref="ArgumentException"><paramref name="options"/> name a thread cache, arena or alignment that cannot be used.</exception>
+    /// <exception cref="ObjectDisposedException"><paramref name="options"/> are those of a destroyed <see cref="JemArena"/>.</exception>
+    /// <exception cref="ArenaBudgetExceededException">The initial capacity would exceed the arena's budget.</exception>
+    /// <exception cref="OverflowException">The capacity in bytes does not fit in the address space.</exception>
+    /// <exception cref="OutOfMemoryException">The memory cannot be had.</exception>
+    public NativeBufferWriter(long initialCapacity, AllocationOptions options)
+    {
+        if (initialCapacity <= 0)
+        {
+            ThrowHelper.ThrowArgumentOutOfRange(nameof(initialCapacity), initialCapacity, "The initial capacity must be at least one element.");
+        }
+
+        // Options that name an arena (a JemArena's, or made by hand from its index) can meet a reset:
+        // the writer then holds what it hands out, as one created with the arena does.
+        _blocks = new WriterBlocks<T>(options, holdsHandedOutBlocks: options.Flags.ArenaIndex is not null);
         _blocks.Resize(initialCapacity, in _pins);
     }
 
