@@ -157,7 +157,7 @@ public sealed partial class NativeParquetReader : IDisposable
         int index = Array.IndexOf(_columnNames, column);
         if (index < 0)
         {
-            ParquetThrow.Argument(nameof(column), $"The file has no column '{column}'; its columns are: {string.Join(", ", _columnNames)}.");
+            ParquetThrow.Argument(nameof(column), $"'{_path}' has no column '{column}'; its columns are: {string.Join(", ", _columnNames)}.");
         }
 
         return index;
