@@ -389,8 +389,17 @@ public sealed partial class NativeParquetReader : IDisposable
         int groups = _metadata.NumRowGroups;
         for (int g = 0; g < groups; g++)
         {
-            using RowGroupReader group = _file.RowGroup(g);
-            long groupRows = group.MetaData.NumRows;
+            long groupRows;
+            try
+            {
+                using RowGroupReader group = _file.RowGroup(g);
+                groupRows = group.MetaData.NumRows;
+            }
+            catch (ParquetException e)
+            {
+                throw ParquetThrow.Unreadable(_path, e);
+            }
+
             if (groupRows < 0 || (sum += groupRows) < 0)
             {
                 ParquetThrow.InvalidData($"Row group {g} of '{_path}' declares {groupRows:N0} rows.");
