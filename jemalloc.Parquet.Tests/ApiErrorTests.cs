@@ -58,11 +58,13 @@ public sealed class ApiErrorTests : IDisposable
     }
 
     [Fact]
-    public void A_file_that_is_not_Parquet_throws_ParquetException()
+    public void A_file_that_is_not_Parquet_throws_InvalidDataException_naming_it_around_ParquetSharp_s_exception()
     {
         string path = _folder.File("not.parquet");
         File.WriteAllText(path, "this is not a parquet file at all");
-        Assert.Throws<ParquetException>(() => new NativeParquetReader(path));
+        var error = Assert.Throws<InvalidDataException>(() => new NativeParquetReader(path));
+        Assert.Contains(path, error.Message, StringComparison.Ordinal);
+        Assert.IsType<ParquetException>(error.InnerException);
     }
 
     [Fact]

@@ -106,7 +106,7 @@ public sealed partial class NativeParquetReader
             {
                 if (logical is not DecimalLogicalType decimalType)
                 {
-                    throw new ArgumentException($"Column '{column}' holds {physical} values of logical type {logical}, not DECIMAL; it cannot be read as a decimal column.", nameof(column));
+                    throw new ArgumentException($"Column '{column}' of '{_path}' holds {physical} values of logical type {logical}, not DECIMAL; it cannot be read as a decimal column.", nameof(column));
                 }
 
                 precision = decimalType.Precision;
@@ -115,12 +115,12 @@ public sealed partial class NativeParquetReader
 
             if (precision > DecimalColumn.MaxPrecision)
             {
-                ParquetThrow.NotSupported($"Column '{column}' is a DECIMAL({precision}, {scale}); a decimal column holds at most {DecimalColumn.MaxPrecision} digits (decimal128).");
+                ParquetThrow.NotSupported($"Column '{column}' of '{_path}' is a DECIMAL({precision}, {scale}); a decimal column holds at most {DecimalColumn.MaxPrecision} digits (decimal128).");
             }
 
             if (precision < 1 || scale < 0 || scale > precision)
             {
-                ParquetThrow.InvalidData($"Column '{column}' declares DECIMAL({precision}, {scale}): a precision of at least 1 and a scale from 0 to the precision are required.");
+                ParquetThrow.InvalidData($"Column '{column}' of '{_path}' declares DECIMAL({precision}, {scale}): a precision of at least 1 and a scale from 0 to the precision are required.");
             }
 
             long rows = CheckedRows();
@@ -130,7 +130,7 @@ public sealed partial class NativeParquetReader
             try
             {
                 validity = NewBitmap(descriptor, rows, chosen);
-                var job = new FlatRead(index, column, rows, descriptor.MaxDefinitionLevel, chosen with { HugePages = false });
+                var job = new FlatRead(index, Describe(descriptor, column), rows, descriptor.MaxDefinitionLevel, chosen with { HugePages = false });
                 long nullCount;
                 using (var valueBlock = LeasedBlock<Int128>.Of(values))
                 using (var validityBlock = LeasedBlock<byte>.Of(validity))
@@ -143,7 +143,7 @@ public sealed partial class NativeParquetReader
                         PhysicalType.Int64 => ReadFlat<long, Int64DecimalSink>(job, new Int64DecimalSink(destination), bits),
                         PhysicalType.FixedLenByteArray => ReadFlat<FixedLenByteArray, FixedDecimalSink>(job, new FixedDecimalSink(destination, CheckedWidth(descriptor, column), column), bits),
                         PhysicalType.ByteArray => ReadFlat<ByteArray, VariableDecimalSink>(job, new VariableDecimalSink(destination, column), bits),
-                        _ => throw new InvalidDataException($"Column '{column}' is a DECIMAL stored as {physical}, which the format does not allow."),
+                        _ => throw new InvalidDataException($"Column '{column}' of '{_path}' is a DECIMAL stored as {physical}, which the format does not allow."),
                     };
                 }
 
@@ -174,14 +174,14 @@ public sealed partial class NativeParquetReader
             if (descriptor.PhysicalType != PhysicalType.FixedLenByteArray)
             {
                 using LogicalType logical = descriptor.LogicalType;
-                ParquetThrow.Argument(nameof(column), $"Column '{column}' holds {descriptor.PhysicalType} values ({logical}), not FIXED_LEN_BYTE_ARRAY; it cannot be read as a fixed-size binary column.");
+                ParquetThrow.Argument(nameof(column), $"Column '{column}' of '{_path}' holds {descriptor.PhysicalType} values ({logical}), not FIXED_LEN_BYTE_ARRAY; it cannot be read as a fixed-size binary column.");
             }
 
             int width = CheckedWidth(descriptor, column);
             long rows = CheckedRows();
             if (rows > long.MaxValue / width)
             {
-                ParquetThrow.InvalidData($"Column '{column}' declares {rows:N0} rows of {width} bytes, more bytes than a column can hold.");
+                ParquetThrow.InvalidData($"Column '{column}' of '{_path}' declares {rows:N0} rows of {width} bytes, more bytes than a column can hold.");
             }
 
             long bytes = Math.Max(1, rows) * width;
@@ -192,7 +192,7 @@ public sealed partial class NativeParquetReader
             try
             {
                 validity = NewBitmap(descriptor, rows, chosen);
-                var job = new FlatRead(index, column, rows, descriptor.MaxDefinitionLevel, chosen with { HugePages = false });
+                var job = new FlatRead(index, Describe(descriptor, column), rows, descriptor.MaxDefinitionLevel, chosen with { HugePages = false });
                 long nullCount;
                 using (var dataBlock = LeasedBlock<byte>.Of(data))
                 using (var validityBlock = LeasedBlock<byte>.Of(validity))
@@ -224,12 +224,12 @@ public sealed partial class NativeParquetReader
         ColumnDescriptor descriptor = _schema.Column(job.Index);
         if (descriptor.TypeLength != sizeof(T))
         {
-            ParquetThrow.InvalidData($"Column '{job.Column}' is a FLOAT16 of {descriptor.TypeLength} bytes; a FLOAT16 takes {sizeof(T)}.");
+            ParquetThrow.InvalidData($"The {job.Where} is a FLOAT16 of {descriptor.TypeLength} bytes; a FLOAT16 takes {sizeof(T)}.");
         }
 
         using var valueBlock = LeasedBlock<T>.Of(values);
         using var validityBlock = LeasedBlock<byte>.Of(validity);
-        var flat = new FlatRead(job.Index, job.Column, job.Rows, job.MaxDefinition, job.ScratchOptions);
+        var flat = new FlatRead(job.Index, job.Where, job.Rows, job.MaxDefinition, job.ScratchOptions);
         return ReadFlat<FixedLenByteArray, FixedBytesSink>(flat, new FixedBytesSink((byte*)valueBlock.Pointer, sizeof(T)), validityBlock.Pointer);
     }
 
@@ -262,7 +262,7 @@ public sealed partial class NativeParquetReader
                 int batch = (int)Math.Min(left, chunk);
                 if (row + batch > job.Rows)
                 {
-                    ParquetThrow.InvalidData($"Column '{job.Column}' holds more rows than the file's {job.Rows:N0}.");
+                    ParquetThrow.InvalidData($"The {job.Where} holds more rows than the file's {job.Rows:N0}.");
                 }
 
                 long read = typed.ReadBatch(
@@ -273,7 +273,7 @@ public sealed partial class NativeParquetReader
                     out long valuesRead);
                 if (read <= 0)
                 {
-                    ParquetThrow.InvalidData($"Column '{job.Column}' ends at row {row:N0} of row group {g}, which the metadata says has {groupMetadata.NumRows:N0} rows.");
+                    ParquetThrow.InvalidData($"The {job.Where} ends at row {row:N0} of row group {g}, which the metadata says has {groupMetadata.NumRows:N0} rows.");
                 }
 
                 int count = (int)read;
@@ -291,7 +291,7 @@ public sealed partial class NativeParquetReader
                 }
                 else
                 {
-                    nullCount += Scatter(job.Column, sink, packed, levels, job.MaxDefinition, count, bits, row);
+                    nullCount += Scatter(job.Where, sink, packed, levels, job.MaxDefinition, count, bits, row);
                 }
 
                 row += count;
@@ -300,13 +300,13 @@ public sealed partial class NativeParquetReader
 
             if (typed.HasNext)
             {
-                ParquetThrow.InvalidData($"Column '{job.Column}' of row group {g} holds more values than the {groupMetadata.NumRows:N0} rows the file's metadata declares for it.");
+                ParquetThrow.InvalidData($"The {job.Where} of row group {g} holds more values than the {groupMetadata.NumRows:N0} rows the file's metadata declares for it.");
             }
         }
 
         if (row != job.Rows)
         {
-            ParquetThrow.InvalidData($"Column '{job.Column}' holds {row:N0} rows; the file's metadata says {job.Rows:N0}.");
+            ParquetThrow.InvalidData($"The {job.Where} holds {row:N0} rows; the file's metadata says {job.Rows:N0}.");
         }
 
         return nullCount;
@@ -341,20 +341,20 @@ public sealed partial class NativeParquetReader
         return nulls;
     }
 
-    private static void CheckFlat(ColumnDescriptor descriptor, string column)
+    private void CheckFlat(ColumnDescriptor descriptor, string column)
     {
         if (descriptor.MaxRepetitionLevel > 0)
         {
-            ParquetThrow.NotSupported($"Column '{column}' is repeated (a list or map); only flat columns can be read into native columns.");
+            ParquetThrow.NotSupported($"Column '{column}' of '{_path}' is repeated (a list or map); only flat columns can be read into native columns.");
         }
     }
 
-    private static int CheckedWidth(ColumnDescriptor descriptor, string column)
+    private int CheckedWidth(ColumnDescriptor descriptor, string column)
     {
         int width = descriptor.TypeLength;
         if (width < 1)
         {
-            ParquetThrow.InvalidData($"Column '{column}' is a FIXED_LEN_BYTE_ARRAY of {width} bytes; its values must take at least one.");
+            ParquetThrow.InvalidData($"Column '{column}' of '{_path}' is a FIXED_LEN_BYTE_ARRAY of {width} bytes; its values must take at least one.");
         }
 
         return width;
@@ -384,5 +384,5 @@ public sealed partial class NativeParquetReader
     }
 
     /// <summary>One flat-type read's settings, passed down the generic read as one value.</summary>
-    private readonly record struct FlatRead(int Index, string Column, long Rows, short MaxDefinition, AllocationOptions ScratchOptions);
+    private readonly record struct FlatRead(int Index, string Where, long Rows, short MaxDefinition, AllocationOptions ScratchOptions);
 }

@@ -39,10 +39,11 @@ public sealed partial class NativeParquetReader
         try
         {
             ColumnDescriptor descriptor = _schema.Column(index);
-            bool isUtf8 = ByteArrayTypes.CheckReadableAsStrings(descriptor, column, nameof(column));
+            bool isUtf8 = ByteArrayTypes.CheckReadableAsStrings(descriptor, column, _path, nameof(column));
             long rows = _metadata.NumRows;
             CheckRowCounts(rows);
-            return ReadStringsEntered(index, column, rows, descriptor.MaxDefinitionLevel, isUtf8, options);
+            string where = $"column '{column}' ({descriptor.PhysicalType}, {(isUtf8 ? "text" : "binary")}) of '{_path}'";
+            return ReadStringsEntered(index, where, rows, descriptor.MaxDefinitionLevel, isUtf8, options);
         }
         finally
         {
@@ -50,7 +51,7 @@ public sealed partial class NativeParquetReader
         }
     }
 
-    private unsafe NativeStringColumn ReadStringsEntered(int index, string column, long rows, short maxDefinition, bool isUtf8, AllocationOptions? options)
+    private unsafe NativeStringColumn ReadStringsEntered(int index, string where, long rows, short maxDefinition, bool isUtf8, AllocationOptions? options)
     {
         AllocationOptions scratchOptions = (options ?? default) with { HugePages = false };
         var builder = new StringColumnBlocks(rows, EstimateBytes(index), maxDefinition > 0, options);
@@ -63,46 +64,54 @@ public sealed partial class NativeParquetReader
             ByteArray* values = arrayBlock.Pointer;
             long row = 0;
             int groups = _metadata.NumRowGroups;
-            for (int g = 0; g < groups; g++)
+            int g = 0;
+            try
             {
-                using RowGroupReader group = _file.RowGroup(g);
-                long groupRows = group.MetaData.NumRows;
-                long left = groupRows;
-                using ColumnReader reader = group.Column(index);
-                var typed = (ColumnReader<ByteArray>)reader;
-                while (left > 0)
+                for (; g < groups; g++)
                 {
-                    int batch = (int)Math.Min(left, chunk);
-                    if (row + batch > rows)
+                    using RowGroupReader group = _file.RowGroup(g);
+                    long groupRows = group.MetaData.NumRows;
+                    long left = groupRows;
+                    using ColumnReader reader = group.Column(index);
+                    var typed = (ColumnReader<ByteArray>)reader;
+                    while (left > 0)
                     {
-                        ParquetThrow.InvalidData($"Column '{column}' holds more rows than the file's {rows:N0}.");
+                        int batch = (int)Math.Min(left, chunk);
+                        if (row + batch > rows)
+                        {
+                            ParquetThrow.InvalidData($"The {where} holds more rows than the file's {rows:N0}.");
+                        }
+
+                        long read = typed.ReadBatch(
+                            batch,
+                            levels is null ? default : new Span<short>(levels, batch),
+                            default,
+                            new Span<ByteArray>(values, batch),
+                            out long valuesRead);
+                        if (read <= 0)
+                        {
+                            ParquetThrow.InvalidData($"The {where} ends at row {row:N0} of row group {g}, which the metadata says has {groupRows:N0} rows.");
+                        }
+
+                        builder.Append(values, (int)valuesRead, levels, maxDefinition, (int)read, where, row);
+                        row += read;
+                        left -= read;
                     }
 
-                    long read = typed.ReadBatch(
-                        batch,
-                        levels is null ? default : new Span<short>(levels, batch),
-                        default,
-                        new Span<ByteArray>(values, batch),
-                        out long valuesRead);
-                    if (read <= 0)
+                    if (typed.HasNext)
                     {
-                        ParquetThrow.InvalidData($"Column '{column}' ends at row {row:N0} of row group {g}, which the metadata says has {groupRows:N0} rows.");
+                        ParquetThrow.InvalidData($"The {where} holds more values in row group {g} than the {groupRows:N0} rows the file's metadata declares for it.");
                     }
-
-                    builder.Append(values, (int)valuesRead, levels, maxDefinition, (int)read, column, row);
-                    row += read;
-                    left -= read;
                 }
-
-                if (typed.HasNext)
-                {
-                    ParquetThrow.InvalidData($"Column '{column}' of row group {g} holds more values than the {groupRows:N0} rows the file's metadata declares for it.");
-                }
+            }
+            catch (ParquetException e)
+            {
+                throw ParquetThrow.DecodeFailed(where, g, row, e);
             }
 
             if (row != rows)
             {
-                ParquetThrow.InvalidData($"Column '{column}' holds {row:N0} rows; the file's metadata says {rows:N0}.");
+                ParquetThrow.InvalidData($"The {where} holds {row:N0} rows; the file's metadata says {rows:N0}.");
             }
 
             return builder.Build(isUtf8);

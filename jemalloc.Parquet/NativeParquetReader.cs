@@ -1,3 +1,5 @@
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
 using jemalloc.AddOns;
 using jemalloc.Parquet.Internal;
 using ParquetSharp;
@@ -25,6 +27,12 @@ namespace jemalloc.Parquet;
 /// types, including the unit of a TIME or TIMESTAMP.
 /// </para>
 /// <para>
+/// Every refusal names the file, the column and its physical and logical types. A file ParquetSharp
+/// cannot open or decode, a page that fails its checksum (<see cref="ParquetReadOptions.VerifyPageChecksums"/>)
+/// and a logical type ParquetSharp does not know are an <see cref="InvalidDataException"/> whose
+/// <see cref="Exception.InnerException"/> is ParquetSharp's own exception.
+/// </para>
+/// <para>
 /// One thread uses an instance at a time: a call (or <see cref="Dispose"/>) from another thread while
 /// one is under way throws <see cref="InvalidOperationException"/> and changes nothing.
 /// </para>
@@ -35,27 +43,38 @@ public sealed partial class NativeParquetReader : IDisposable
     private const int ChunkRows = 64 * 1024;
     private const string TypeName = nameof(NativeParquetReader);
 
+    private readonly string _path;
     private readonly ParquetFileReader _file;
     private readonly FileMetaData _metadata;
     private readonly SchemaDescriptor _schema;
     private readonly string[] _columnNames;
     private SingleUserGuard _guard;
 
-    /// <summary>Opens a Parquet file and reads its metadata.</summary>
+    /// <summary>Opens a Parquet file and reads its metadata, with the default options (<see cref="ParquetReadOptions.Default"/>: page checksums verified).</summary>
+    /// <inheritdoc cref="NativeParquetReader(string, ParquetReadOptions)"/>
+    public NativeParquetReader(string path)
+        : this(path, ParquetReadOptions.Default)
+    {
+    }
+
+    /// <summary>Opens a Parquet file and reads its metadata, to be read as <paramref name="options"/> say.</summary>
     /// <param name="path">The file's path.</param>
-    /// <exception cref="ArgumentNullException"><paramref name="path"/> is <see langword="null"/>.</exception>
+    /// <param name="options">How the file is read (whether page checksums are verified).</param>
+    /// <exception cref="ArgumentNullException"><paramref name="path"/> or <paramref name="options"/> is <see langword="null"/>.</exception>
     /// <exception cref="ArgumentException"><paramref name="path"/> is empty.</exception>
     /// <exception cref="FileNotFoundException">There is no file at <paramref name="path"/>.</exception>
-    /// <exception cref="ParquetException">The file is not a readable Parquet file.</exception>
-    public NativeParquetReader(string path)
+    /// <exception cref="InvalidDataException">The file is not a readable Parquet file (its footer or schema is malformed); the inner exception is ParquetSharp's.</exception>
+    public NativeParquetReader(string path, ParquetReadOptions options)
     {
         ArgumentException.ThrowIfNullOrEmpty(path);
+        ArgumentNullException.ThrowIfNull(options);
         if (!File.Exists(path))
         {
             throw new FileNotFoundException($"There is no Parquet file at '{path}'.", path);
         }
 
-        _file = new ParquetFileReader(path);
+        _path = path;
+        _file = Open(path, options);
         try
         {
             _metadata = _file.FileMetaData;
@@ -67,6 +86,11 @@ public sealed partial class NativeParquetReader : IDisposable
                 using ParquetSharp.Schema.ColumnPath columnPath = descriptor.Path;
                 _columnNames[i] = columnPath.ToDotString();
             }
+        }
+        catch (Exception e) when (ParquetThrow.IsParquetSharpError(e))
+        {
+            _file.Dispose();
+            throw ParquetThrow.Unreadable(path, e);
         }
         catch
         {
@@ -137,7 +161,7 @@ public sealed partial class NativeParquetReader : IDisposable
         int index = Array.IndexOf(_columnNames, column);
         if (index < 0)
         {
-            ParquetThrow.Argument(nameof(column), $"The file has no column '{column}'; its columns are: {string.Join(", ", _columnNames)}.");
+            ParquetThrow.Argument(nameof(column), $"'{_path}' has no column '{column}'; its columns are: {string.Join(", ", _columnNames)}.");
         }
 
         return index;
@@ -168,7 +192,7 @@ public sealed partial class NativeParquetReader : IDisposable
     public HugeArray<T> ReadColumn<T>(string column)
         where T : unmanaged, IEquatable<T>
     {
-        (HugeArray<T> values, _, _) = Read<T>(column, null, nullable: false);
+        (HugeArray<T> values, _, _, _) = Read<T>(column, null, nullable: false);
         return values;
     }
 
@@ -180,15 +204,14 @@ public sealed partial class NativeParquetReader : IDisposable
     /// <exception cref="ArgumentNullException"><paramref name="column"/> is <see langword="null"/>.</exception>
     /// <exception cref="ArgumentException">The file has no column of that name, or its values are not of type <typeparamref name="T"/>; or <paramref name="options"/> cannot be used.</exception>
     /// <exception cref="NotSupportedException"><typeparamref name="T"/> is no Parquet element type, or the column is repeated (a list or map).</exception>
-    /// <exception cref="InvalidOperationException">The file has no rows (an array has at least one element), or the column has a null: read it with <see cref="ReadNullableColumn{T}(string, AllocationOptions)"/>; or another thread is using the reader.</exception>
-    /// <exception cref="InvalidDataException">The column's chunks or pages hold fewer or more rows than the file's metadata says.</exception>
+    /// <exception cref="InvalidOperationException">The file has no rows (an array has at least one element: <see cref="ReadNullableColumn{T}(string, AllocationOptions)"/> gives an empty column), or the column has a null: read it with <see cref="ReadNullableColumn{T}(string, AllocationOptions)"/>; or another thread is using the reader.</exception>
+    /// <exception cref="InvalidDataException">The column's chunks or pages hold fewer or more rows than the file's metadata says; a page fails its checksum; its logical type is one ParquetSharp does not know; or ParquetSharp cannot decode it (the inner exception is ParquetSharp's).</exception>
     /// <exception cref="OutOfMemoryException">The array cannot be allocated.</exception>
-    /// <exception cref="ParquetException">ParquetSharp cannot decode the column.</exception>
     /// <exception cref="ObjectDisposedException">The reader was disposed.</exception>
     public HugeArray<T> ReadColumn<T>(string column, AllocationOptions options)
         where T : unmanaged, IEquatable<T>
     {
-        (HugeArray<T> values, _, _) = Read<T>(column, options, nullable: false);
+        (HugeArray<T> values, _, _, _) = Read<T>(column, options, nullable: false);
         return values;
     }
 
@@ -197,28 +220,31 @@ public sealed partial class NativeParquetReader : IDisposable
     public NullableColumn<T> ReadNullableColumn<T>(string column)
         where T : unmanaged, IEquatable<T>
     {
-        (HugeArray<T> values, HugeArray<byte>? validity, long nullCount) = Read<T>(column, null, nullable: true);
-        return new NullableColumn<T>(values, validity!, nullCount);
+        (HugeArray<T> values, HugeArray<byte>? validity, long rows, long nullCount) = Read<T>(column, null, nullable: true);
+        return new NullableColumn<T>(values, validity!, rows, nullCount);
     }
 
     /// <summary>Reads a column, nulls included, into new native values and a validity bitmap allocated with <paramref name="options"/>.</summary>
     /// <typeparam name="T">The element type: the one that holds the column's values (see the class remarks).</typeparam>
     /// <param name="column">The column's name.</param>
     /// <param name="options">How the values, the bitmap and the reader's small scratch blocks are allocated.</param>
-    /// <returns>A new column of <see cref="RowCount"/> rows, which the caller owns; a column that cannot hold nulls gets a bitmap with every bit set.</returns>
+    /// <returns>
+    /// A new column of <see cref="RowCount"/> rows, which the caller owns; a column that cannot hold nulls
+    /// gets a bitmap with every bit set. A file without rows gives an empty column (<see cref="NullableColumn{T}.Length"/> 0,
+    /// over arrays of one element each, since an array has at least one).
+    /// </returns>
     /// <exception cref="ArgumentNullException"><paramref name="column"/> is <see langword="null"/>.</exception>
     /// <exception cref="ArgumentException">The file has no column of that name, or its values are not of type <typeparamref name="T"/>; or <paramref name="options"/> cannot be used.</exception>
     /// <exception cref="NotSupportedException"><typeparamref name="T"/> is no Parquet element type, or the column is repeated (a list or map).</exception>
-    /// <exception cref="InvalidOperationException">The file has no rows (an array has at least one element), or another thread is using the reader.</exception>
-    /// <exception cref="InvalidDataException">The column's chunks or pages hold fewer or more rows than the file's metadata says.</exception>
+    /// <exception cref="InvalidOperationException">Another thread is using the reader.</exception>
+    /// <exception cref="InvalidDataException">The column's chunks or pages hold fewer or more rows than the file's metadata says; a page fails its checksum; its logical type is one ParquetSharp does not know; or ParquetSharp cannot decode it (the inner exception is ParquetSharp's).</exception>
     /// <exception cref="OutOfMemoryException">The arrays cannot be allocated.</exception>
-    /// <exception cref="ParquetException">ParquetSharp cannot decode the column.</exception>
     /// <exception cref="ObjectDisposedException">The reader was disposed.</exception>
     public NullableColumn<T> ReadNullableColumn<T>(string column, AllocationOptions options)
         where T : unmanaged, IEquatable<T>
     {
-        (HugeArray<T> values, HugeArray<byte>? validity, long nullCount) = Read<T>(column, options, nullable: true);
-        return new NullableColumn<T>(values, validity!, nullCount);
+        (HugeArray<T> values, HugeArray<byte>? validity, long rows, long nullCount) = Read<T>(column, options, nullable: true);
+        return new NullableColumn<T>(values, validity!, rows, nullCount);
     }
 
     /// <summary>Closes the file. Disposing again does nothing.</summary>
@@ -234,7 +260,7 @@ public sealed partial class NativeParquetReader : IDisposable
 
     // One read, under the guard: no other thread can read or dispose the reader meanwhile. Options
     // null: the library's default for the column's size.
-    private (HugeArray<T> Values, HugeArray<byte>? Validity, long NullCount) Read<T>(string column, AllocationOptions? options, bool nullable)
+    private (HugeArray<T> Values, HugeArray<byte>? Validity, long Rows, long NullCount) Read<T>(string column, AllocationOptions? options, bool nullable)
         where T : unmanaged, IEquatable<T>
     {
         int index = GetColumnIndex(column);
@@ -249,38 +275,65 @@ public sealed partial class NativeParquetReader : IDisposable
         }
     }
 
-    private (HugeArray<T> Values, HugeArray<byte>? Validity, long NullCount) ReadEntered<T>(int index, string column, AllocationOptions? options, bool nullable)
+    private (HugeArray<T> Values, HugeArray<byte>? Validity, long Rows, long NullCount) ReadEntered<T>(int index, string column, AllocationOptions? options, bool nullable)
         where T : unmanaged, IEquatable<T>
     {
-        PhysicalType physical;
-        ParquetTypes.ReadKind kind;
-        short maxDefinition;
         ColumnDescriptor descriptor = _schema.Column(index);
-        kind = ParquetTypes.CheckReadable<T>(descriptor, column, nameof(column));
-        ParquetTypes.IntegerRange? range = ParquetTypes.RangeOf(descriptor);
-        physical = descriptor.PhysicalType;
-        maxDefinition = descriptor.MaxDefinitionLevel;
-
-        long rows = _metadata.NumRows;
-        CheckRowCounts(rows);
-        if (rows == 0)
+        PhysicalType physical = descriptor.PhysicalType;
+        short maxDefinition = descriptor.MaxDefinitionLevel;
+        ParquetTypes.ReadKind kind;
+        ParquetTypes.IntegerRange? range;
+        try
         {
-            ParquetThrow.InvalidOperation($"The file has no rows, so column '{column}' cannot be read into an array (an array has at least one element).");
+            kind = ParquetTypes.CheckReadable<T>(descriptor, column, _path, nameof(column));
+            range = ParquetTypes.RangeOf(descriptor);
+        }
+        catch (Exception e) when (ParquetThrow.IsParquetSharpError(e))
+        {
+            // A logical type ParquetSharp has no class for (one newer than it) surfaces here.
+            throw ParquetThrow.UnknownType(_path, column, physical, e);
         }
 
+        string where = Describe(descriptor, column);
+        long rows = _metadata.NumRows;
+        CheckRowCounts(rows);
         AllocationOptions chosen = options ?? HugePagePolicy.DefaultFor<T>(rows);
-        var values = new HugeArray<T>(rows, chosen);
+        var job = new ColumnRead(index, where, rows, maxDefinition, kind, range, chosen with { HugePages = false });
+        if (rows == 0)
+        {
+            return ReadEmpty<T>(job, nullable, chosen);
+        }
+
         HugeArray<byte>? validity = null;
         try
         {
             if (nullable)
             {
-                // A required column has no nulls: every row is valid. Otherwise the read sets the valid rows' bits.
+                // A required column has no nulls: every row is valid. Otherwise the read sets the valid
+                // rows' bits in a cleared bitmap (an eighth of a byte a row: its clearing costs little).
                 long bitmapBytes = ValidityBitmap.BytesFor(rows);
                 validity = maxDefinition == 0 ? new HugeArray<byte>(bitmapBytes, (byte)0xFF, chosen) : new HugeArray<byte>(bitmapBytes, chosen);
             }
 
-            var job = new ColumnRead(index, column, rows, maxDefinition, kind, range, chosen with { HugePages = false });
+            if (physical == PhysicalType.FixedLenByteArray)
+            {
+                // FLOAT16: each value's two bytes are copied to its row by row index, into a cleared array.
+                var halves = new HugeArray<T>(rows, chosen);
+                try
+                {
+                    return (halves, validity, rows, ReadFloat16(job, halves, validity));
+                }
+                catch
+                {
+                    halves.Dispose();
+                    throw;
+                }
+            }
+
+            // The values are decoded into a writer's block, which is not cleared first: the read writes
+            // every row once (a null row gets default) and checks that the pages held every row before
+            // the block is handed over, so no element is ever seen unwritten. A failed read frees it.
+            using var values = new NativeBufferWriter<T>(rows, chosen);
             long nullCount = physical switch
             {
                 PhysicalType.Boolean => ReadAll<bool, T>(job, values, validity),
@@ -288,17 +341,63 @@ public sealed partial class NativeParquetReader : IDisposable
                 PhysicalType.Int64 => ReadAll<long, T>(job, values, validity),
                 PhysicalType.Int96 => ReadAll<Int96, T>(job, values, validity),
                 PhysicalType.Float => ReadAll<float, T>(job, values, validity),
-                PhysicalType.FixedLenByteArray => ReadFloat16(job, values, validity),
                 _ => ReadAll<double, T>(job, values, validity),
             };
-            return (values, validity, nullCount);
+            return (values.DetachToHugeArray(), validity, rows, nullCount);
+        }
+        catch
+        {
+            validity?.Dispose();
+            throw;
+        }
+    }
+
+    // A file without rows: a column read as non-nullable is refused (an array has at least one
+    // element); a nullable one is empty, over one cleared element of values and of bitmap. Its chunks
+    // are still checked to hold no values, as a read of any other file checks them against the footer.
+    private (HugeArray<T> Values, HugeArray<byte>? Validity, long Rows, long NullCount) ReadEmpty<T>(in ColumnRead job, bool nullable, AllocationOptions chosen)
+        where T : unmanaged, IEquatable<T>
+    {
+        if (!nullable)
+        {
+            ParquetThrow.InvalidOperation($"The file has no rows, so the {job.Where} cannot be read into an array (an array has at least one element): ReadNullableColumn reads it as an empty column.");
+        }
+
+        int groups = _metadata.NumRowGroups;
+        for (int g = 0; g < groups; g++)
+        {
+            try
+            {
+                using RowGroupReader group = _file.RowGroup(g);
+                using ColumnReader reader = group.Column(job.Index);
+                if (reader.HasNext)
+                {
+                    ParquetThrow.InvalidData($"The {job.Where} holds values in row group {g}, which the file's metadata says has none.");
+                }
+            }
+            catch (ParquetException e)
+            {
+                throw ParquetThrow.DecodeFailed(job.Where, g, 0, e);
+            }
+        }
+
+        var values = new HugeArray<T>(1, chosen);
+        try
+        {
+            return (values, new HugeArray<byte>(1, chosen), 0, 0);
         }
         catch
         {
             values.Dispose();
-            validity?.Dispose();
             throw;
         }
+    }
+
+    // The column, its physical and logical types and the file, as every message of a read names them.
+    private string Describe(ColumnDescriptor descriptor, string column)
+    {
+        using LogicalType logical = descriptor.LogicalType;
+        return $"column '{column}' ({descriptor.PhysicalType}, logical type {logical}) of '{_path}'";
     }
 
     // The footer's counts agree with one another before anything is allocated for them: the file's rows
@@ -309,35 +408,43 @@ public sealed partial class NativeParquetReader : IDisposable
         int groups = _metadata.NumRowGroups;
         for (int g = 0; g < groups; g++)
         {
-            using RowGroupReader group = _file.RowGroup(g);
-            long groupRows = group.MetaData.NumRows;
+            long groupRows;
+            try
+            {
+                using RowGroupReader group = _file.RowGroup(g);
+                groupRows = group.MetaData.NumRows;
+            }
+            catch (ParquetException e)
+            {
+                throw ParquetThrow.Unreadable(_path, e);
+            }
+
             if (groupRows < 0 || (sum += groupRows) < 0)
             {
-                ParquetThrow.InvalidData($"Row group {g} of the file declares {groupRows:N0} rows.");
+                ParquetThrow.InvalidData($"Row group {g} of '{_path}' declares {groupRows:N0} rows.");
             }
         }
 
         if (rows != sum)
         {
-            ParquetThrow.InvalidData($"The file's metadata declares {rows:N0} rows, and its {groups} row groups {sum:N0}.");
+            ParquetThrow.InvalidData($"The metadata of '{_path}' declares {rows:N0} rows, and its {groups} row groups {sum:N0}.");
         }
     }
 
-    // Decodes every row group's chunk of one column into the destination, ChunkRows rows per call.
-    // Direct: ParquetSharp writes the values into the destination itself; an optional column's
-    // values arrive packed (nulls left out) and are spread to their rows in place, from the end back.
+    // Decodes every row group's chunk of one column into the writer's block, ChunkRows rows per call.
+    // Direct: ParquetSharp writes the values into the block itself; an optional column's values
+    // arrive packed (nulls left out) and are spread to their rows in place, from the end back.
     // Narrow: the INT32 values land in a scratch block and are narrowed into the destination.
-    private unsafe long ReadAll<TPhysical, T>(in ColumnRead job, HugeArray<T> values, HugeArray<byte>? validity)
+    // A row group without rows is passed over (its chunk is only checked to hold no values).
+    private unsafe long ReadAll<TPhysical, T>(in ColumnRead job, NativeBufferWriter<T> values, HugeArray<byte>? validity)
         where TPhysical : unmanaged
         where T : unmanaged, IEquatable<T>
     {
         int chunk = (int)Math.Min(ChunkRows, job.Rows);
         bool narrow = job.Kind == ParquetTypes.ReadKind.Narrow;
-        using var valueBlock = LeasedBlock<T>.Of(values);
         using var validityBlock = LeasedBlock<byte>.Of(validity);
         using var levelBlock = LeasedBlock<short>.Scratch(job.MaxDefinition > 0, chunk, job.ScratchOptions);
         using var scratchBlock = LeasedBlock<int>.Scratch(narrow, chunk, job.ScratchOptions);
-        T* destination = valueBlock.Pointer;
         byte* bits = validityBlock.Pointer;
         short* levels = levelBlock.Pointer;
         TPhysical* scratch = (TPhysical*)scratchBlock.Pointer; // INT32 values: TPhysical is int when narrowing
@@ -345,82 +452,117 @@ public sealed partial class NativeParquetReader : IDisposable
         long row = 0;
         long nullCount = 0;
         int groups = _metadata.NumRowGroups;
-        for (int g = 0; g < groups; g++)
+        int g = 0;
+        try
         {
-            using RowGroupReader group = _file.RowGroup(g);
-            RowGroupMetaData groupMetadata = group.MetaData;
-            long left = groupMetadata.NumRows;
-            using ColumnReader reader = group.Column(job.Index);
-            var typed = (ColumnReader<TPhysical>)reader;
-            while (left > 0)
+            for (; g < groups; g++)
             {
-                int batch = (int)Math.Min(left, chunk);
-                if (row + batch > job.Rows)
+                using RowGroupReader group = _file.RowGroup(g);
+                RowGroupMetaData groupMetadata = group.MetaData;
+                long left = groupMetadata.NumRows;
+                using ColumnReader reader = group.Column(job.Index);
+                var typed = (ColumnReader<TPhysical>)reader;
+                while (left > 0)
                 {
-                    ParquetThrow.InvalidData($"Column '{job.Column}' holds more rows than the file's {job.Rows:N0}.");
-                }
-
-                TPhysical* target = narrow ? scratch : (TPhysical*)(destination + row);
-                long read = typed.ReadBatch(
-                    batch,
-                    levels is null ? default : new Span<short>(levels, batch),
-                    default,
-                    new Span<TPhysical>(target, batch),
-                    out long valuesRead);
-                if (read <= 0)
-                {
-                    ParquetThrow.InvalidData($"Column '{job.Column}' ends at row {row:N0} of row group {g}, which the metadata says has {groupMetadata.NumRows:N0} rows.");
-                }
-
-                if (job.Range is { } declared)
-                {
-                    // INT32 values of an 8- or 16-bit column: each must be one its logical type can hold,
-                    // or narrowing (and widening into a wider element) would give a value the file never had.
-                    CheckRange((int*)target, valuesRead, declared, job.Column, row);
-                }
-
-                int count = (int)read;
-                if (levels is null || valuesRead == read)
-                {
-                    // No nulls in this batch: the values are in their rows already (or packed in order in the scratch block).
-                    if (narrow)
+                    int batch = (int)Math.Min(left, chunk);
+                    if (row + batch > job.Rows)
                     {
-                        NarrowInto(destination + row, (int*)scratch, count);
+                        ParquetThrow.InvalidData($"The {job.Where} holds more rows than the file's {job.Rows:N0}.");
                     }
 
-                    if (bits != null && levels != null)
+                    // The writer's block holds every row (its capacity), so this span is the batch's rows, never a growth.
+                    T* destination = (T*)Unsafe.AsPointer(ref MemoryMarshal.GetReference(values.GetSpan(batch)));
+                    TPhysical* target = narrow ? scratch : (TPhysical*)destination;
+                    long read = typed.ReadBatch(
+                        batch,
+                        levels is null ? default : new Span<short>(levels, batch),
+                        default,
+                        new Span<TPhysical>(target, batch),
+                        out long valuesRead);
+                    if (read <= 0)
                     {
-                        ValidityBitmap.SetRange(bits, row, count);
+                        ParquetThrow.InvalidData($"The {job.Where} ends at row {row:N0}, in row group {g}, which the metadata says has {groupMetadata.NumRows:N0} rows.");
                     }
+
+                    if (job.Range is { } declared)
+                    {
+                        // INT32 values of an 8- or 16-bit column: each must be one its logical type can hold,
+                        // or narrowing (and widening into a wider element) would give a value the file never had.
+                        CheckRange((int*)target, valuesRead, declared, job.Where, row);
+                    }
+
+                    int count = (int)read;
+                    if (levels is null || valuesRead == read)
+                    {
+                        // No nulls in this batch: the values are in their rows already (or packed in order in the scratch block).
+                        if (narrow)
+                        {
+                            NarrowInto(destination, (int*)scratch, count);
+                        }
+
+                        if (bits != null && levels != null)
+                        {
+                            ValidityBitmap.SetRange(bits, row, count);
+                        }
+                    }
+                    else
+                    {
+                        if (bits is null)
+                        {
+                            ThrowNullFound(job.Where, row, levels, job.MaxDefinition, count);
+                        }
+
+                        nullCount += Spread(destination, target, levels, job.MaxDefinition, count, valuesRead, narrow, bits, row);
+                    }
+
+                    values.Advance(count);
+                    row += count;
+                    left -= count;
                 }
-                else
+
+                if (typed.HasNext)
                 {
-                    if (bits is null)
-                    {
-                        ThrowNullFound(job.Column, row, levels, job.MaxDefinition, count);
-                    }
-
-                    nullCount += Spread(destination + row, target, levels, job.MaxDefinition, count, valuesRead, narrow, bits, row);
+                    // The pages hold more values than the footer declares rows: a forged or damaged
+                    // footer, whose rows would otherwise be cut off without a word.
+                    ParquetThrow.InvalidData($"The {job.Where} holds more values in row group {g} than the {groupMetadata.NumRows:N0} rows the file's metadata declares for it.");
                 }
-
-                row += count;
-                left -= count;
             }
-
-            if (typed.HasNext)
-            {
-                // The pages hold more values than the footer declares rows: a forged or damaged
-                // footer, whose rows would otherwise be cut off without a word.
-                ParquetThrow.InvalidData($"Column '{job.Column}' of row group {g} holds more values than the {groupMetadata.NumRows:N0} rows the file's metadata declares for it.");
-            }
+        }
+        catch (ParquetException e)
+        {
+            throw ParquetThrow.DecodeFailed(job.Where, g, row, e);
         }
 
         if (row != job.Rows)
         {
-            ParquetThrow.InvalidData($"Column '{job.Column}' holds {row:N0} rows; the file's metadata says {job.Rows:N0}.");
+            ParquetThrow.InvalidData($"The {job.Where} holds {row:N0} rows; the file's metadata says {job.Rows:N0}.");
         }
 
         return nullCount;
+    }
+
+    // ParquetSharp's reader of the file, with the options' checks; a file it cannot open is invalid data.
+    private static ParquetFileReader Open(string path, ParquetReadOptions options)
+    {
+        using ReaderProperties properties = ReaderProperties.GetDefaultReaderProperties();
+        if (options.VerifyPageChecksums)
+        {
+            properties.EnablePageChecksumVerification();
+        }
+        else
+        {
+            properties.DisablePageChecksumVerification();
+        }
+
+        try
+        {
+            // The native reader copies the properties: they can be disposed once it is made.
+            return new ParquetFileReader(path, properties);
+        }
+        catch (Exception e) when (ParquetThrow.IsParquetSharpError(e))
+        {
+            throw ParquetThrow.Unreadable(path, e);
+        }
     }
 
     // Puts packed values at their rows (null rows get default) and sets the valid rows' bits; returns the nulls.
@@ -470,14 +612,14 @@ public sealed partial class NativeParquetReader : IDisposable
         return nulls;
     }
 
-    private static unsafe void CheckRange(int* values, long count, ParquetTypes.IntegerRange range, string column, long firstRow)
+    private static unsafe void CheckRange(int* values, long count, ParquetTypes.IntegerRange range, string where, long firstRow)
     {
         for (long i = 0; i < count; i++)
         {
             int value = values[i];
             if (value < range.Min || value > range.Max)
             {
-                ParquetThrow.InvalidData($"Column '{column}' holds {value} in the batch from row {firstRow:N0}, outside its logical type {range.Name} ({range.Min} to {range.Max}).");
+                ParquetThrow.InvalidData($"The {where} holds {value} in the batch from row {firstRow:N0}, outside its logical type {range.Name} ({range.Min} to {range.Max}).");
             }
         }
     }
@@ -505,7 +647,7 @@ public sealed partial class NativeParquetReader : IDisposable
         }
     }
 
-    private static unsafe void ThrowNullFound(string column, long firstRow, short* levels, short maxDefinition, int count)
+    private static unsafe void ThrowNullFound(string where, long firstRow, short* levels, short maxDefinition, int count)
     {
         long at = firstRow;
         for (int i = 0; i < count; i++)
@@ -517,9 +659,9 @@ public sealed partial class NativeParquetReader : IDisposable
             }
         }
 
-        ParquetThrow.InvalidOperation($"Column '{column}' has a null at row {at:N0}: read it with ReadNullableColumn.");
+        ParquetThrow.InvalidOperation($"The {where} has a null at row {at:N0}: read it with ReadNullableColumn.");
     }
 
-    /// <summary>One column read's settings, passed down the generic read as one value.</summary>
-    private readonly record struct ColumnRead(int Index, string Column, long Rows, short MaxDefinition, ParquetTypes.ReadKind Kind, ParquetTypes.IntegerRange? Range, AllocationOptions ScratchOptions);
+    /// <summary>One column read's settings, passed down the generic read as one value; <c>Where</c> names the column, its types and the file for messages.</summary>
+    private readonly record struct ColumnRead(int Index, string Where, long Rows, short MaxDefinition, ParquetTypes.ReadKind Kind, ParquetTypes.IntegerRange? Range, AllocationOptions ScratchOptions);
 }

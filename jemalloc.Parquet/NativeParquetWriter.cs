@@ -67,6 +67,13 @@ public sealed partial class NativeParquetWriter
         }
     }
 
+    /// <summary>
+    /// Whether each data page carries a CRC-32 checksum of its bytes, which readers that verify them
+    /// (<see cref="ParquetReadOptions.VerifyPageChecksums"/>, on by default) check before decoding the page:
+    /// <see langword="true"/> unless set. Writing them costs one pass over each page's compressed bytes.
+    /// </summary>
+    public bool WritePageChecksums { get; set; } = true;
+
     /// <summary>How the writer's scratch blocks (definition levels, widened integers, gathered strings) are allocated.</summary>
     public AllocationOptions ScratchOptions { get; set; }
 
@@ -140,7 +147,7 @@ public sealed partial class NativeParquetWriter
         }
     }
 
-    /// <summary>Adds an OPTIONAL column written from a nullable column's values and bitmap.</summary>
+    /// <summary>Adds an OPTIONAL column written from a nullable column's values and bitmap: its <see cref="NullableColumn{T}.Length"/> rows.</summary>
     /// <typeparam name="T">The element type (see the class remarks).</typeparam>
     /// <param name="name">The column's name.</param>
     /// <param name="column">The column.</param>
@@ -153,7 +160,22 @@ public sealed partial class NativeParquetWriter
         where T : unmanaged, IEquatable<T>
     {
         ArgumentNullException.ThrowIfNull(column);
-        return Add(name, column.Values, column.Validity);
+        ParquetTypes.CheckWritable<T>();
+        _guard.Enter(TypeName);
+        try
+        {
+            // The column's own row count: its arrays may be longer (an empty column keeps one element).
+            long length = column.Length;
+            column.Values.ThrowIfInvalid();
+            column.Validity.ThrowIfInvalid();
+            CheckName(name, length);
+            _columns.Add(new NumericWriterColumn<T>(name, column.Values, length, column.Validity));
+            return this;
+        }
+        finally
+        {
+            _guard.Exit();
+        }
     }
 
     /// <summary>
@@ -261,7 +283,17 @@ public sealed partial class NativeParquetWriter
 
             using var schema = new GroupNode("schema", Repetition.Required, nodes);
             using var builder = new WriterPropertiesBuilder();
-            using WriterProperties properties = builder.Compression(_compression).Build();
+            builder.Compression(_compression);
+            if (WritePageChecksums)
+            {
+                builder.EnablePageChecksum();
+            }
+            else
+            {
+                builder.DisablePageChecksum();
+            }
+
+            using WriterProperties properties = builder.Build();
             using var file = new ParquetFileWriter(path, schema, properties);
             created = true;
             long rows = RowCount;

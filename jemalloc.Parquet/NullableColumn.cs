@@ -8,6 +8,12 @@ namespace jemalloc.Parquet;
 /// Arrow's layout (bit <c>i % 8</c> of byte <c>i / 8</c> is set when row <c>i</c> has a value). A null
 /// row's value is <see langword="default"/>. Disposing the column frees both arrays.
 /// </summary>
+/// <remarks>
+/// The column keeps its own row count, <see cref="Length"/>: <see cref="Values"/> and
+/// <see cref="Validity"/> may hold more elements than it needs, and an empty column (a Parquet file
+/// without rows) keeps one element in each, since a native array has at least one. Read
+/// <see cref="Length"/> rows, not <c>Values.Length</c>.
+/// </remarks>
 /// <typeparam name="T">The element type.</typeparam>
 public sealed class NullableColumn<T> : IDisposable
     where T : unmanaged, IEquatable<T>
@@ -39,24 +45,27 @@ public sealed class NullableColumn<T> : IDisposable
 
         Values = values;
         Validity = validity;
+        Length = values.Length;
         NullCount = values.Length - CountValid(validity, values.Length);
     }
 
-    internal NullableColumn(HugeArray<T> values, HugeArray<byte> validity, long nullCount)
+    // A column the reader made: length rows (zero for a file without rows) over arrays of at least one element.
+    internal NullableColumn(HugeArray<T> values, HugeArray<byte> validity, long length, long nullCount)
     {
         Values = values;
         Validity = validity;
+        Length = length;
         NullCount = nullCount;
     }
 
-    /// <summary>The values; a null row holds <see langword="default"/>.</summary>
+    /// <summary>The values; a null row holds <see langword="default"/>. It may hold more elements than <see cref="Length"/> (see the remarks).</summary>
     public HugeArray<T> Values { get; }
 
-    /// <summary>The validity bitmap (Arrow's layout): bit <c>i % 8</c> of byte <c>i / 8</c> is set when row <c>i</c> has a value.</summary>
+    /// <summary>The validity bitmap (Arrow's layout): bit <c>i % 8</c> of byte <c>i / 8</c> is set when row <c>i</c> has a value; bits past <see cref="Length"/> mean nothing.</summary>
     public HugeArray<byte> Validity { get; }
 
-    /// <summary>The number of rows.</summary>
-    public long Length => Values.Length;
+    /// <summary>The number of rows: the length of the values given to the constructor, or the rows the reader read (zero for a file without rows).</summary>
+    public long Length { get; }
 
     /// <summary>How many rows are null, counted when the column was made: a bit of <see cref="Validity"/> changed afterwards is not counted again here (a <see cref="NativeParquetWriter"/> counts the bitmap as it writes it).</summary>
     public long NullCount { get; }
@@ -66,9 +75,9 @@ public sealed class NullableColumn<T> : IDisposable
     /// <exception cref="ObjectDisposedException">The column was disposed.</exception>
     public bool IsNull(long row)
     {
-        if ((ulong)row >= (ulong)Values.Length)
+        if ((ulong)row >= (ulong)Length)
         {
-            ParquetThrow.ArgumentOutOfRange(nameof(row), row, $"The column has {Values.Length:N0} rows.");
+            ParquetThrow.ArgumentOutOfRange(nameof(row), row, $"The column has {Length:N0} rows.");
         }
 
         return (Validity[row >> 3] & (1 << (int)(row & 7))) == 0;

@@ -1,5 +1,4 @@
 using System.Buffers;
-using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
 using jemalloc.IO;
 using jemalloc.Internal;
@@ -87,8 +86,11 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
     /// <exception cref="ArenaBudgetExceededException">The initial capacity would exceed the arena's budget.</exception>
     /// <exception cref="OverflowException">The capacity in bytes does not fit in the address space.</exception>
     /// <exception cref="OutOfMemoryException">The memory cannot be had.</exception>
-    [SuppressMessage("ApiDesign", "RS0027:API with optional parameter(s) should have the most parameters amongst its public overloads", Justification = "The (long, AllocationOptions) overload differs in its first parameter's type, so no call can bind to the wrong one; this one shipped first.")]
+    // RS0027 asks an overload with an optional parameter to have the most parameters; the overload
+    // with options has as many, and its first parameter (a capacity, not an arena) keeps every call unambiguous.
+#pragma warning disable RS0027
     public NativeBufferWriter(JemArena arena, long initialCapacity = 0)
+#pragma warning restore RS0027
     {
         ArgumentNullException.ThrowIfNull(arena);
         if (initialCapacity < 0)
@@ -120,13 +122,19 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
     }
 
     /// <summary>
-    /// Creates an empty writer with room for <paramref name="initialCapacity"/> elements, allocated (and
-    /// grown) with <paramref name="options"/>: huge pages, or an arena (<see cref="JemArena.Options"/>), as
-    /// the <see cref="NativeBufferWriter{T}(JemArena, long)"/> constructor does.
+    /// Creates an empty writer with room for <paramref name="initialCapacity"/> elements, whose block is
+    /// allocated, and grown, with <paramref name="options"/>: in the arena they name (a
+    /// <see cref="JemArena"/>'s <see cref="JemArena.Options"/> count against its budget, and hold off its
+    /// reset as <see cref="NativeBufferWriter{T}(JemArena, long)"/> describes), with their alignment and
+    /// thread cache, and on transparent huge pages when <see cref="AllocationOptions.HugePages"/> is set.
+    /// As with every block of the writer, the room is not cleared: a block written in full and handed
+    /// over (<see cref="NativeBufferWriterExtensions.DetachToHugeArray{T}"/>) is touched once, by its writes.
     /// </summary>
+    /// <param name="initialCapacity">The elements to make room for now.</param>
+    /// <param name="options">How the block is allocated.</param>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="initialCapacity"/> is zero or negative.</exception>
-    /// <exception cref="ArgumentException"><paramref name="options"/> cannot be used (invalid flags).</exception>
-    /// <exception cref="ObjectDisposedException"><paramref name="options"/> name an arena that was destroyed.</exception>
+    /// <exception cref="ArgumentException"><paramref name="options"/> name a thread cache, arena or alignment that cannot be used.</exception>
+    /// <exception cref="ObjectDisposedException"><paramref name="options"/> are those of a destroyed <see cref="JemArena"/>.</exception>
     /// <exception cref="ArenaBudgetExceededException">The initial capacity would exceed the arena's budget.</exception>
     /// <exception cref="OverflowException">The capacity in bytes does not fit in the address space.</exception>
     /// <exception cref="OutOfMemoryException">The memory cannot be had.</exception>
@@ -137,7 +145,8 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
             ThrowHelper.ThrowArgumentOutOfRange(nameof(initialCapacity), initialCapacity, "The initial capacity must be at least one element.");
         }
 
-        // In an arena, blocks that went out are held so that a reset cannot free them under a reader.
+        // Options that name an arena (a JemArena's, or made by hand from its index) can meet a reset:
+        // the writer then holds what it hands out, as one created with the arena does.
         _blocks = new WriterBlocks<T>(options, holdsHandedOutBlocks: options.Flags.ArenaIndex is not null);
         _blocks.Resize(initialCapacity, in _pins);
     }

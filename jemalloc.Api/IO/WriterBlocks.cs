@@ -27,7 +27,7 @@ internal unsafe struct WriterBlocks<T>
     // Orders a dispose (on any thread: a NativeMemoryStream lets its owner dispose the writer) against a
     // first allocation, a move and a hold, so that none of them records a block the dispose missed.
     private readonly Lock _gate;
-    // Null: none were given, and HugePagePolicy chooses by size, as for an array created without options.
+    // Null outside an arena unless the writer was given options: each allocation then follows HugePagePolicy.
     private readonly AllocationOptions? _options;
 
     // In an arena, the block a span, memory or read went out of is acquired (held) by the writer
@@ -58,7 +58,7 @@ internal unsafe struct WriterBlocks<T>
     private List<(LedgerBlock Block, bool Held)>? _retired;
 
     /// <summary>No block yet; growths allocate with <paramref name="options"/> (<see langword="null"/>: as <see cref="HugePagePolicy"/> chooses for the size).</summary>
-    /// <param name="options">The options the writer was given (an arena's, or a caller's), or <see langword="null"/> for none.</param>
+    /// <param name="options">The arena's options, the options the writer was created with, or <see langword="null"/>.</param>
     /// <param name="holdsHandedOutBlocks">Whether the blocks are in an arena, and held once something of them went out.</param>
     internal WriterBlocks(AllocationOptions? options, bool holdsHandedOutBlocks)
     {
@@ -186,8 +186,8 @@ internal unsafe struct WriterBlocks<T>
         }
 
         nuint bytes = AllocationSize.Of<T>(capacity);
-        // Outside an arena a writer follows HugePagePolicy as an array created without options does:
-        // a growing block is first touched by the copy and the writes, where 4 KiB pages cost a
+        // A writer created without options follows HugePagePolicy as an array created without options
+        // does: a growing block is first touched by the copy and the writes, where 4 KiB pages cost a
         // fault each.
         AllocationOptions options = _options ?? HugePagePolicy.DefaultForSize(bytes);
         if (_current.IsDefault)

@@ -183,4 +183,53 @@ public sealed class ColumnarVerbTests : IDisposable
         Assert.Equal(Program.ExitBadArguments, result.ExitCode);
         Assert.Contains("exactly one side", result.Error, StringComparison.Ordinal);
     }
+
+    [Fact]
+    public void Page_checksums_are_written_and_verified_unless_no_page_checksums_is_given()
+    {
+        Jembench.Result verified = Jembench.Run("columnar", "--columns", "1", "--rows", "5000", "--side", "native-4k,managed", "--dir", _folder);
+        Assert.True(verified.ExitCode == Program.ExitSuccess, verified.All);
+        Assert.Contains("page checksums written and verified", verified.Output, StringComparison.Ordinal);
+
+        Jembench.Result off = Jembench.Run("columnar", "--columns", "1", "--rows", "5000", "--side", "native-4k,managed", "--dir", _folder, "--no-page-checksums");
+        Assert.True(off.ExitCode == Program.ExitSuccess, off.All);
+        Assert.Contains("page checksums off", off.Output, StringComparison.Ordinal);
+    }
+
+    [Theory]
+    [InlineData(ColumnarSide.Managed)]
+    [InlineData(ColumnarSide.Native4K)]
+    [InlineData(ColumnarSide.NativeHuge)]
+    [InlineData(ColumnarSide.Decode)]
+    public void Every_side_verifies_the_page_checksums_so_a_damaged_page_fails_it(ColumnarSide side)
+    {
+        string path = Path.Combine(_folder, "damaged.parquet");
+        ColumnarData.Write(path, 1, 5000, Compression.Uncompressed);
+        // The file's one column chunk follows its 4-byte magic; its last byte is inside its last page's payload.
+        long chunkBytes;
+        using (var reader = new ParquetFileReader(path))
+        using (RowGroupReader group = reader.RowGroup(0))
+        using (ColumnChunkMetaData chunk = group.MetaData.GetColumnChunkMetaData(0))
+        {
+            chunkBytes = chunk.TotalCompressedSize;
+        }
+
+        byte[] file = File.ReadAllBytes(path);
+        file[4 + chunkBytes - 1] ^= 0x10;
+        File.WriteAllBytes(path, file);
+
+        // A child runs in this process here, so its failure arrives as the exception: the native sides'
+        // InvalidDataException naming the column, ParquetSharp's own on the others.
+        Exception error = Assert.ThrowsAny<Exception>(() => Jembench.Run("columnar", "--child-file", path, "--side", ColumnarCommand.Name(side)));
+        Assert.Contains("CRC checksum verification failed", error.Message, StringComparison.Ordinal);
+        if (side is ColumnarSide.Native4K or ColumnarSide.NativeHuge)
+        {
+            Assert.IsType<InvalidDataException>(error);
+            Assert.Contains("'c0'", error.Message, StringComparison.Ordinal);
+        }
+        else
+        {
+            Assert.IsType<ParquetException>(error);
+        }
+    }
 }

@@ -48,11 +48,12 @@ public static unsafe class ColumnarData
     /// <summary>
     /// Generates <paramref name="columns"/> columns of <paramref name="rows"/> rows (native, on huge
     /// pages, all cores), writes them to a Parquet file compressed with <paramref name="codec"/>, and
-    /// returns the right results. The columns are freed before it returns.
+    /// returns the right results. The columns are freed before it returns. The pages carry CRC-32
+    /// checksums unless <paramref name="pageChecksums"/> is false.
     /// </summary>
     /// <exception cref="OutOfMemoryException">The columns do not fit.</exception>
     /// <exception cref="IOException">The file cannot be written.</exception>
-    public static ColumnarReference Write(string path, int columns, long rows, Compression codec)
+    public static ColumnarReference Write(string path, int columns, long rows, Compression codec, bool pageChecksums = true)
     {
         ArgumentNullException.ThrowIfNull(path);
         ArgumentOutOfRangeException.ThrowIfLessThan(columns, 1);
@@ -71,7 +72,7 @@ public static unsafe class ColumnarData
             }
 
             ulong rowCheck = RowCheckOfColumns(data, rows);
-            var writer = new NativeParquetWriter { Compression = codec };
+            var writer = new NativeParquetWriter { Compression = codec, WritePageChecksums = pageChecksums };
             for (int c = 0; c < columns; c++)
             {
                 writer.Add(ColumnName(c), data[c]);

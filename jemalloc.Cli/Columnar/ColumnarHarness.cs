@@ -17,28 +17,47 @@ public static unsafe class ColumnarHarness
     /// <summary>Rows decoded per call on every side (NativeParquetReader's chunk).</summary>
     public const int ChunkRows = 65_536;
 
-    /// <summary>Runs <paramref name="side"/> on the Parquet file at <paramref name="path"/>.</summary>
+    /// <summary>
+    /// Runs <paramref name="side"/> on the Parquet file at <paramref name="path"/>; every side verifies
+    /// the pages' checksums, or none does, as <paramref name="verifyPageChecksums"/> says, so that all do the same work.
+    /// </summary>
     /// <exception cref="NotSupportedException">The managed side was asked for more rows than one .NET array holds.</exception>
     /// <exception cref="InvalidDataException">The file holds fewer values than its metadata says.</exception>
-    public static ColumnarResult Run(ColumnarSide side, string path)
+    public static ColumnarResult Run(ColumnarSide side, string path, bool verifyPageChecksums = true)
     {
         ArgumentNullException.ThrowIfNull(path);
         return side switch
         {
-            ColumnarSide.Managed => RunManaged(path),
-            ColumnarSide.Decode => RunDecode(path),
-            _ => RunNative(path, side == ColumnarSide.NativeHuge ? AllocationOptions.WithHugePages : AllocationOptions.Default, side),
+            ColumnarSide.Managed => RunManaged(path, verifyPageChecksums),
+            ColumnarSide.Decode => RunDecode(path, verifyPageChecksums),
+            _ => RunNative(path, side == ColumnarSide.NativeHuge ? AllocationOptions.WithHugePages : AllocationOptions.Default, side, verifyPageChecksums),
         };
     }
 
-    private static ColumnarResult RunNative(string path, AllocationOptions options, ColumnarSide side)
+    // ParquetSharp's reader with page checksums verified or not, for the managed and decode sides.
+    private static ParquetFileReader OpenManaged(string path, bool verifyPageChecksums)
+    {
+        using ReaderProperties properties = ReaderProperties.GetDefaultReaderProperties();
+        if (verifyPageChecksums)
+        {
+            properties.EnablePageChecksumVerification();
+        }
+        else
+        {
+            properties.DisablePageChecksumVerification();
+        }
+
+        return new ParquetFileReader(path, properties);
+    }
+
+    private static ColumnarResult RunNative(string path, AllocationOptions options, ColumnarSide side, bool verifyPageChecksums)
     {
         var meter = Meter.Start();
         var columns = new List<HugeArray<double>>();
         try
         {
             long rows;
-            using (var reader = new NativeParquetReader(path))
+            using (var reader = new NativeParquetReader(path, new ParquetReadOptions { VerifyPageChecksums = verifyPageChecksums }))
             {
                 rows = reader.RowCount;
                 for (int c = 0; c < reader.ColumnCount; c++)
@@ -97,12 +116,12 @@ public static unsafe class ColumnarHarness
         }
     }
 
-    private static ColumnarResult RunManaged(string path)
+    private static ColumnarResult RunManaged(string path, bool verifyPageChecksums)
     {
         var meter = Meter.Start();
         double[][] arrays;
         long rows;
-        using (var file = new ParquetFileReader(path))
+        using (ParquetFileReader file = OpenManaged(path, verifyPageChecksums))
         {
             using FileMetaData metadata = file.FileMetaData;
             rows = metadata.NumRows;
@@ -175,10 +194,10 @@ public static unsafe class ColumnarHarness
         return meter.Result(ColumnarSide.Managed, columns, rows, load, sum, free, sums, rowCheck);
     }
 
-    private static ColumnarResult RunDecode(string path)
+    private static ColumnarResult RunDecode(string path, bool verifyPageChecksums)
     {
         var meter = Meter.Start();
-        using var file = new ParquetFileReader(path);
+        using ParquetFileReader file = OpenManaged(path, verifyPageChecksums);
         using FileMetaData metadata = file.FileMetaData;
         long rows = metadata.NumRows;
         int columns = metadata.NumColumns;

@@ -33,7 +33,7 @@ public static class ColumnarCommand
                 throw new CommandLineException("columnar: a child runs exactly one side.");
             }
 
-            SideProcess.WriteResult(output, ResultPrefix, RunSide(sides[0], options.ChildFile));
+            SideProcess.WriteResult(output, ResultPrefix, RunSide(sides[0], options.ChildFile, !options.NoPageChecksums));
             return Program.ExitSuccess;
         }
 
@@ -122,12 +122,12 @@ public static class ColumnarCommand
         IReadOnlyList<string>? jembench, TextWriter output, TextWriter error)
     {
         output.WriteLine(string.Create(CultureInfo.InvariantCulture,
-            $"columnar: {options.Columns} columns x {rows:N0} rows of doubles ({MemoryCheck.Format(dataBytes)}, --budget {options.Budget}), {codec} Parquet; sides: {string.Join(", ", sides.Select(Name))}; {Environment.ProcessorCount} cores; GC: {(System.Runtime.GCSettings.IsServerGC ? "server" : "workstation")}."));
+            $"columnar: {options.Columns} columns x {rows:N0} rows of doubles ({MemoryCheck.Format(dataBytes)}, --budget {options.Budget}), {codec} Parquet, page checksums {(options.NoPageChecksums ? "off" : "written and verified")}; sides: {string.Join(", ", sides.Select(Name))}; {Environment.ProcessorCount} cores; GC: {(System.Runtime.GCSettings.IsServerGC ? "server" : "workstation")}."));
         var write = Stopwatch.StartNew();
         ColumnarReference reference;
         try
         {
-            reference = ColumnarData.Write(path, options.Columns, rows, codec);
+            reference = ColumnarData.Write(path, options.Columns, rows, codec, pageChecksums: !options.NoPageChecksums);
         }
         catch (Exception e) when (e is IOException or UnauthorizedAccessException or ParquetException)
         {
@@ -142,8 +142,8 @@ public static class ColumnarCommand
         foreach (ColumnarSide side in sides)
         {
             ColumnarResult? result = jembench is null
-                ? RunSide(side, path)
-                : SideProcess.Run<ColumnarResult>(jembench, ["columnar", "--child-file", path, "--side", Name(side)], ResultPrefix, $"columnar: the {Name(side)}", error);
+                ? RunSide(side, path, !options.NoPageChecksums)
+                : SideProcess.Run<ColumnarResult>(jembench, ["columnar", "--child-file", path, "--side", Name(side), .. options.NoPageChecksums ? (string[])["--no-page-checksums"] : []], ResultPrefix, $"columnar: the {Name(side)}", error);
             if (result is null)
             {
                 error.WriteLine($"columnar: the {Name(side)} side failed.");
@@ -182,11 +182,11 @@ public static class ColumnarCommand
         return Program.ExitSuccess;
     }
 
-    private static ColumnarResult RunSide(ColumnarSide side, string path)
+    private static ColumnarResult RunSide(ColumnarSide side, string path, bool verifyPageChecksums)
     {
         try
         {
-            return ColumnarHarness.Run(side, path);
+            return ColumnarHarness.Run(side, path, verifyPageChecksums);
         }
         catch (NotSupportedException e)
         {

@@ -38,6 +38,10 @@ public sealed class ColumnarOptions : OptionsOnlyVerb
     [Option("plot", HelpText = "Also write a chart of each side's load, sum and free times, with its page faults and gen-2 collections, to this .svg or .png file.")]
     public string? Plot { get; set; }
 
+    /// <summary>Whether the file is written without page checksums and read without verifying them.</summary>
+    [Option("no-page-checksums", HelpText = "Write the file without CRC-32 page checksums and read it without verifying them, on every side. By default the pages carry checksums and every side verifies them, as NativeParquetReader does unless told not to; compare the two runs for the check's cost.")]
+    public bool NoPageChecksums { get; set; }
+
     /// <summary>Internal: this process is a child running one side on this file.</summary>
     [Option("child-file", Hidden = true)]
     public string? ChildFile { get; set; }

@@ -12,11 +12,11 @@ internal static class ByteArrayTypes
     /// </summary>
     /// <exception cref="NotSupportedException">The column is repeated (a list or map).</exception>
     /// <exception cref="ArgumentException">The column is not BYTE_ARRAY, or is a DECIMAL.</exception>
-    internal static bool CheckReadableAsStrings(ColumnDescriptor descriptor, string column, string paramName)
+    internal static bool CheckReadableAsStrings(ColumnDescriptor descriptor, string column, string file, string paramName)
     {
         if (descriptor.MaxRepetitionLevel > 0)
         {
-            ParquetThrow.NotSupported($"Column '{column}' is repeated (a list or map); only flat columns can be read into native columns.");
+            ParquetThrow.NotSupported($"Column '{column}' of '{file}' is repeated (a list or map); only flat columns can be read into native columns.");
         }
 
         PhysicalType physical = descriptor.PhysicalType;
@@ -25,12 +25,12 @@ internal static class ByteArrayTypes
         {
             if (physical != PhysicalType.ByteArray)
             {
-                ParquetThrow.Argument(paramName, $"Column '{column}' holds {physical} values ({Describe(logical)}), not BYTE_ARRAY strings or binary.");
+                ParquetThrow.Argument(paramName, $"Column '{column}' of '{file}' holds {physical} values ({Describe(logical)}), not BYTE_ARRAY strings or binary.");
             }
 
             if (logical is DecimalLogicalType)
             {
-                ParquetThrow.Argument(paramName, $"Column '{column}' holds BYTE_ARRAY values of logical type {logical}: read it with ReadDecimalColumn.");
+                ParquetThrow.Argument(paramName, $"Column '{column}' of '{file}' holds BYTE_ARRAY values of logical type {logical}: read it with ReadDecimalColumn.");
             }
 
             return logical is StringLogicalType or EnumLogicalType or JsonLogicalType;

@@ -1,9 +1,12 @@
 using System.Diagnostics.CodeAnalysis;
+using System.Globalization;
+using System.Text.RegularExpressions;
+using ParquetSharp;
 
 namespace jemalloc.Parquet.Internal;
 
 /// <summary>The add-on's throws, kept out of the read and write loops so those stay small.</summary>
-internal static class ParquetThrow
+internal static partial class ParquetThrow
 {
     [DoesNotReturn]
     internal static void Argument(string paramName, string message) => throw new ArgumentException(message, paramName);
@@ -23,4 +26,40 @@ internal static class ParquetThrow
 
     [DoesNotReturn]
     internal static void ObjectDisposed(string typeName) => throw new ObjectDisposedException(typeName);
+
+    /// <summary>
+    /// Whether <paramref name="e"/> is one ParquetSharp throws for what a file holds: its own
+    /// <see cref="ParquetException"/>, or <see cref="ArgumentOutOfRangeException"/> for an enumeration
+    /// value (a logical type, an encoding) newer than it.
+    /// </summary>
+    internal static bool IsParquetSharpError(Exception e) => e is ParquetException or ArgumentOutOfRangeException;
+
+    /// <summary>A file ParquetSharp cannot open: its footer or schema is malformed.</summary>
+    internal static InvalidDataException Unreadable(string path, Exception inner) =>
+        new($"'{path}' is not a readable Parquet file: {inner.Message}", inner);
+
+    /// <summary>A column whose logical type ParquetSharp cannot represent.</summary>
+    internal static InvalidDataException UnknownType(string path, string column, PhysicalType physical, Exception inner) =>
+        new($"Column '{column}' ({physical}) of '{path}' has a logical type ParquetSharp does not know, so it cannot be read: {inner.Message}", inner);
+
+    /// <summary>
+    /// A page ParquetSharp could not decode, or that failed its checksum; <paramref name="where"/> names
+    /// the column, its types and the file. The page's number within the row group's chunk is named
+    /// where ParquetSharp's message gives it; otherwise the first row of the batch being read.
+    /// </summary>
+    internal static InvalidDataException DecodeFailed(string where, int rowGroup, long row, ParquetException inner)
+    {
+        Match page = PageOrdinal().Match(inner.Message);
+        string at = page.Success
+            ? string.Create(CultureInfo.InvariantCulture, $"page {page.Groups[1].Value} of row group {rowGroup}")
+            : string.Create(CultureInfo.InvariantCulture, $"row group {rowGroup}, in the pages from row {row:N0}");
+        string message = inner.Message.Contains("CRC", StringComparison.Ordinal)
+            ? $"The {where} fails its page checksum at {at}: the file is damaged (ParquetReadOptions.VerifyPageChecksums turns the check off). {inner.Message}"
+            : $"The {where} cannot be decoded at {at}: {inner.Message}";
+        return new InvalidDataException(message, inner);
+    }
+
+    // Arrow's Parquet reader numbers a column chunk's pages in its CRC message ("page_ordinal #3").
+    [GeneratedRegex(@"page_ordinal #?(\d+)", RegexOptions.CultureInvariant)]
+    private static partial Regex PageOrdinal();
 }

@@ -105,24 +105,25 @@ internal static class ParquetTypes
     /// </summary>
     /// <exception cref="NotSupportedException"><typeparamref name="T"/> is no Parquet element type, or the column is nested (a list or map).</exception>
     /// <exception cref="ArgumentException">The column's values are not of type <typeparamref name="T"/>.</exception>
-    internal static ReadKind CheckReadable<T>(ColumnDescriptor descriptor, string column, string paramName)
+    /// <exception cref="ArgumentOutOfRangeException">ParquetSharp does not know the column's logical type (thrown by ParquetSharp).</exception>
+    internal static ReadKind CheckReadable<T>(ColumnDescriptor descriptor, string column, string file, string paramName)
     {
         PhysicalType wanted = PhysicalOf<T>();
         if (wanted == PhysicalType.Undefined)
         {
-            ParquetThrow.NotSupported($"{typeof(T).Name} is no Parquet element type: read columns as bool, sbyte, byte, short, ushort, int, uint, long, ulong, Half, float, double or ParquetSharp.Int96.");
+            ParquetThrow.NotSupported($"{typeof(T).Name} is no Parquet element type, so column '{column}' ({descriptor.PhysicalType}) of '{file}' cannot be read as it: read columns as bool, sbyte, byte, short, ushort, int, uint, long, ulong, Half, float, double or ParquetSharp.Int96.");
         }
 
         if (descriptor.MaxRepetitionLevel > 0)
         {
-            ParquetThrow.NotSupported($"Column '{column}' is repeated (a list or map); only flat columns can be read into native columns.");
+            ParquetThrow.NotSupported($"Column '{column}' ({descriptor.PhysicalType}) of '{file}' is repeated (a list or map); only flat columns can be read into native columns.");
         }
 
         PhysicalType physical = descriptor.PhysicalType;
         using LogicalType logical = descriptor.LogicalType;
         if (physical != wanted)
         {
-            ParquetThrow.Argument(paramName, $"Column '{column}' holds {physical} values ({logical}); they cannot be read as {typeof(T).Name}.");
+            ParquetThrow.Argument(paramName, $"Column '{column}' of '{file}' holds {physical} values (logical type {logical}); they cannot be read as {typeof(T).Name}.");
         }
 
         // The Null logical type: every value is null, so any element of the physical type reads it (as nulls).
@@ -145,7 +146,7 @@ internal static class ParquetTypes
         };
         if (!fits)
         {
-            ParquetThrow.Argument(paramName, $"Column '{column}' holds {physical} values of logical type {logical}; they cannot be read as {typeof(T).Name} without changing their meaning.");
+            ParquetThrow.Argument(paramName, $"Column '{column}' of '{file}' holds {physical} values of logical type {logical}; they cannot be read as {typeof(T).Name} without changing their meaning.");
         }
 
         return typeof(T) == typeof(sbyte) || typeof(T) == typeof(byte) || typeof(T) == typeof(short) || typeof(T) == typeof(ushort)

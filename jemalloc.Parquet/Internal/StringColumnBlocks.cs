@@ -26,7 +26,8 @@ internal sealed unsafe class StringColumnBlocks : IDisposable
         try
         {
             _offsets = Writer<long>(rows + 1, options);
-            _data = Writer<byte>(Math.Clamp(estimatedBytes, 1, 1L << 40), options);
+            // At most 1 GiB up front: a forged footer cannot make the first block huge; past it the block grows by doubling.
+            _data = Writer<byte>(Math.Clamp(estimatedBytes, 1, 1L << 30), options);
             if (nullable)
             {
                 _validity = options is { } chosen ? new HugeArray<byte>(Math.Max(1, ValidityBitmap.BytesFor(rows)), chosen) : new HugeArray<byte>(Math.Max(1, ValidityBitmap.BytesFor(rows)));
@@ -47,14 +48,14 @@ internal sealed unsafe class StringColumnBlocks : IDisposable
     /// out) and, for an optional column, their definition levels.
     /// </summary>
     /// <exception cref="InvalidDataException">The levels and values disagree.</exception>
-    internal void Append(ByteArray* values, int valueCount, short* levels, short maxDefinition, int count, string column, long firstRow)
+    internal void Append(ByteArray* values, int valueCount, short* levels, short maxDefinition, int count, string where, long firstRow)
     {
         if (valueCount < 0 || valueCount > count)
         {
-            ParquetThrow.InvalidData($"Column '{column}' gave {valueCount:N0} values for a batch of {count:N0} rows from row {firstRow:N0}.");
+            ParquetThrow.InvalidData($"The {where} gave {valueCount:N0} values for a batch of {count:N0} rows from row {firstRow:N0}.");
         }
 
-        CopyBytes(values, valueCount, column, firstRow);
+        CopyBytes(values, valueCount, where, firstRow);
         Span<long> offsets = _offsets.GetSpan(count);
         long end = _bytes;
         if (levels is null || valueCount == count)
@@ -82,7 +83,7 @@ internal sealed unsafe class StringColumnBlocks : IDisposable
                 {
                     if (next == valueCount)
                     {
-                        ParquetThrow.InvalidData($"Column '{column}' has more defined rows than values in the batch from row {firstRow:N0}.");
+                        ParquetThrow.InvalidData($"The {where} has more defined rows than values in the batch from row {firstRow:N0}.");
                     }
 
                     end += values[next++].Length;
@@ -98,7 +99,7 @@ internal sealed unsafe class StringColumnBlocks : IDisposable
 
             if (next != valueCount)
             {
-                ParquetThrow.InvalidData($"Column '{column}' has fewer defined rows than values in the batch from row {firstRow:N0}.");
+                ParquetThrow.InvalidData($"The {where} has fewer defined rows than values in the batch from row {firstRow:N0}.");
             }
         }
 
@@ -154,13 +155,13 @@ internal sealed unsafe class StringColumnBlocks : IDisposable
         options is { } chosen ? new NativeBufferWriter<T>(capacity, chosen) : new NativeBufferWriter<T>(capacity);
 
     // The batch's bytes into the data block, in as few spans as their size allows.
-    private void CopyBytes(ByteArray* values, int count, string column, long firstRow)
+    private void CopyBytes(ByteArray* values, int count, string where, long firstRow)
     {
         for (int k = 0; k < count; k++)
         {
             if (values[k].Length < 0)
             {
-                ParquetThrow.InvalidData($"Column '{column}' gave a value of {values[k].Length:N0} bytes in the batch from row {firstRow:N0}.");
+                ParquetThrow.InvalidData($"The {where} gave a value of {values[k].Length:N0} bytes in the batch from row {firstRow:N0}.");
             }
         }
 
