@@ -2,6 +2,8 @@
 // the IPC files and streams the .NET tests write, and writes some for them to read.
 //   node arrow-check.js read <path>           prints each column's type, length, null count and sum (JSON)
 //   node arrow-check.js write <path> file|stream <rows>   writes id (int64), x (float64, null every 7th row), n (int32)
+//   node arrow-check.js write-types <path> file|stream <batch lengths, comma-separated>
+//                                             writes a column of every fixed-width type (see typedColumns), in those batches
 'use strict';
 const fs = require('fs');
 const arrow = require('apache-arrow');
@@ -44,7 +46,78 @@ if (mode === 'read') {
     n: arrow.makeVector(n),
   });
   fs.writeFileSync(path, arrow.tableToIPC(table, format));
+} else if (mode === 'write-types') {
+  const lengths = rowsText.split(',').map(Number);
+  const tables = [];
+  let row = 0;
+  for (const length of lengths) {
+    const columns = {};
+    for (const [name, type, value, isNull] of typedColumns()) {
+      columns[name] = makeColumn(type, row, length, value, isNull);
+    }
+    tables.push(new arrow.Table(columns));
+    row += length;
+  }
+  const table = tables.reduce((a, b) => a.concat(b));
+  fs.writeFileSync(path, arrow.tableToIPC(table, format));
 } else {
   process.stderr.write('usage: arrow-check.js read <path> | write <path> file|stream <rows>\n');
   process.exit(2);
+}
+
+// Each column's value at row r (and whether r is null), the same formulas as IpcInteropTests.cs.
+function typedColumns() {
+  const nullEvery5 = (r) => r % 5 === 2;
+  return [
+    ['i8', new arrow.Int8(), (r) => (r % 251) - 125, nullEvery5],
+    ['u8', new arrow.Uint8(), (r) => r % 256, null],
+    ['i16', new arrow.Int16(), (r) => ((r * 3) % 60000) - 30000, null],
+    ['u16', new arrow.Uint16(), (r) => (r * 5) % 65536, null],
+    ['i32', new arrow.Int32(), (r) => r * 1001 - 5000000, null],
+    ['u32', new arrow.Uint32(), (r) => r * 70001, null],
+    ['i64', new arrow.Int64(), (r) => BigInt(r) * 3000000007n - 9000000000000n, null],
+    ['u64', new arrow.Uint64(), (r) => (1n << 63n) + BigInt(r), null],
+    ['f16', new arrow.Float16(), (r) => halfBits(r % 1000), null],
+    ['f32', new arrow.Float32(), (r) => r * 0.25, null],
+    ['f64', new arrow.Float64(), (r) => r * 0.5 - 100, nullEvery5],
+    ['b', new arrow.Bool(), (r) => r % 3 === 0, (r) => r % 7 === 3],
+    ['d32', new arrow.DateDay(), (r) => r - 1000, null],
+    ['d64', new arrow.DateMillisecond(), (r) => BigInt(r - 1000) * 86400000n, null],
+    ['ts', new arrow.TimestampMicrosecond('UTC'), (r) => BigInt(r) * 1000001n, nullEvery5],
+    ['t32', new arrow.TimeMillisecond(), (r) => (r * 1000) % 86400000, null],
+    ['t64', new arrow.TimeNanosecond(), (r) => BigInt(r) * 999999937n, null],
+    ['dur', new arrow.DurationMillisecond(), (r) => BigInt(r * 13 - 50), null],
+  ];
+}
+
+// A column of rows [start, start + length) made from its raw storage, so every value is exact.
+function makeColumn(type, start, length, value, isNull) {
+  const isBool = type instanceof arrow.Bool;
+  const data = isBool ? new Uint8Array((length + 7) >> 3) : new type.ArrayType(length);
+  const bitmap = new Uint8Array((length + 7) >> 3);
+  let nullCount = 0;
+  for (let i = 0; i < length; i++) {
+    const r = start + i;
+    if (isNull && isNull(r)) {
+      nullCount++;
+    } else {
+      bitmap[i >> 3] |= 1 << (i & 7);
+    }
+    let v = value(r);
+    if (isBool) {
+      if (v) data[i >> 3] |= 1 << (i & 7);
+    } else {
+      if (data instanceof BigInt64Array || data instanceof BigUint64Array) v = BigInt(v);
+      else if (typeof v === 'bigint') v = Number(v);
+      data[i] = v;
+    }
+  }
+  return arrow.makeVector(arrow.makeData({ type, length, nullCount, nullBitmap: nullCount > 0 ? bitmap : null, data }));
+}
+
+// The IEEE half-precision bits of a whole number below 2048.
+function halfBits(n) {
+  if (n === 0) return 0;
+  const e = Math.floor(Math.log2(n));
+  return ((e + 15) << 10) | Math.round((n / 2 ** e - 1) * 1024);
 }
