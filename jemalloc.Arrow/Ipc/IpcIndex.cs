@@ -181,7 +181,7 @@ internal sealed class IpcIndex
         {
             if (_streamLength - position < 8)
             {
-                return null;
+                IpcThrow.InvalidData($"The Arrow IPC input ends inside {what} at byte {position:N0}, after its continuation marker.");
             }
 
             _stream.ReadExactly(prefix.Slice(4, 4));
