@@ -11,7 +11,7 @@ namespace jemalloc.Arrow.Tests;
 internal static unsafe class CConsumer
 {
     private static readonly TimeSpan CompileTimeout = TimeSpan.FromMinutes(2);
-    private static readonly Lazy<nint> ReadExport = new(Build);
+    private static readonly Lazy<nint> Library = new(Build);
 
     /// <summary>What the C side saw: the layout of <c>struct read_result</c>.</summary>
     [StructLayout(LayoutKind.Sequential)]
@@ -49,10 +49,50 @@ internal static unsafe class CConsumer
     /// <summary>Has the C consumer read and release the exported structures; fails the test if it reports an error.</summary>
     internal static Result Read(CArrowSchema* schema, CArrowArray* array, nint expectedValues)
     {
-        var read = (delegate* unmanaged<CArrowSchema*, CArrowArray*, void*, Result*, int>)ReadExport.Value;
+        var read = (delegate* unmanaged<CArrowSchema*, CArrowArray*, void*, Result*, int>)NativeLibrary.GetExport(Library.Value, "read_export");
         Result result;
         int status = read(schema, array, (void*)expectedValues, &result);
         Assert.True(status == 0, $"read_export failed: {result.ErrorText()}");
+        return result;
+    }
+
+    /// <summary>What the C side saw of a string or binary array: the layout of <c>struct string_result</c>.</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal struct StringResult
+    {
+        public long Length;
+        public long NullCount;
+        public long Bytes;
+        public uint Hash;
+        public int ZeroCopy;
+        public int Released;
+        public fixed byte Format[8];
+        public fixed byte Error[128];
+
+        public readonly string FormatText()
+        {
+            fixed (byte* text = Format)
+            {
+                return Marshal.PtrToStringUTF8((nint)text) ?? string.Empty;
+            }
+        }
+
+        public readonly string ErrorText()
+        {
+            fixed (byte* text = Error)
+            {
+                return Marshal.PtrToStringUTF8((nint)text) ?? string.Empty;
+            }
+        }
+    }
+
+    /// <summary>Has the C consumer read an exported string or binary array in place and release it; fails the test if it reports an error.</summary>
+    internal static StringResult ReadStrings(CArrowSchema* schema, CArrowArray* array, nint expectedData)
+    {
+        var read = (delegate* unmanaged<CArrowSchema*, CArrowArray*, void*, StringResult*, int>)NativeLibrary.GetExport(Library.Value, "read_string_export");
+        StringResult result;
+        int status = read(schema, array, (void*)expectedData, &result);
+        Assert.True(status == 0, $"read_string_export failed: {result.ErrorText()}");
         return result;
     }
 
@@ -76,6 +116,6 @@ internal static unsafe class CConsumer
             Directory.Delete(folder, recursive: true);
         }
 
-        return NativeLibrary.GetExport(handle, "read_export");
+        return handle;
     }
 }

@@ -30,11 +30,14 @@ internal static class NodeArrow
     }
 
     /// <summary>Runs the script; fails the test if Node fails or does not finish in time. Returns its standard output.</summary>
-    internal static string Run(params string[] arguments)
+    internal static string Run(params string[] arguments) => RunScript("arrow-check.js", arguments);
+
+    /// <summary>Runs one of the test scripts copied beside the test assembly; fails the test if Node fails or does not finish in time.</summary>
+    internal static string RunScript(string script, params string[] arguments)
     {
         (int exitCode, string output, string error) = ExternalProcess.Run(
             "node",
-            [Path.Combine(AppContext.BaseDirectory, "arrow-check.js"), .. arguments],
+            [Path.Combine(AppContext.BaseDirectory, script), .. arguments],
             Timeout,
             new Dictionary<string, string> { ["NODE_PATH"] = ModulesFolder() });
         Assert.True(exitCode == 0, $"node exited with {exitCode}: {error}");
@@ -50,4 +53,43 @@ internal static class NodeArrow
     }
 
     internal sealed record ColumnSummary(string Type, long Length, long Nulls, string Sum);
+
+    /// <summary>Node's reading of the string and binary columns of an IPC file or stream (arrow-strings.js).</summary>
+    internal static Dictionary<string, StringSummary> ReadStrings(string path)
+    {
+        string json = RunScript("arrow-strings.js", "read", path);
+        return JsonSerializer.Deserialize<Dictionary<string, StringSummary>>(json, JsonOptions)
+            ?? throw new InvalidOperationException($"node printed no JSON: {json}");
+    }
+
+    /// <summary>A string column as arrow-strings.js sums it up: type, length, nulls, UTF-8 bytes of the valid values, and their FNV-1a hash in row order.</summary>
+    internal sealed record StringSummary(string Type, long Length, long Nulls, long Bytes, string Hash)
+    {
+        /// <summary>The same summary computed here, from values in row order (null for a null row).</summary>
+        internal static (long Bytes, string Hash) Of(IEnumerable<byte[]?> values)
+        {
+            uint hash = 2166136261;
+            long bytes = 0;
+            foreach (byte[]? value in values)
+            {
+                if (value is null)
+                {
+                    hash = Fnv(hash, 0x100);
+                    continue;
+                }
+
+                foreach (byte b in value)
+                {
+                    hash = Fnv(hash, b);
+                }
+
+                hash = Fnv(hash, 0x1FF);
+                bytes += value.Length;
+            }
+
+            return (bytes, hash.ToString(System.Globalization.CultureInfo.InvariantCulture));
+        }
+
+        private static uint Fnv(uint hash, uint value) => unchecked((hash ^ value) * 16777619);
+    }
 }

@@ -1,3 +1,4 @@
+using System.Buffers.Binary;
 using Apache.Arrow;
 using Apache.Arrow.Types;
 using jemalloc.AddOns;
@@ -68,6 +69,98 @@ public static class ArrowImportExtensions
     {
         ArgumentNullException.ThrowIfNull(array);
         return new ChunkedArray([array]).ToHugeArray<T>(options);
+    }
+
+    /// <summary>
+    /// Copies a utf8, large_utf8, binary or large_binary column, nulls included, into a new
+    /// <see cref="NativeStringColumn"/> allocated with <paramref name="options"/> (text for the utf8 types,
+    /// binary otherwise). An empty column gives a column of no rows.
+    /// </summary>
+    /// <param name="column">The Arrow column.</param>
+    /// <param name="options">How the column's blocks are allocated.</param>
+    /// <returns>The new column, which the caller owns; it has a validity bitmap only if a row is null.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="column"/> is <see langword="null"/>.</exception>
+    /// <exception cref="ArgumentException">The column is not of a string or binary type, or a chunk's offsets or bitmap do not fit its buffers.</exception>
+    /// <exception cref="OutOfMemoryException">The column cannot be allocated.</exception>
+    public static NativeStringColumn ToNativeStringColumn(this ChunkedArray column, AllocationOptions options)
+    {
+        ArgumentNullException.ThrowIfNull(column);
+        bool large;
+        bool isUtf8;
+        switch (column.DataType.TypeId)
+        {
+            case ArrowTypeId.String:
+                (large, isUtf8) = (false, true);
+                break;
+            case ArrowTypeId.LargeString:
+                (large, isUtf8) = (true, true);
+                break;
+            case ArrowTypeId.Binary:
+                (large, isUtf8) = (false, false);
+                break;
+            case ArrowTypeId.LargeBinary:
+                (large, isUtf8) = (true, false);
+                break;
+            default:
+                throw new ArgumentException($"The column holds {column.DataType.Name} values, not utf8, large_utf8, binary or large_binary.", nameof(column));
+        }
+
+        using var builder = new NativeStringColumnBuilder(isUtf8, options);
+        for (int c = 0; c < column.ArrayCount; c++)
+        {
+            AppendStrings(builder, column.ArrowArray(c).Data, c, large, nameof(column));
+        }
+
+        return builder.Build();
+    }
+
+    /// <summary>Copies one utf8, large_utf8, binary or large_binary array into a new native string column.</summary>
+    /// <inheritdoc cref="ToNativeStringColumn(ChunkedArray, AllocationOptions)"/>
+    /// <param name="array">The Arrow array.</param>
+    /// <param name="options">How the column's blocks are allocated.</param>
+    public static NativeStringColumn ToNativeStringColumn(this IArrowArray array, AllocationOptions options)
+    {
+        ArgumentNullException.ThrowIfNull(array);
+        return new ChunkedArray([array]).ToNativeStringColumn(options);
+    }
+
+    // One chunk's values: every offset is checked against the data buffer before its bytes are read
+    // (an imported or hand-built ArrayData can declare anything).
+    private static void AppendStrings(NativeStringColumnBuilder builder, ArrayData data, int chunk, bool large, string paramName)
+    {
+        int offsetSize = large ? sizeof(long) : sizeof(int);
+        long end = (long)data.Offset + data.Length;
+        if (data.Offset < 0 || data.Length < 0 || data.Buffers.Length < 3 || data.Buffers[1].Length < (end + 1) * offsetSize)
+        {
+            throw new ArgumentException($"Chunk {chunk} of the column declares {data.Length:N0} values from offset {data.Offset:N0}, but its offsets buffer holds {(data.Buffers.Length < 2 ? 0 : data.Buffers[1].Length):N0} bytes ({(end + 1) * offsetSize:N0} needed).", paramName);
+        }
+
+        ReadOnlySpan<byte> bits = data.Buffers[0].Span;
+        if (!bits.IsEmpty && bits.Length < (end + 7) / 8)
+        {
+            throw new ArgumentException($"Chunk {chunk} of the column declares {data.Length:N0} values from offset {data.Offset:N0}, but its validity bitmap holds {bits.Length:N0} bytes.", paramName);
+        }
+
+        ReadOnlySpan<byte> offsets = data.Buffers[1].Span;
+        ReadOnlySpan<byte> bytes = data.Buffers[2].Span;
+        for (int i = 0; i < data.Length; i++)
+        {
+            int index = data.Offset + i;
+            if (!bits.IsEmpty && !ValidityBitmap.IsSet(bits, index))
+            {
+                builder.AppendNull();
+                continue;
+            }
+
+            long start = large ? BinaryPrimitives.ReadInt64LittleEndian(offsets.Slice(index * sizeof(long))) : BinaryPrimitives.ReadInt32LittleEndian(offsets.Slice(index * sizeof(int)));
+            long stop = large ? BinaryPrimitives.ReadInt64LittleEndian(offsets.Slice((index + 1) * sizeof(long))) : BinaryPrimitives.ReadInt32LittleEndian(offsets.Slice((index + 1) * sizeof(int)));
+            if (start < 0 || stop < start || stop > bytes.Length)
+            {
+                throw new ArgumentException($"Row {i:N0} of chunk {chunk} declares bytes {start:N0} to {stop:N0}, outside its data buffer of {bytes.Length:N0} bytes.", paramName);
+            }
+
+            builder.Append(bytes.Slice((int)start, (int)(stop - start)));
+        }
     }
 
     private static void Check<T>(ChunkedArray column)

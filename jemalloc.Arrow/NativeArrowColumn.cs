@@ -35,7 +35,7 @@ namespace jemalloc.Arrow;
 /// several arrays over consecutive ranges of the same block.
 /// </para>
 /// </remarks>
-public sealed class NativeArrowColumn : IDisposable
+public sealed partial class NativeArrowColumn : IDisposable
 {
     // Where the C Data Interface's ArrowArray keeps its release callback (after five int64 fields and
     // three pointers; the layout is fixed by the specification). Apache.Arrow does not expose the field.

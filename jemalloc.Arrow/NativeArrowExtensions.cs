@@ -46,6 +46,39 @@ public static class NativeArrowExtensions
         return NativeArrowColumn.Create(values, validity, ChunkLength<T>(maxChunkLength, nullable: true));
     }
 
+    /// <summary>
+    /// The string or binary column as Arrow arrays whose data buffer is the column's own block: utf8 or
+    /// binary for a text or binary column with 32-bit offsets, or large_utf8 or large_binary with 64-bit ones.
+    /// </summary>
+    /// <remarks>
+    /// With 64-bit offsets (the default) and values that fit one Arrow buffer (2 GiB), every buffer is the
+    /// column's own block: nothing is copied. Otherwise the data still is, and each chunk's offsets are
+    /// written once into a block the view owns (32-bit, or 64-bit rebased to the chunk's first value; 4 or 8
+    /// bytes a row). A column longer than one buffer allows is several chunks. The offsets are checked
+    /// before anything is shown, so Arrow and C consumers never read past the data block; change them while
+    /// the view is open and that promise is yours to keep.
+    /// </remarks>
+    /// <param name="column">The column; its arrays are held until the returned view is disposed.</param>
+    /// <param name="largeOffsets">Whether to show it as large_utf8/large_binary (64-bit offsets) rather than utf8/binary.</param>
+    /// <param name="maxChunkLength">The most rows per chunk, a multiple of 8 when the column has nulls; 0 for as many as the buffers allow.</param>
+    /// <returns>The Arrow view, which the caller disposes.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="column"/> is <see langword="null"/>.</exception>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxChunkLength"/> is negative.</exception>
+    /// <exception cref="ArgumentException">The column's offsets do not describe bytes inside its data block (they were changed after it was made); a chunk's values need more than 32-bit offsets address; or <paramref name="maxChunkLength"/> is not a multiple of 8 for a column with nulls.</exception>
+    /// <exception cref="ObjectDisposedException">The column was disposed.</exception>
+    /// <exception cref="InvalidOperationException">An array of the column is already held the most times it can be.</exception>
+    public static NativeArrowColumn ToArrow(this NativeStringColumn column, bool largeOffsets = true, int maxChunkLength = 0)
+    {
+        ArgumentNullException.ThrowIfNull(column);
+        ArgumentOutOfRangeException.ThrowIfNegative(maxChunkLength);
+        if (maxChunkLength % 8 != 0 && column.Validity is not null)
+        {
+            throw new ArgumentException($"With a validity bitmap the chunk length must be a multiple of 8 (so each chunk's bitmap starts on a byte); {maxChunkLength:N0} is not.", nameof(maxChunkLength));
+        }
+
+        return NativeArrowColumn.CreateStrings(column, largeOffsets, maxChunkLength == 0 ? long.MaxValue : maxChunkLength);
+    }
+
     private static unsafe int ChunkLength<T>(int maxChunkLength, bool nullable)
         where T : unmanaged
     {

@@ -25,7 +25,7 @@ namespace jemalloc.Parquet;
 /// one is under way throws <see cref="InvalidOperationException"/> and changes nothing.
 /// </para>
 /// </remarks>
-public sealed class NativeParquetReader : IDisposable
+public sealed partial class NativeParquetReader : IDisposable
 {
     // Rows decoded per call into ParquetSharp; the scratch blocks (definition levels, narrowing) hold this many.
     private const int ChunkRows = 64 * 1024;

@@ -182,6 +182,36 @@ public sealed class NativeParquetWriter
     }
 
     /// <summary>
+    /// Adds a BYTE_ARRAY column written from a <see cref="NativeStringColumn"/>: STRING for a text column,
+    /// no logical type for binary; OPTIONAL (its null rows written as nulls) when the column has a validity
+    /// bitmap, REQUIRED otherwise. The values go to the encoder from the column's data block, uncopied.
+    /// </summary>
+    /// <param name="name">The column's name.</param>
+    /// <param name="column">The column; held, with its three arrays, for the whole of <see cref="Write"/>.</param>
+    /// <returns>This writer.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="name"/> or <paramref name="column"/> is <see langword="null"/>.</exception>
+    /// <exception cref="ArgumentException"><paramref name="name"/> is empty or already used, or the column's length differs from the columns added before.</exception>
+    /// <exception cref="ObjectDisposedException">The column was disposed.</exception>
+    public NativeParquetWriter Add(string name, NativeStringColumn column)
+    {
+        ArgumentNullException.ThrowIfNull(column);
+        _guard.Enter(TypeName);
+        try
+        {
+            column.Offsets.ThrowIfInvalid();
+            column.Data.ThrowIfInvalid();
+            column.Validity?.ThrowIfInvalid();
+            CheckName(name, column.Length);
+            _columns.Add(new NativeStringWriterColumn(name, column));
+            return this;
+        }
+        finally
+        {
+            _guard.Exit();
+        }
+    }
+
+    /// <summary>
     /// Writes the columns to a new Parquet file at <paramref name="path"/> (replacing any file there),
     /// in row groups of at most <see cref="RowGroupSize"/> rows. If writing fails, the partial file is deleted.
     /// </summary>

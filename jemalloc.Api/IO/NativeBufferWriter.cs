@@ -1,4 +1,5 @@
 using System.Buffers;
+using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
 using jemalloc.IO;
 using jemalloc.Internal;
@@ -68,7 +69,7 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
     /// <summary>Creates an empty writer; nothing is allocated until the first write.</summary>
     public NativeBufferWriter()
     {
-        _blocks = new WriterBlocks<T>(default, holdsHandedOutBlocks: false);
+        _blocks = new WriterBlocks<T>(null, holdsHandedOutBlocks: false);
     }
 
     /// <summary>
@@ -86,6 +87,7 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
     /// <exception cref="ArenaBudgetExceededException">The initial capacity would exceed the arena's budget.</exception>
     /// <exception cref="OverflowException">The capacity in bytes does not fit in the address space.</exception>
     /// <exception cref="OutOfMemoryException">The memory cannot be had.</exception>
+    [SuppressMessage("ApiDesign", "RS0027:API with optional parameter(s) should have the most parameters amongst its public overloads", Justification = "The (long, AllocationOptions) overload differs in its first parameter's type, so no call can bind to the wrong one; this one shipped first.")]
     public NativeBufferWriter(JemArena arena, long initialCapacity = 0)
     {
         ArgumentNullException.ThrowIfNull(arena);
@@ -113,7 +115,30 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
             ThrowHelper.ThrowArgumentOutOfRange(nameof(initialCapacity), initialCapacity, "The initial capacity must be at least one element.");
         }
 
-        _blocks = new WriterBlocks<T>(default, holdsHandedOutBlocks: false);
+        _blocks = new WriterBlocks<T>(null, holdsHandedOutBlocks: false);
+        _blocks.Resize(initialCapacity, in _pins);
+    }
+
+    /// <summary>
+    /// Creates an empty writer with room for <paramref name="initialCapacity"/> elements, allocated (and
+    /// grown) with <paramref name="options"/>: huge pages, or an arena (<see cref="JemArena.Options"/>), as
+    /// the <see cref="NativeBufferWriter{T}(JemArena, long)"/> constructor does.
+    /// </summary>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="initialCapacity"/> is zero or negative.</exception>
+    /// <exception cref="ArgumentException"><paramref name="options"/> cannot be used (invalid flags).</exception>
+    /// <exception cref="ObjectDisposedException"><paramref name="options"/> name an arena that was destroyed.</exception>
+    /// <exception cref="ArenaBudgetExceededException">The initial capacity would exceed the arena's budget.</exception>
+    /// <exception cref="OverflowException">The capacity in bytes does not fit in the address space.</exception>
+    /// <exception cref="OutOfMemoryException">The memory cannot be had.</exception>
+    public NativeBufferWriter(long initialCapacity, AllocationOptions options)
+    {
+        if (initialCapacity <= 0)
+        {
+            ThrowHelper.ThrowArgumentOutOfRange(nameof(initialCapacity), initialCapacity, "The initial capacity must be at least one element.");
+        }
+
+        // In an arena, blocks that went out are held so that a reset cannot free them under a reader.
+        _blocks = new WriterBlocks<T>(options, holdsHandedOutBlocks: options.Flags.ArenaIndex is not null);
         _blocks.Resize(initialCapacity, in _pins);
     }
 

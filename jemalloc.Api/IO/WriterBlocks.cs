@@ -27,7 +27,8 @@ internal unsafe struct WriterBlocks<T>
     // Orders a dispose (on any thread: a NativeMemoryStream lets its owner dispose the writer) against a
     // first allocation, a move and a hold, so that none of them records a block the dispose missed.
     private readonly Lock _gate;
-    private readonly AllocationOptions _options;
+    // Null: none were given, and HugePagePolicy chooses by size, as for an array created without options.
+    private readonly AllocationOptions? _options;
 
     // In an arena, the block a span, memory or read went out of is acquired (held) by the writer
     // until a hand-over or Dispose, so that a reset of the arena is refused instead of freeing it
@@ -56,10 +57,10 @@ internal unsafe struct WriterBlocks<T>
     // the writer acquired it for the spans it handed out.
     private List<(LedgerBlock Block, bool Held)>? _retired;
 
-    /// <summary>No block yet; growths allocate with <paramref name="options"/> (<see langword="default"/>: as <see cref="HugePagePolicy"/> chooses for the size).</summary>
-    /// <param name="options">The arena's options, or <see langword="default"/> outside an arena.</param>
+    /// <summary>No block yet; growths allocate with <paramref name="options"/> (<see langword="null"/>: as <see cref="HugePagePolicy"/> chooses for the size).</summary>
+    /// <param name="options">The options the writer was given (an arena's, or a caller's), or <see langword="null"/> for none.</param>
     /// <param name="holdsHandedOutBlocks">Whether the blocks are in an arena, and held once something of them went out.</param>
-    internal WriterBlocks(AllocationOptions options, bool holdsHandedOutBlocks)
+    internal WriterBlocks(AllocationOptions? options, bool holdsHandedOutBlocks)
     {
         _gate = new Lock();
         _options = options;
@@ -188,7 +189,7 @@ internal unsafe struct WriterBlocks<T>
         // Outside an arena a writer follows HugePagePolicy as an array created without options does:
         // a growing block is first touched by the copy and the writes, where 4 KiB pages cost a
         // fault each.
-        AllocationOptions options = _options == default ? HugePagePolicy.DefaultForSize(bytes) : _options;
+        AllocationOptions options = _options ?? HugePagePolicy.DefaultForSize(bytes);
         if (_current.IsDefault)
         {
             // A dispose on another thread ran before (seen here) or waits until the block is recorded (and frees it).

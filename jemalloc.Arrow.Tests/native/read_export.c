@@ -107,3 +107,80 @@ int read_export(struct ArrowSchema *schema, struct ArrowArray *array, const void
     out->released = array->release == NULL && schema->release == NULL;
     return status;
 }
+
+/* What the consumer saw of a string or binary array. */
+struct string_result {
+    int64_t length;
+    int64_t null_count;          /* counted from the validity bitmap */
+    int64_t bytes;               /* bytes of the valid values */
+    uint32_t hash;               /* FNV-1a over the valid values in row order, 0x100 for a null, 0x1FF after a value */
+    int32_t zero_copy;           /* buffers[2] (the data) is the address the caller named */
+    int32_t released;
+    char format[8];
+    char error[128];
+};
+
+static uint32_t fnv(uint32_t hash, uint32_t value)
+{
+    return (hash ^ value) * 16777619u;
+}
+
+/*
+ * Reads an exported utf8 ("u"), large utf8 ("U"), binary ("z") or large binary ("Z") array in place:
+ * three buffers (validity, offsets, data), 32- or 64-bit offsets by the format. Checks that the data
+ * buffer is expected_data and that every offset lies inside the bytes the last offset declares, hashes
+ * the values, and releases both structures once.
+ */
+int read_string_export(struct ArrowSchema *schema, struct ArrowArray *array, const void *expected_data, struct string_result *out)
+{
+    memset(out, 0, sizeof *out);
+    if (schema == NULL || array == NULL || schema->release == NULL || array->release == NULL) {
+        snprintf(out->error, sizeof out->error, "the schema or the array is missing or released already");
+        return 1;
+    }
+
+    int status = 0;
+    snprintf(out->format, sizeof out->format, "%s", schema->format);
+    int large = strcmp(schema->format, "U") == 0 || strcmp(schema->format, "Z") == 0;
+    int small = strcmp(schema->format, "u") == 0 || strcmp(schema->format, "z") == 0;
+    if (!large && !small) {
+        snprintf(out->error, sizeof out->error, "the format %s is no string or binary format", schema->format);
+        status = 1;
+    } else if (array->n_buffers != 3 || array->n_children != 0) {
+        snprintf(out->error, sizeof out->error, "a string array has three buffers and no children");
+        status = 1;
+    } else {
+        const uint8_t *validity = (const uint8_t *)array->buffers[0];
+        const uint8_t *data = (const uint8_t *)array->buffers[2];
+        out->length = array->length;
+        out->zero_copy = array->buffers[2] == expected_data;
+        out->hash = 2166136261u;
+        int64_t first = large ? ((const int64_t *)array->buffers[1])[array->offset] : ((const int32_t *)array->buffers[1])[array->offset];
+        int64_t last = large ? ((const int64_t *)array->buffers[1])[array->offset + array->length] : ((const int32_t *)array->buffers[1])[array->offset + array->length];
+        for (int64_t i = 0; i < array->length && status == 0; i++) {
+            int64_t index = array->offset + i;
+            if (!is_valid(validity, index)) {
+                out->null_count++;
+                out->hash = fnv(out->hash, 0x100);
+                continue;
+            }
+            int64_t start = large ? ((const int64_t *)array->buffers[1])[index] : ((const int32_t *)array->buffers[1])[index];
+            int64_t end = large ? ((const int64_t *)array->buffers[1])[index + 1] : ((const int32_t *)array->buffers[1])[index + 1];
+            if (start < first || end < start || end > last) {
+                snprintf(out->error, sizeof out->error, "row %lld's offsets leave the data", (long long)i);
+                status = 1;
+                break;
+            }
+            for (int64_t b = start; b < end; b++) {
+                out->hash = fnv(out->hash, data[b]);
+            }
+            out->hash = fnv(out->hash, 0x1FF);
+            out->bytes += end - start;
+        }
+    }
+
+    array->release(array);
+    schema->release(schema);
+    out->released = array->release == NULL && schema->release == NULL;
+    return status;
+}
