@@ -2,6 +2,7 @@
 // the IPC files and streams the .NET tests write, and writes some for them to read.
 //   node arrow-check.js read <path>           prints each column's type, length, null count and sum (JSON)
 //   node arrow-check.js write <path> file|stream <rows>   writes id (int64), x (float64, null every 7th row), n (int32)
+//   node arrow-check.js write-strings <path> file|stream <batch lengths>   writes utf8, binary, large_utf8 and large_binary columns (see stringValue)
 //   node arrow-check.js write-types <path> file|stream <batch lengths, comma-separated>
 //                                             writes a column of every fixed-width type (see typedColumns), in those batches
 'use strict';
@@ -20,7 +21,11 @@ if (mode === 'read') {
     for (let i = 0; i < column.length; i++) {
       const value = column.get(i);
       if (value === null) continue;
-      if (typeof value === 'bigint') { big = true; bigSum += value; } else { sum += value; }
+      if (typeof value === 'string' || value instanceof Uint8Array) {
+        // Strings and binary: a checksum of their UTF-8 bytes, each value's weighted by its row.
+        const bytes = typeof value === 'string' ? Buffer.from(value, 'utf8') : value;
+        for (const b of bytes) sum += b * ((i % 13) + 1);
+      } else if (typeof value === 'bigint') { big = true; bigSum += value; } else { sum += value; }
     }
     result[field.name] = {
       type: String(field.type),
@@ -60,6 +65,27 @@ if (mode === 'read') {
   }
   const table = tables.reduce((a, b) => a.concat(b));
   fs.writeFileSync(path, arrow.tableToIPC(table, format));
+} else if (mode === 'write-strings') {
+  const lengths = rowsText.split(',').map(Number);
+  const tables = [];
+  let row = 0;
+  for (const length of lengths) {
+    const text = [];
+    const bytes = [];
+    for (let i = 0; i < length; i++) {
+      const r = row + i;
+      text.push(r % 6 === 1 ? null : stringValue(r));
+      bytes.push(r % 4 === 3 ? null : Buffer.from(stringValue(r), 'utf8'));
+    }
+    tables.push(new arrow.Table({
+      s: arrow.vectorFromArray(text, new arrow.Utf8()),
+      bin: arrow.vectorFromArray(bytes, new arrow.Binary()),
+      ls: arrow.vectorFromArray(text, new arrow.LargeUtf8()),
+      lbin: arrow.vectorFromArray(bytes, new arrow.LargeBinary()),
+    }));
+    row += length;
+  }
+  fs.writeFileSync(path, arrow.tableToIPC(tables.reduce((a, b) => a.concat(b)), format));
 } else {
   process.stderr.write('usage: arrow-check.js read <path> | write <path> file|stream <rows>\n');
   process.exit(2);
@@ -120,4 +146,11 @@ function halfBits(n) {
   if (n === 0) return 0;
   const e = Math.floor(Math.log2(n));
   return ((e + 15) << 10) | Math.round((n / 2 ** e - 1) * 1024);
+}
+
+// Row r's string (the same formula as IpcStringTests.cs): empty every 9th row, otherwise r's digits
+// and, every 5th row, non-ASCII text.
+function stringValue(r) {
+  if (r % 9 === 0) return '';
+  return 'v' + r + (r % 5 === 0 ? '-\u00e9\u4e2d\u{1F600}' : '');
 }

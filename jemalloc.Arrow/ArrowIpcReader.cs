@@ -15,6 +15,8 @@ namespace jemalloc.Arrow;
 /// <see cref="double"/>; Bool (bit-packed in Arrow) as <see cref="bool"/>; Date32 and Time32 as
 /// <see cref="int"/>; Date64, Timestamp, Time64 and Duration as <see cref="long"/> (their unit and time
 /// zone are in <see cref="Fields"/>). Any other pairing throws rather than reinterpret the values.
+/// Utf8, Binary, LargeUtf8 and LargeBinary columns are read by <see cref="ReadStringColumn(string, AllocationOptions)"/>
+/// into a <see cref="NativeStringColumn"/>.
 /// </para>
 /// <para>
 /// The schema's byte order is honoured: the values of a big-endian file or stream are byte-swapped as
@@ -194,6 +196,45 @@ public sealed class ArrowIpcReader : IDisposable
         return values;
     }
 
+    /// <summary>Reads a Utf8, Binary, LargeUtf8 or LargeBinary column, nulls included, with the library's default options.</summary>
+    /// <inheritdoc cref="ReadStringColumn(string, AllocationOptions)"/>
+    public NativeStringColumn ReadStringColumn(string column) => ReadStringColumn(column, AllocationOptions.Default);
+
+    /// <summary>
+    /// Reads a Utf8, Binary, LargeUtf8 or LargeBinary column of every batch into a new
+    /// <see cref="NativeStringColumn"/>: its values' bytes into one data block, its offsets (widened to
+    /// 64 bits, each batch's moved to follow the one before) into another, and its validity bitmaps,
+    /// when it has nulls, into a third, all allocated with <paramref name="options"/>.
+    /// </summary>
+    /// <param name="column">The column's name.</param>
+    /// <param name="options">How the blocks (and the reader's small scratch block) are allocated.</param>
+    /// <returns>A new column of <see cref="RowCount"/> rows (UTF-8 for Utf8 and LargeUtf8), which the caller owns; its <see cref="NativeStringColumn.Validity"/> is <see langword="null"/> when no row is null.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="column"/> is <see langword="null"/>.</exception>
+    /// <exception cref="ArgumentException">The schema has no column of that name, or <paramref name="options"/> cannot be used.</exception>
+    /// <exception cref="NotSupportedException">The column is not of a string or binary type, or is dictionary-encoded; a batch is compressed; or a column before it has a type whose buffers cannot be counted.</exception>
+    /// <exception cref="InvalidOperationException">The input has no rows, or another thread is using the reader.</exception>
+    /// <exception cref="InvalidDataException">A batch's node or buffers for the column do not fit the batch or its body, or its offsets do not ascend inside its data buffer.</exception>
+    /// <exception cref="OutOfMemoryException">The blocks cannot be allocated.</exception>
+    /// <exception cref="IOException">The stream cannot be read.</exception>
+    /// <exception cref="ObjectDisposedException">The reader was disposed.</exception>
+    public NativeStringColumn ReadStringColumn(string column, AllocationOptions options)
+    {
+        int index = GetColumnIndex(column);
+        _guard.Enter(TypeName);
+        try
+        {
+            return ReadStringsEntered(index, column, options);
+        }
+        catch (EndOfStreamException e)
+        {
+            throw new InvalidDataException($"The Arrow IPC input ended while column '{column}' was read: it is shorter than its metadata says.", e);
+        }
+        finally
+        {
+            _guard.Exit();
+        }
+    }
+
     /// <summary>Closes the stream (unless the reader was made to leave it open). Disposing again does nothing.</summary>
     /// <exception cref="InvalidOperationException">Another thread is reading: the reader stays open; dispose it once that read has returned.</exception>
     public void Dispose()
@@ -291,6 +332,57 @@ public sealed class ArrowIpcReader : IDisposable
         }
     }
 
+    private unsafe NativeStringColumn ReadStringsEntered(int index, string column, AllocationOptions options)
+    {
+        ArrowIpcField field = _index.Fields[index];
+        if (field.IsDictionaryEncoded || !field.IpcType.IsVariableBinary)
+        {
+            IpcThrow.NotSupported($"Column '{column}' is {(field.IsDictionaryEncoded ? "dictionary-encoded" : "of type " + field.TypeName)}; ReadStringColumn reads Utf8, Binary, LargeUtf8 and LargeBinary columns.");
+        }
+
+        bool large = field.Type is ArrowIpcType.LargeUtf8 or ArrowIpcType.LargeBinary;
+        var read = new IpcColumnRead(_stream, _index, index);
+        (long rows, long nulls) = read.Check(valueBuffers: 2, elementBits: large ? 64 : 32);
+        if (rows == 0)
+        {
+            IpcThrow.InvalidOperation($"The input has no rows, so column '{column}' cannot be read into a column (its arrays have at least one element).");
+        }
+
+        using var scratch = new SafeArray<byte>(ScratchBytes, options with { HugePages = false });
+        using MemoryLease<byte> scratchLease = scratch.Lease();
+        byte* scratchPointer = (byte*)scratchLease.Pointer;
+        (long[] extents, long bytes) = IpcStringRead.Extents(read, large, scratchPointer);
+        HugeArray<long>? offsets = null;
+        HugeArray<byte>? data = null;
+        HugeArray<byte>? validity = null;
+        try
+        {
+            offsets = new HugeArray<long>(rows + 1, options);
+            data = new HugeArray<byte>(Math.Max(1, bytes), options);
+            using (MemoryLease<long> offsetLease = offsets.Lease())
+            using (MemoryLease<byte> dataLease = data.Lease())
+            {
+                IpcStringRead.Read(read, large, extents, (long*)offsetLease.Pointer, (byte*)dataLease.Pointer, scratchPointer);
+            }
+
+            if (nulls > 0)
+            {
+                validity = new HugeArray<byte>(ValidityBitmap.BytesFor(rows), options);
+                using MemoryLease<byte> bitsLease = validity.Lease();
+                read.ReadValidity((byte*)bitsLease.Pointer, scratchPointer);
+            }
+
+            return new NativeStringColumn(offsets, data, validity, rows, isUtf8: field.Type is ArrowIpcType.Utf8 or ArrowIpcType.LargeUtf8);
+        }
+        catch
+        {
+            offsets?.Dispose();
+            data?.Dispose();
+            validity?.Dispose();
+            throw;
+        }
+    }
+
     private static void CheckReadable<T>(ArrowIpcField field, string column)
     {
         if (field.IsDictionaryEncoded)
@@ -301,7 +393,9 @@ public sealed class ArrowIpcReader : IDisposable
         Type? element = field.IpcType.ElementType;
         if (element is null)
         {
-            IpcThrow.NotSupported($"Column '{column}' is of type {field.TypeName}, which the reader does not read into an array of {typeof(T).Name}.");
+            IpcThrow.NotSupported(field.IpcType.IsVariableBinary
+                ? $"Column '{column}' is of type {field.TypeName}: read it with ReadStringColumn."
+                : $"Column '{column}' is of type {field.TypeName}, which the reader does not read into an array of {typeof(T).Name}.");
         }
 
         if (element != typeof(T))

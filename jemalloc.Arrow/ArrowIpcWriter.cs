@@ -6,7 +6,8 @@ namespace jemalloc.Arrow;
 
 /// <summary>
 /// Writes native columns as Arrow IPC, in the file or the streaming format: add the columns
-/// (<see cref="HugeArray{T}"/> or <see cref="SafeArray{T}"/>, each with an optional validity bitmap),
+/// (<see cref="HugeArray{T}"/> or <see cref="SafeArray{T}"/>, each with an optional validity bitmap, and
+/// <see cref="NativeStringColumn"/>s),
 /// then call <see cref="Write(Stream, ArrowIpcFormat)"/>. Every buffer goes to the stream straight
 /// from its native block (booleans are packed into bits through a small native scratch block), in
 /// record batches of <see cref="BatchSize"/> rows, little-endian, each buffer padded to 8 bytes.
@@ -17,7 +18,8 @@ namespace jemalloc.Arrow;
 /// <see cref="ushort"/>, <see cref="int"/>, <see cref="uint"/>, <see cref="long"/>, <see cref="ulong"/>
 /// (Int of their width and sign), <see cref="Half"/>, <see cref="float"/>, <see cref="double"/>
 /// (FloatingPoint); and, through their own methods, Date32, Date64, Timestamp, Time32, Time64 and
-/// Duration columns of their storage integers. A column with a validity bitmap is nullable (its
+/// Duration columns of their storage integers; strings and binary from a <see cref="NativeStringColumn"/>
+/// (Utf8, Binary, LargeUtf8, LargeBinary). A column with a validity bitmap is nullable (its
 /// cleared bits are nulls; a batch without nulls gets no bitmap buffer).
 /// </para>
 /// <para>
@@ -82,6 +84,32 @@ public sealed class ArrowIpcWriter
     /// <exception cref="InvalidOperationException">Another thread is using the writer.</exception>
     public ArrowIpcWriter Add<T>(string name, NativeBuffer<T> values, NativeBuffer<byte>? validity = null)
         where T : unmanaged, IEquatable<T> => AddColumn(name, IpcType.Of<T>(), values, validity);
+
+    /// <summary>Adds a string or binary column: Utf8 or Binary (as <see cref="NativeStringColumn.IsUtf8"/> says), or LargeUtf8 or LargeBinary with <paramref name="largeOffsets"/>; nullable if the column has a validity bitmap.</summary>
+    /// <param name="name">The column's name.</param>
+    /// <param name="column">The column; its data block is written as it is, each batch's offsets rebased to start at 0.</param>
+    /// <param name="largeOffsets">Whether to write 64-bit offsets (LargeUtf8, LargeBinary); with 32-bit ones, a batch's values must hold at most <see cref="int.MaxValue"/> bytes.</param>
+    /// <returns>This writer.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="name"/> or <paramref name="column"/> is <see langword="null"/>.</exception>
+    /// <exception cref="ArgumentException"><paramref name="name"/> is empty or already used, or the column's length differs from the columns added before.</exception>
+    /// <exception cref="ObjectDisposedException">The column was disposed.</exception>
+    /// <exception cref="InvalidOperationException">Another thread is using the writer.</exception>
+    public ArrowIpcWriter Add(string name, NativeStringColumn column, bool largeOffsets = false)
+    {
+        ArgumentNullException.ThrowIfNull(column);
+        _guard.Enter(TypeName);
+        try
+        {
+            column.Offsets.ThrowIfInvalid();
+            CheckName(name, column.Length);
+            _columns.Add(new IpcStringWriterColumn(name, column, largeOffsets));
+            return this;
+        }
+        finally
+        {
+            _guard.Exit();
+        }
+    }
 
     /// <summary>Adds a Date32 column: days since the UNIX epoch.</summary>
     /// <inheritdoc cref="Add{T}(string, NativeBuffer{T}, NativeBuffer{byte})"/>
@@ -265,16 +293,7 @@ public sealed class ArrowIpcWriter
         try
         {
             long length = LengthOf(values);
-            ArgumentException.ThrowIfNullOrEmpty(name);
-            if (_columns.Exists(c => c.Name == name))
-            {
-                IpcThrow.Argument(nameof(name), $"A column named '{name}' was already added.");
-            }
-
-            if (_columns.Count > 0 && length != RowCount)
-            {
-                IpcThrow.Argument(nameof(values), $"Column '{name}' has {length:N0} rows; the columns added before have {RowCount:N0}.");
-            }
+            CheckName(name, length);
 
             if (validity is not null && LengthOf(validity) < ValidityBitmap.BytesFor(length))
             {
@@ -287,6 +306,20 @@ public sealed class ArrowIpcWriter
         finally
         {
             _guard.Exit();
+        }
+    }
+
+    private void CheckName(string name, long length)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(name);
+        if (_columns.Exists(c => c.Name == name))
+        {
+            IpcThrow.Argument(nameof(name), $"A column named '{name}' was already added.");
+        }
+
+        if (_columns.Count > 0 && length != RowCount)
+        {
+            IpcThrow.Argument(nameof(name), $"Column '{name}' has {length:N0} rows; the columns added before have {RowCount:N0}.");
         }
     }
 
@@ -305,6 +338,11 @@ public sealed class ArrowIpcWriter
             foreach (IpcWriterColumn column in _columns)
             {
                 column.Hold(holds);
+            }
+
+            foreach (IpcWriterColumn column in _columns)
+            {
+                column.CheckBatches(_batchSize);
             }
 
             var output = new IpcOutput(stream);
@@ -344,27 +382,33 @@ public sealed class ArrowIpcWriter
     private unsafe (long Offset, int MetadataLength, long BodyLength) WriteBatch(IpcOutput output, long start, long count, byte* scratch)
     {
         int columns = _columns.Count;
+        int bufferCount = columns + _columns.Sum(c => c.ValueBuffers);
         byte[] nodes = new byte[16 * columns];
-        byte[] buffers = new byte[32 * columns];
+        byte[] buffers = new byte[16 * bufferCount];
         long[] validityBytes = new long[columns];
+        Span<long> lengths = stackalloc long[2];
         long body = 0;
+        int b = 0;
         for (int c = 0; c < columns; c++)
         {
             IpcWriterColumn column = _columns[c];
             long nulls = column.NullsIn(start, count);
             validityBytes[c] = nulls > 0 ? ValidityBitmap.BytesFor(count) : 0;
-            long valueBytes = column.ValueBytes(count);
             WritePair(nodes, 2 * c, count, nulls);
-            WritePair(buffers, 4 * c, body, validityBytes[c]);
+            WritePair(buffers, 2 * b++, body, validityBytes[c]);
             body += Pad(validityBytes[c]);
-            WritePair(buffers, (4 * c) + 2, body, valueBytes);
-            body += Pad(valueBytes);
+            column.ValueBufferLengths(start, count, lengths);
+            for (int v = 0; v < column.ValueBuffers; v++)
+            {
+                WritePair(buffers, 2 * b++, body, lengths[v]);
+                body += Pad(lengths[v]);
+            }
         }
 
         FlatObject batch = FlatObject.Table()
             .Scalar(0, 8, count)
             .Reference(1, FlatObject.Structs(nodes, columns, 8))
-            .Reference(2, FlatObject.Structs(buffers, 2 * columns, 8));
+            .Reference(2, FlatObject.Structs(buffers, bufferCount, 8));
         (long offset, int metadataLength) = output.WriteMessage(Message(RecordBatchHeader, batch, body));
         for (int c = 0; c < columns; c++)
         {
@@ -375,7 +419,6 @@ public sealed class ArrowIpcWriter
             }
 
             _columns[c].WriteValues(output, start, count, scratch, ScratchBytes, BigEndian);
-            output.Pad();
         }
 
         return (offset, metadataLength, body);

@@ -52,10 +52,12 @@ internal unsafe ref struct IpcColumnRead
                 CheckBuffer(batch, buffer, ValidityBitmap.BytesFor(length), "validity bitmap");
             }
 
-            for (int v = 1; v <= valueBuffers && elementBits > 0; v++)
+            if (valueBuffers > 0)
             {
-                long needed = elementBits == 1 ? ValidityBitmap.BytesFor(length) : length > long.MaxValue / (elementBits / 8) ? long.MaxValue : length * (elementBits / 8);
-                CheckBuffer(batch, buffer + v, needed, "value buffer");
+                // Strings: the offsets (one more than the rows, when there are rows); the data is checked against them.
+                long units = valueBuffers == 2 ? (length == 0 ? 0 : length + 1) : length;
+                long needed = elementBits == 1 ? ValidityBitmap.BytesFor(units) : units > long.MaxValue / (elementBits / 8) ? long.MaxValue : units * (elementBits / 8);
+                CheckBuffer(batch, buffer + 1, needed, valueBuffers == 2 ? "offsets buffer" : "value buffer");
             }
 
             rows += length;
@@ -147,6 +149,15 @@ internal unsafe ref struct IpcColumnRead
         }
     }
 
+    /// <summary>Whether the stream's byte order is big-endian.</summary>
+    internal readonly bool BigEndian => _index.BigEndian;
+
+    /// <summary>The column's name.</summary>
+    internal readonly string Name => _name;
+
+    /// <summary>The record batches.</summary>
+    internal readonly List<IpcBatch> Batches => _index.Batches;
+
     /// <summary>Reads <paramref name="count"/> bytes at <paramref name="position"/> of the stream into <paramref name="destination"/>.</summary>
     internal readonly void ReadBytes(long position, byte* destination, long count)
     {
@@ -227,7 +238,8 @@ internal unsafe ref struct IpcColumnRead
         }
     }
 
-    private readonly void CheckBuffer(IpcBatch batch, int buffer, long needed, string what)
+    /// <summary>Checks that buffer <paramref name="buffer"/> of the batch lies inside its body and holds at least <paramref name="needed"/> bytes.</summary>
+    internal readonly void CheckBuffer(IpcBatch batch, int buffer, long needed, string what)
     {
         long offset = batch.Buffers[2 * buffer];
         long length = batch.Buffers[(2 * buffer) + 1];

@@ -53,6 +53,14 @@ internal readonly record struct IpcType(ArrowIpcType Kind, string Name, byte Cod
         return new(kind, name, code, bits, false, default, null);
     }
 
+    internal static IpcType Strings(bool utf8, bool large) => (utf8, large) switch
+    {
+        (true, false) => new(ArrowIpcType.Utf8, "Utf8", IpcTypeCode.Utf8, 32, false, default, null),
+        (false, false) => new(ArrowIpcType.Binary, "Binary", IpcTypeCode.Binary, 32, false, default, null),
+        (true, true) => new(ArrowIpcType.LargeUtf8, "LargeUtf8", IpcTypeCode.LargeUtf8, 64, false, default, null),
+        _ => new(ArrowIpcType.LargeBinary, "LargeBinary", IpcTypeCode.LargeBinary, 64, false, default, null),
+    };
+
     internal static IpcType Date(bool days) => days
         ? new(ArrowIpcType.Date32, "Date32", IpcTypeCode.Date, 32, false, default, null)
         : new(ArrowIpcType.Date64, "Date64", IpcTypeCode.Date, 64, false, default, null);

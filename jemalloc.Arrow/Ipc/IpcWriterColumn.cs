@@ -44,9 +44,18 @@ internal abstract unsafe class IpcWriterColumn(string name, IpcType type, long l
         output.WriteNative((byte*)lease.Pointer + (start >> 3), bytes);
     }
 
-    /// <summary>The bytes the values of <paramref name="count"/> rows take, before padding.</summary>
-    internal abstract long ValueBytes(long count);
+    /// <summary>How many buffers follow the validity bitmap: 1 for values, 2 for strings (offsets and data).</summary>
+    internal virtual int ValueBuffers => 1;
 
-    /// <summary>Writes the values of rows <paramref name="start"/> to <paramref name="start"/> + <paramref name="count"/> - 1, through <paramref name="scratch"/> where they must be packed or swapped.</summary>
+    /// <summary>Checks, before anything is written, that batches of <paramref name="batchSize"/> rows can be written.</summary>
+    /// <exception cref="InvalidOperationException">They cannot.</exception>
+    internal virtual void CheckBatches(long batchSize)
+    {
+    }
+
+    /// <summary>The bytes each value buffer of rows <paramref name="start"/> to <paramref name="start"/> + <paramref name="count"/> - 1 takes, before padding.</summary>
+    internal abstract void ValueBufferLengths(long start, long count, Span<long> lengths);
+
+    /// <summary>Writes the value buffers of those rows, each padded to 8 bytes, through <paramref name="scratch"/> where they must be packed, rebased or swapped.</summary>
     internal abstract void WriteValues(IpcOutput output, long start, long count, byte* scratch, int scratchBytes, bool bigEndian);
 }

@@ -17,7 +17,8 @@ internal sealed unsafe class IpcWriterColumnOf<T>(string name, IpcType type, Nat
         base.Hold(holds);
     }
 
-    internal override long ValueBytes(long count) => typeof(T) == typeof(bool) ? (count + 7) >> 3 : count * sizeof(T);
+    internal override void ValueBufferLengths(long start, long count, Span<long> lengths) =>
+        lengths[0] = typeof(T) == typeof(bool) ? (count + 7) >> 3 : count * sizeof(T);
 
     internal override void WriteValues(IpcOutput output, long start, long count, byte* scratch, int scratchBytes, bool bigEndian)
     {
@@ -35,6 +36,8 @@ internal sealed unsafe class IpcWriterColumnOf<T>(string name, IpcType type, Nat
         {
             output.WriteNative((byte*)source, count * sizeof(T));
         }
+
+        output.Pad();
     }
 
     private static void WriteBits(bool* source, long count, IpcOutput output, byte* scratch, int scratchBytes)
