@@ -177,6 +177,21 @@ public sealed class IpcStringTests : IDisposable
         Assert.Equal(live, AllocationLedger.LiveCount);
     }
 
+    [Fact]
+    public void A_string_column_of_no_rows_is_written_as_a_schema_alone_and_read_back_empty()
+    {
+        using var builder = new NativeStringColumnBuilder();
+        using NativeStringColumn empty = builder.Build();
+        var stream = new MemoryStream();
+        new ArrowIpcWriter().Add("s", empty).Write(stream, ArrowIpcFormat.File);
+        stream.Position = 0;
+        using var reader = new ArrowIpcReader(stream);
+        Assert.Equal(0, reader.BatchCount);
+        using NativeStringColumn back = reader.ReadStringColumn("s");
+        Assert.Equal(0, back.Length);
+        Assert.Equal(1, back.Offsets.Length);
+    }
+
     private static NativeStringColumn Build(bool utf8, Func<long, bool> isNull)
     {
         using var builder = new NativeStringColumnBuilder(utf8);

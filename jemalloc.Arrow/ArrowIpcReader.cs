@@ -208,11 +208,11 @@ public sealed class ArrowIpcReader : IDisposable
     /// </summary>
     /// <param name="column">The column's name.</param>
     /// <param name="options">How the blocks (and the reader's small scratch block) are allocated.</param>
-    /// <returns>A new column of <see cref="RowCount"/> rows (UTF-8 for Utf8 and LargeUtf8), which the caller owns; its <see cref="NativeStringColumn.Validity"/> is <see langword="null"/> when no row is null.</returns>
+    /// <returns>A new column of <see cref="RowCount"/> rows (UTF-8 for Utf8 and LargeUtf8; an input without rows gives a column of none), which the caller owns; its <see cref="NativeStringColumn.Validity"/> is <see langword="null"/> when no row is null.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="column"/> is <see langword="null"/>.</exception>
     /// <exception cref="ArgumentException">The schema has no column of that name, or <paramref name="options"/> cannot be used.</exception>
     /// <exception cref="NotSupportedException">The column is not of a string or binary type, or is dictionary-encoded; a batch is compressed; or a column before it has a type whose buffers cannot be counted.</exception>
-    /// <exception cref="InvalidOperationException">The input has no rows, or another thread is using the reader.</exception>
+    /// <exception cref="InvalidOperationException">Another thread is using the reader.</exception>
     /// <exception cref="InvalidDataException">A batch's node or buffers for the column do not fit the batch or its body, or its offsets do not ascend inside its data buffer.</exception>
     /// <exception cref="OutOfMemoryException">The blocks cannot be allocated.</exception>
     /// <exception cref="IOException">The stream cannot be read.</exception>
@@ -343,11 +343,6 @@ public sealed class ArrowIpcReader : IDisposable
         bool large = field.Type is ArrowIpcType.LargeUtf8 or ArrowIpcType.LargeBinary;
         var read = new IpcColumnRead(_stream, _index, index);
         (long rows, long nulls) = read.Check(valueBuffers: 2, elementBits: large ? 64 : 32);
-        if (rows == 0)
-        {
-            IpcThrow.InvalidOperation($"The input has no rows, so column '{column}' cannot be read into a column (its arrays have at least one element).");
-        }
-
         using var scratch = new SafeArray<byte>(ScratchBytes, options with { HugePages = false });
         using MemoryLease<byte> scratchLease = scratch.Lease();
         byte* scratchPointer = (byte*)scratchLease.Pointer;
