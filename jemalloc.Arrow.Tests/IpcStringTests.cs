@@ -178,6 +178,22 @@ public sealed class IpcStringTests : IDisposable
     }
 
     [Fact]
+    public void Offsets_changed_after_the_column_was_made_are_refused_by_the_writer_before_a_read_outside_the_data()
+    {
+        using NativeStringColumn text = Build(utf8: true, TextIsNull);
+        long saved = text.Offsets[Rows];
+        text.Offsets[Rows] = text.Data.Length + 4096;
+        var writer = new ArrowIpcWriter().Add("s", text);
+        Assert.Contains("'s'", Assert.Throws<InvalidDataException>(() => writer.Write(new MemoryStream())).Message, StringComparison.Ordinal);
+        text.Offsets[Rows] = saved;
+
+        long middle = text.Offsets[Rows / 2];
+        text.Offsets[Rows / 2] = text.Offsets[(Rows / 2) + 2];
+        text.Offsets[(Rows / 2) + 1] = middle;
+        Assert.Contains("do not ascend", Assert.Throws<InvalidDataException>(() => writer.Write(new MemoryStream())).Message, StringComparison.Ordinal);
+    }
+
+    [Fact]
     public void A_string_column_of_no_rows_is_written_as_a_schema_alone_and_read_back_empty()
     {
         using var builder = new NativeStringColumnBuilder();

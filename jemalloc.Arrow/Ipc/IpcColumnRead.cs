@@ -70,7 +70,8 @@ internal unsafe ref struct IpcColumnRead
     /// <summary>The column's first node and buffer in <paramref name="batch"/>, after every column before it.</summary>
     internal readonly (int Node, int Buffer) Locate(IpcBatch batch)
     {
-        int node = 0, buffer = 0, view = 0;
+        long node = 0, buffer = 0;
+        int view = 0;
         for (int c = 0; c < _column; c++)
         {
             IpcLayout layout = _index.Fields[c].Layout;
@@ -89,17 +90,17 @@ internal unsafe ref struct IpcColumnRead
                     IpcThrow.InvalidData($"Record batch {batch.Index} gives view column {view} {extra:N0} variadic buffers; it has {batch.BufferCount:N0} buffers.");
                 }
 
-                buffer += (int)extra;
+                buffer += extra;
             }
         }
 
         IpcLayout own = _index.Fields[_column].Layout;
-        if ((long)node + own.Nodes > batch.NodeCount || (long)buffer + own.Buffers > batch.BufferCount)
+        if (node + own.Nodes > batch.NodeCount || buffer + own.Buffers > batch.BufferCount)
         {
             IpcThrow.InvalidData($"Record batch {batch.Index} has {batch.NodeCount:N0} nodes and {batch.BufferCount:N0} buffers, too few for the schema's columns up to '{_name}'.");
         }
 
-        return (node, buffer);
+        return ((int)node, (int)buffer);
     }
 
     /// <summary>Reads the validity bitmaps of every batch into <paramref name="bits"/> (zeroed, one bit a row), concatenated at each batch's first row; a batch without nulls marks its rows valid.</summary>
