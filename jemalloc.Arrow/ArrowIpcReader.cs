@@ -40,6 +40,7 @@ public sealed class ArrowIpcReader : IDisposable
     private readonly Stream _stream;
     private readonly bool _leaveOpen;
     private readonly IpcIndex _index;
+    private readonly System.Collections.ObjectModel.ReadOnlyCollection<ArrowIpcField> _fields;
     private SingleUserGuard _guard;
 
     /// <summary>Opens the Arrow IPC file or stream at <paramref name="path"/>, its format told by its first bytes (the file format starts with <c>ARROW1</c>).</summary>
@@ -103,6 +104,7 @@ public sealed class ArrowIpcReader : IDisposable
 
             _stream = stream;
             _index = IpcIndex.Read(stream, format ?? (IpcIndex.StartsWithMagic(stream) ? ArrowIpcFormat.File : ArrowIpcFormat.Stream));
+            _fields = Array.AsReadOnly(_index.Fields);
         }
         catch when (!leaveOpen)
         {
@@ -118,7 +120,7 @@ public sealed class ArrowIpcReader : IDisposable
     public bool IsBigEndian => _index.BigEndian;
 
     /// <summary>The schema's top-level columns, in order.</summary>
-    public IReadOnlyList<ArrowIpcField> Fields => _index.Fields;
+    public IReadOnlyList<ArrowIpcField> Fields => _fields;
 
     /// <summary>The number of record batches.</summary>
     public int BatchCount => _index.Batches.Count;

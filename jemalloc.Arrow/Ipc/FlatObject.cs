@@ -46,8 +46,11 @@ internal sealed class FlatObject
     internal static FlatObject Structs(byte[] bytes, int count, int alignment) =>
         new(FlatKind.ByteVector) { Bytes = bytes, Count = count, Alignment = alignment };
 
-    internal static FlatObject String(string value) =>
-        new(FlatKind.String) { Bytes = System.Text.Encoding.UTF8.GetBytes(value), Count = System.Text.Encoding.UTF8.GetByteCount(value) };
+    internal static FlatObject String(string value)
+    {
+        byte[] bytes = System.Text.Encoding.UTF8.GetBytes(value);
+        return new(FlatKind.String) { Bytes = bytes, Count = bytes.Length };
+    }
 
     /// <summary>Adds a scalar field of <paramref name="size"/> bytes (1, 2, 4 or 8) holding <paramref name="value"/>.</summary>
     internal FlatObject Scalar(int slot, int size, long value)
