@@ -115,6 +115,24 @@ public sealed class IpcUseTests
     }
 
     [Fact]
+    public void Invalid_data_in_a_file_names_the_file()
+    {
+        string path = Path.Combine(Path.GetTempPath(), "jemalloc-ipc-" + Guid.NewGuid().ToString("N") + ".arrow");
+        try
+        {
+            byte[] bytes = WriteLongs();
+            File.WriteAllBytes(path, bytes[..(bytes.Length / 2)]);
+            InvalidDataException e = Assert.Throws<InvalidDataException>(() => new ArrowIpcReader(path));
+            Assert.Contains(path, e.Message, StringComparison.Ordinal);
+            Assert.Contains("body", e.Message, StringComparison.Ordinal);
+        }
+        finally
+        {
+            File.Delete(path);
+        }
+    }
+
+    [Fact]
     public void The_reader_refuses_bad_arguments_and_an_unseekable_stream()
     {
         Assert.Throws<FileNotFoundException>(() => new ArrowIpcReader(Path.Combine(Path.GetTempPath(), "no-such-file.arrow")));

@@ -106,9 +106,18 @@ public sealed class ArrowIpcReader : IDisposable
             _index = IpcIndex.Read(stream, format ?? (IpcIndex.StartsWithMagic(stream) ? ArrowIpcFormat.File : ArrowIpcFormat.Stream));
             _fields = Array.AsReadOnly(_index.Fields);
         }
-        catch when (!leaveOpen)
+        catch (Exception e) when (!leaveOpen || e is InvalidDataException)
         {
-            stream.Dispose();
+            if (!leaveOpen)
+            {
+                stream.Dispose();
+            }
+
+            if (e is InvalidDataException invalid && stream is FileStream file)
+            {
+                throw InFile(invalid, file);
+            }
+
             throw;
         }
     }
@@ -229,7 +238,11 @@ public sealed class ArrowIpcReader : IDisposable
         }
         catch (EndOfStreamException e)
         {
-            throw new InvalidDataException($"The Arrow IPC input ended while column '{column}' was read: it is shorter than its metadata says.", e);
+            throw InFile(new InvalidDataException($"The Arrow IPC input ended while column '{column}' was read: it is shorter than its metadata says.", e), _stream as FileStream);
+        }
+        catch (InvalidDataException e) when (_stream is FileStream file)
+        {
+            throw InFile(e, file);
         }
         finally
         {
@@ -246,6 +259,10 @@ public sealed class ArrowIpcReader : IDisposable
             _stream.Dispose();
         }
     }
+
+    // A file's reader names the file in what it finds wrong with it.
+    private static InvalidDataException InFile(InvalidDataException e, FileStream? file) =>
+        file is null ? e : new InvalidDataException($"{e.Message} (file '{file.Name}')", e);
 
     private static FileStream OpenFile(string path)
     {
@@ -280,7 +297,11 @@ public sealed class ArrowIpcReader : IDisposable
         }
         catch (EndOfStreamException e)
         {
-            throw new InvalidDataException($"The Arrow IPC input ended while column '{column}' was read: it is shorter than its metadata says.", e);
+            throw InFile(new InvalidDataException($"The Arrow IPC input ended while column '{column}' was read: it is shorter than its metadata says.", e), _stream as FileStream);
+        }
+        catch (InvalidDataException e) when (_stream is FileStream file)
+        {
+            throw InFile(e, file);
         }
         finally
         {
