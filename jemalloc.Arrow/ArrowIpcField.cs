@@ -1,0 +1,46 @@
+using Apache.Arrow.Types;
+using jemalloc.Arrow.Ipc;
+
+namespace jemalloc.Arrow;
+
+/// <summary>One column of an Arrow IPC schema: its name, type and whether it may hold nulls.</summary>
+public sealed class ArrowIpcField
+{
+    internal ArrowIpcField(string name, bool isNullable, IpcType type, bool isDictionaryEncoded, IpcLayout layout)
+    {
+        Name = name;
+        IsNullable = isNullable;
+        IpcType = type;
+        IsDictionaryEncoded = isDictionaryEncoded;
+        Layout = layout;
+    }
+
+    /// <summary>The column's name.</summary>
+    public string Name { get; }
+
+    /// <summary>Whether the schema lets the column hold nulls.</summary>
+    public bool IsNullable { get; }
+
+    /// <summary>The column's type; <see cref="ArrowIpcType.Other"/> for a type the reader does not read (see <see cref="TypeName"/>). For a dictionary-encoded column, the type of its dictionary's values.</summary>
+    public ArrowIpcType Type => IpcType.Kind;
+
+    /// <summary>The type as Arrow names it, with its parameters: <c>Int64</c>, <c>Timestamp(Microsecond, UTC)</c>, <c>Decimal(10, 2, 128)</c>, <c>Struct</c>.</summary>
+    public string TypeName => IpcType.Name;
+
+    /// <summary>The unit of a <see cref="ArrowIpcType.Timestamp"/>, <see cref="ArrowIpcType.Time32"/>, <see cref="ArrowIpcType.Time64"/> or <see cref="ArrowIpcType.Duration"/> column; <see langword="null"/> for other types.</summary>
+    public TimeUnit? Unit => IpcType.HasUnit ? IpcType.Unit : null;
+
+    /// <summary>The time zone of a <see cref="ArrowIpcType.Timestamp"/> column (an IANA name or an offset such as <c>+07:30</c>); <see langword="null"/> when it has none or is of another type.</summary>
+    public string? TimeZone => IpcType.TimeZone;
+
+    /// <summary>Whether the column is dictionary-encoded (its rows are indices into a dictionary of values), which the reader does not read.</summary>
+    public bool IsDictionaryEncoded { get; }
+
+    internal IpcType IpcType { get; }
+
+    internal IpcLayout Layout { get; }
+
+    /// <summary>The name, type and nullability, e.g. <c>ts: Timestamp(Millisecond, UTC), nullable</c>.</summary>
+    public override string ToString() =>
+        $"{Name}: {(IsDictionaryEncoded ? "Dictionary<" + TypeName + ">" : TypeName)}{(IsNullable ? ", nullable" : string.Empty)}";
+}
