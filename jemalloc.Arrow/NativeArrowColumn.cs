@@ -139,10 +139,17 @@ public sealed partial class NativeArrowColumn : IDisposable
 
     /// <summary>Builds the chunks over <paramref name="values"/> (and <paramref name="validity"/>), each chunk's buffers holding their structure.</summary>
     internal static unsafe NativeArrowColumn Create<T>(NativeBuffer<T> values, NativeBuffer<byte>? validity, int maxChunkLength)
+        where T : unmanaged, IEquatable<T> =>
+        Create(values, validity, LengthOf(values), ArrowTypes.Of<T>(), sizeof(T), maxChunkLength);
+
+    /// <summary>
+    /// Builds the chunks of a fixed-width column of <paramref name="length"/> rows of <paramref name="type"/>,
+    /// <paramref name="elementSize"/> bytes a row, over the block <paramref name="values"/> (whose elements need
+    /// not be the rows: a fixed-size binary column is a block of bytes); a column of no rows is one empty chunk.
+    /// </summary>
+    internal static unsafe NativeArrowColumn Create<T>(NativeBuffer<T> values, NativeBuffer<byte>? validity, long length, IArrowType type, int elementSize, int maxChunkLength)
         where T : unmanaged, IEquatable<T>
     {
-        IArrowType type = ArrowTypes.Of<T>();
-        long length = LengthOf(values);
         if (validity is not null && LengthOf(validity) < ValidityBitmap.BytesFor(length))
         {
             throw new ArgumentException($"A validity bitmap for {length:N0} rows needs {ValidityBitmap.BytesFor(length):N0} bytes; this one has {LengthOf(validity):N0}.", nameof(validity));
@@ -153,10 +160,11 @@ public sealed partial class NativeArrowColumn : IDisposable
         var addresses = new List<nint>();
         try
         {
-            for (long start = 0; start < length; start += maxChunkLength)
+            long start = 0;
+            do
             {
                 int count = (int)Math.Min(maxChunkLength, length - start);
-                var valueMemory = NativeBlockMemory<T>.View(values, start * sizeof(T), count * sizeof(T));
+                var valueMemory = NativeBlockMemory<T>.View(values, start * elementSize, count * elementSize);
                 memories.Add(valueMemory);
                 addresses.Add(valueMemory.Address);
                 ArrowBuffer validityBuffer = ArrowBuffer.Empty;
@@ -171,7 +179,9 @@ public sealed partial class NativeArrowColumn : IDisposable
 
                 var data = new ArrayData(type, count, nullCount, 0, [validityBuffer, new ArrowBuffer(valueMemory.Memory)]);
                 arrays.Add(ArrowArrayFactory.BuildArray(data));
+                start += count;
             }
+            while (start < length);
 
             return new NativeArrowColumn(new ChunkedArray(arrays), memories, [.. addresses]);
         }

@@ -17,8 +17,12 @@ namespace jemalloc.Parquet;
 /// an INT(8) or INT(16) column may also be read as <see cref="int"/>, and an unsigned one, UINT(8) or
 /// UINT(16), as <see cref="uint"/>: each holds every value of the narrower type); INT64 as <see cref="long"/> (plain,
 /// TIMESTAMP and TIME columns) or <see cref="ulong"/> (UINT_64); INT96 as <see cref="Int96"/>; FLOAT as
-/// <see cref="float"/>; DOUBLE as <see cref="double"/>. Any other pairing throws rather than reinterpret
-/// the values.
+/// <see cref="float"/>; DOUBLE as <see cref="double"/>; FLOAT16 (FIXED_LEN_BYTE_ARRAY(2)) as <see cref="Half"/>.
+/// A column of the Null logical type is read as any element type of its physical type, every row null.
+/// Any other pairing throws rather than reinterpret the values. DECIMAL columns are read by
+/// <see cref="ReadDecimalColumn(string)"/>, other FIXED_LEN_BYTE_ARRAY columns (UUID) by
+/// <see cref="ReadFixedSizeBinaryColumn(string)"/>; <see cref="GetColumnInfo(string)"/> tells a column's
+/// types, including the unit of a TIME or TIMESTAMP.
 /// </para>
 /// <para>
 /// One thread uses an instance at a time: a call (or <see cref="Dispose"/>) from another thread while
@@ -284,6 +288,7 @@ public sealed partial class NativeParquetReader : IDisposable
                 PhysicalType.Int64 => ReadAll<long, T>(job, values, validity),
                 PhysicalType.Int96 => ReadAll<Int96, T>(job, values, validity),
                 PhysicalType.Float => ReadAll<float, T>(job, values, validity),
+                PhysicalType.FixedLenByteArray => ReadFloat16(job, values, validity),
                 _ => ReadAll<double, T>(job, values, validity),
             };
             return (values, validity, nullCount);

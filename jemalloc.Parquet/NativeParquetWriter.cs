@@ -17,8 +17,10 @@ namespace jemalloc.Parquet;
 /// Element types: <see cref="bool"/> (BOOLEAN), <see cref="sbyte"/>, <see cref="byte"/>,
 /// <see cref="short"/>, <see cref="ushort"/>, <see cref="int"/>, <see cref="uint"/> (INT32, with the
 /// INT logical type of their width and sign), <see cref="long"/>, <see cref="ulong"/> (INT64),
-/// <see cref="Int96"/>, <see cref="float"/>, <see cref="double"/>. A column with a validity bitmap is
-/// OPTIONAL (its cleared bits are nulls), one without is REQUIRED.
+/// <see cref="Int96"/>, <see cref="float"/>, <see cref="double"/>, <see cref="Half"/> (FLOAT16); decimals
+/// (<see cref="Add(string, DecimalColumn)"/>), fixed-size binary and UUIDs (<see cref="Add(string, FixedSizeBinaryColumn)"/>,
+/// <see cref="AddUuid"/>), dates and timestamps (<see cref="AddDate"/>, <see cref="AddTimestamp"/>). A column
+/// with a validity bitmap is OPTIONAL (its cleared bits are nulls), one without is REQUIRED.
 /// </para>
 /// <para>
 /// The writer holds references to the columns, not copies: <see cref="Write"/> reads them as they
@@ -28,7 +30,7 @@ namespace jemalloc.Parquet;
 /// <see cref="InvalidOperationException"/> and changes nothing.
 /// </para>
 /// </remarks>
-public sealed class NativeParquetWriter
+public sealed partial class NativeParquetWriter
 {
     private const string TypeName = nameof(NativeParquetWriter);
 
@@ -93,7 +95,7 @@ public sealed class NativeParquetWriter
         {
             long length = LengthOf(values);
             CheckName(name, length);
-            _columns.Add(new NumericWriterColumn<T>(name, values, length, validity: null));
+            _columns.Add(NewNumericColumn(name, values, length, validity: null));
             return this;
         }
         finally
@@ -129,7 +131,7 @@ public sealed class NativeParquetWriter
                 ParquetThrow.Argument(nameof(validity), $"A validity bitmap for {length:N0} rows needs {ValidityBitmap.BytesFor(length):N0} bytes; this one has {bitmapBytes:N0}.");
             }
 
-            _columns.Add(new NumericWriterColumn<T>(name, values, length, validity));
+            _columns.Add(NewNumericColumn(name, values, length, validity));
             return this;
         }
         finally

@@ -7,9 +7,10 @@ namespace jemalloc.Parquet.Internal;
 /// <summary>
 /// A numeric column written from a native array, with an optional validity bitmap (Arrow's layout).
 /// Values of the physical type's own size go to ParquetSharp straight from the array; 1- and 2-byte
-/// integers are widened to INT32 in a scratch block first.
+/// integers are widened to INT32 in a scratch block first. A DATE, TIME or TIMESTAMP column passes its
+/// logical type; any other takes the one of its element type.
 /// </summary>
-internal sealed unsafe class NumericWriterColumn<T>(string name, NativeBuffer<T> values, long length, NativeBuffer<byte>? validity)
+internal sealed unsafe class NumericWriterColumn<T>(string name, NativeBuffer<T> values, long length, NativeBuffer<byte>? validity, Func<LogicalType>? logicalType = null)
     : WriterColumn(name, length)
     where T : unmanaged, IEquatable<T>
 {
@@ -17,7 +18,7 @@ internal sealed unsafe class NumericWriterColumn<T>(string name, NativeBuffer<T>
 
     internal override Node CreateNode()
     {
-        using LogicalType logical = ParquetTypes.LogicalOf<T>();
+        using LogicalType logical = logicalType is null ? ParquetTypes.LogicalOf<T>() : logicalType();
         return new PrimitiveNode(Name, validity is null ? Repetition.Required : Repetition.Optional, logical, ParquetTypes.PhysicalOf<T>());
     }
 

@@ -44,6 +44,11 @@ internal static class ParquetTypes
             return PhysicalType.Float;
         }
 
+        if (typeof(T) == typeof(Half))
+        {
+            return PhysicalType.FixedLenByteArray;
+        }
+
         return typeof(T) == typeof(double) ? PhysicalType.Double : PhysicalType.Undefined;
     }
 
@@ -75,6 +80,11 @@ internal static class ParquetTypes
             return LogicalType.Int(32, isSigned: false);
         }
 
+        if (typeof(T) == typeof(Half))
+        {
+            return LogicalType.Float16();
+        }
+
         return typeof(T) == typeof(ulong) ? LogicalType.Int(64, isSigned: false) : LogicalType.None();
     }
 
@@ -84,7 +94,7 @@ internal static class ParquetTypes
     {
         if (PhysicalOf<T>() == PhysicalType.Undefined)
         {
-            ParquetThrow.NotSupported($"{typeof(T).Name} cannot be written to Parquet: the element types are bool, sbyte, byte, short, ushort, int, uint, long, ulong, float, double and ParquetSharp.Int96.");
+            ParquetThrow.NotSupported($"{typeof(T).Name} cannot be written to Parquet: the element types are bool, sbyte, byte, short, ushort, int, uint, long, ulong, Half, float, double and ParquetSharp.Int96.");
         }
     }
 
@@ -100,7 +110,7 @@ internal static class ParquetTypes
         PhysicalType wanted = PhysicalOf<T>();
         if (wanted == PhysicalType.Undefined)
         {
-            ParquetThrow.NotSupported($"{typeof(T).Name} is no Parquet element type: read columns as bool, sbyte, byte, short, ushort, int, uint, long, ulong, float, double or ParquetSharp.Int96.");
+            ParquetThrow.NotSupported($"{typeof(T).Name} is no Parquet element type: read columns as bool, sbyte, byte, short, ushort, int, uint, long, ulong, Half, float, double or ParquetSharp.Int96.");
         }
 
         if (descriptor.MaxRepetitionLevel > 0)
@@ -115,7 +125,8 @@ internal static class ParquetTypes
             ParquetThrow.Argument(paramName, $"Column '{column}' holds {physical} values ({logical}); they cannot be read as {typeof(T).Name}.");
         }
 
-        bool fits = physical switch
+        // The Null logical type: every value is null, so any element of the physical type reads it (as nulls).
+        bool fits = logical is NullLogicalType || physical switch
         {
             PhysicalType.Int32 => logical switch
             {
@@ -129,6 +140,7 @@ internal static class ParquetTypes
                 NoneLogicalType or TimestampLogicalType or TimeLogicalType => typeof(T) == typeof(long),
                 _ => false,
             },
+            PhysicalType.FixedLenByteArray => logical is Float16LogicalType && typeof(T) == typeof(Half),
             _ => logical is NoneLogicalType,
         };
         if (!fits)

@@ -1,0 +1,392 @@
+using jemalloc.AddOns;
+using jemalloc.Parquet.Internal;
+using ParquetSharp;
+
+namespace jemalloc.Parquet;
+
+// The flat types beyond plain numbers: DECIMAL (on INT32, INT64, FIXED_LEN_BYTE_ARRAY and BYTE_ARRAY),
+// FIXED_LEN_BYTE_ARRAY as fixed-size binary, FLOAT16 as Half, and the description of a column.
+public sealed partial class NativeParquetReader
+{
+    /// <summary>Describes a column: its physical and logical types and their parameters (width, precision and scale, time unit).</summary>
+    /// <param name="column">The column's name.</param>
+    /// <returns>The column's description.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="column"/> is <see langword="null"/>.</exception>
+    /// <exception cref="ArgumentException">The file has no column of that name.</exception>
+    /// <exception cref="ObjectDisposedException">The reader was disposed.</exception>
+    /// <exception cref="InvalidOperationException">Another thread is using the reader.</exception>
+    public ParquetColumnInfo GetColumnInfo(string column)
+    {
+        int index = GetColumnIndex(column);
+        _guard.Enter(TypeName);
+        try
+        {
+            ColumnDescriptor descriptor = _schema.Column(index);
+            using LogicalType logical = descriptor.LogicalType;
+            PhysicalType physical = descriptor.PhysicalType;
+            (TimeUnit unit, bool utc) = logical switch
+            {
+                TimestampLogicalType timestamp => (timestamp.TimeUnit, timestamp.IsAdjustedToUtc),
+                TimeLogicalType time => (time.TimeUnit, time.IsAdjustedToUtc),
+                _ => (TimeUnit.Unknown, false),
+            };
+            (int precision, int scale) = logical is DecimalLogicalType decimalType ? (decimalType.Precision, decimalType.Scale) : (0, 0);
+            return new ParquetColumnInfo(
+                column,
+                physical,
+                logical.Type,
+                logical.ToString(),
+                descriptor.MaxDefinitionLevel > 0,
+                physical == PhysicalType.FixedLenByteArray ? descriptor.TypeLength : 0,
+                precision,
+                scale,
+                unit,
+                utc);
+        }
+        finally
+        {
+            _guard.Exit();
+        }
+    }
+
+    /// <summary>Reads a DECIMAL column into a new native decimal column, with the library's default options.</summary>
+    /// <inheritdoc cref="ReadDecimalColumn(string, AllocationOptions)"/>
+    public DecimalColumn ReadDecimalColumn(string column) => ReadDecimal(column, null);
+
+    /// <summary>
+    /// Reads a DECIMAL column (stored as INT32, INT64, FIXED_LEN_BYTE_ARRAY or BYTE_ARRAY) into a new
+    /// native decimal column: each row's unscaled value as an <see cref="Int128"/>, nulls in a validity bitmap.
+    /// </summary>
+    /// <param name="column">The column's name.</param>
+    /// <param name="options">How the values, the bitmap and the reader's small scratch blocks are allocated.</param>
+    /// <returns>A new column of <see cref="RowCount"/> rows (none for a file without rows), which the caller owns; its bitmap is <see langword="null"/> when no row is null.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="column"/> is <see langword="null"/>.</exception>
+    /// <exception cref="ArgumentException">The file has no column of that name, or it is not a DECIMAL column; or <paramref name="options"/> cannot be used.</exception>
+    /// <exception cref="NotSupportedException">The column's precision is over 38 digits (decimal256), or the column is repeated (a list or map).</exception>
+    /// <exception cref="InvalidOperationException">Another thread is using the reader.</exception>
+    /// <exception cref="InvalidDataException">A value does not fit in 128 bits or is empty, or the column's chunks or pages hold fewer or more rows than the file's metadata says.</exception>
+    /// <exception cref="OutOfMemoryException">The arrays cannot be allocated.</exception>
+    /// <exception cref="ParquetException">ParquetSharp cannot decode the column.</exception>
+    /// <exception cref="ObjectDisposedException">The reader was disposed.</exception>
+    public DecimalColumn ReadDecimalColumn(string column, AllocationOptions options) => ReadDecimal(column, options);
+
+    /// <summary>Reads a FIXED_LEN_BYTE_ARRAY column into a new native fixed-size binary column, with the library's default options.</summary>
+    /// <inheritdoc cref="ReadFixedSizeBinaryColumn(string, AllocationOptions)"/>
+    public FixedSizeBinaryColumn ReadFixedSizeBinaryColumn(string column) => ReadFixedSizeBinary(column, null);
+
+    /// <summary>
+    /// Reads a FIXED_LEN_BYTE_ARRAY column (UUID, FLOAT16, DECIMAL or plain bytes) into a new native
+    /// fixed-size binary column: the values' bytes as the file stores them, row after row, nulls in a validity bitmap.
+    /// </summary>
+    /// <param name="column">The column's name.</param>
+    /// <param name="options">How the data, the bitmap and the reader's small scratch blocks are allocated.</param>
+    /// <returns>A new column of <see cref="RowCount"/> rows (none for a file without rows), which the caller owns; its bitmap is <see langword="null"/> when no row is null.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="column"/> is <see langword="null"/>.</exception>
+    /// <exception cref="ArgumentException">The file has no column of that name, or it is not a FIXED_LEN_BYTE_ARRAY column; or <paramref name="options"/> cannot be used.</exception>
+    /// <exception cref="NotSupportedException">The column is repeated (a list or map).</exception>
+    /// <exception cref="InvalidOperationException">Another thread is using the reader.</exception>
+    /// <exception cref="InvalidDataException">The column declares a width under 1 byte, or its chunks or pages hold fewer or more rows than the file's metadata says.</exception>
+    /// <exception cref="OutOfMemoryException">The arrays cannot be allocated.</exception>
+    /// <exception cref="ParquetException">ParquetSharp cannot decode the column.</exception>
+    /// <exception cref="ObjectDisposedException">The reader was disposed.</exception>
+    public FixedSizeBinaryColumn ReadFixedSizeBinaryColumn(string column, AllocationOptions options) => ReadFixedSizeBinary(column, options);
+
+    private unsafe DecimalColumn ReadDecimal(string column, AllocationOptions? options)
+    {
+        int index = GetColumnIndex(column);
+        _guard.Enter(TypeName);
+        try
+        {
+            ColumnDescriptor descriptor = _schema.Column(index);
+            CheckFlat(descriptor, column);
+            PhysicalType physical = descriptor.PhysicalType;
+            int precision;
+            int scale;
+            using (LogicalType logical = descriptor.LogicalType)
+            {
+                if (logical is not DecimalLogicalType decimalType)
+                {
+                    throw new ArgumentException($"Column '{column}' holds {physical} values of logical type {logical}, not DECIMAL; it cannot be read as a decimal column.", nameof(column));
+                }
+
+                precision = decimalType.Precision;
+                scale = decimalType.Scale;
+            }
+
+            if (precision > DecimalColumn.MaxPrecision)
+            {
+                ParquetThrow.NotSupported($"Column '{column}' is a DECIMAL({precision}, {scale}); a decimal column holds at most {DecimalColumn.MaxPrecision} digits (decimal128).");
+            }
+
+            if (precision < 1 || scale < 0 || scale > precision)
+            {
+                ParquetThrow.InvalidData($"Column '{column}' declares DECIMAL({precision}, {scale}): a precision of at least 1 and a scale from 0 to the precision are required.");
+            }
+
+            long rows = CheckedRows();
+            AllocationOptions chosen = options ?? HugePagePolicy.DefaultFor<Int128>(rows);
+            var values = rows == 0 ? new HugeArray<Int128>(1, Int128.Zero, chosen) : new HugeArray<Int128>(rows, chosen);
+            HugeArray<byte>? validity = null;
+            try
+            {
+                validity = NewBitmap(descriptor, rows, chosen);
+                var job = new FlatRead(index, column, rows, descriptor.MaxDefinitionLevel, chosen with { HugePages = false });
+                long nullCount;
+                using (var valueBlock = LeasedBlock<Int128>.Of(values))
+                using (var validityBlock = LeasedBlock<byte>.Of(validity))
+                {
+                    Int128* destination = valueBlock.Pointer;
+                    byte* bits = validityBlock.Pointer;
+                    nullCount = physical switch
+                    {
+                        PhysicalType.Int32 => ReadFlat<int, Int32DecimalSink>(job, new Int32DecimalSink(destination), bits),
+                        PhysicalType.Int64 => ReadFlat<long, Int64DecimalSink>(job, new Int64DecimalSink(destination), bits),
+                        PhysicalType.FixedLenByteArray => ReadFlat<FixedLenByteArray, FixedDecimalSink>(job, new FixedDecimalSink(destination, CheckedWidth(descriptor, column), column), bits),
+                        PhysicalType.ByteArray => ReadFlat<ByteArray, VariableDecimalSink>(job, new VariableDecimalSink(destination, column), bits),
+                        _ => throw new InvalidDataException($"Column '{column}' is a DECIMAL stored as {physical}, which the format does not allow."),
+                    };
+                }
+
+                validity = DropBitmapWithoutNulls(validity, nullCount);
+                return new DecimalColumn(values, validity, rows, precision, scale);
+            }
+            catch
+            {
+                values.Dispose();
+                validity?.Dispose();
+                throw;
+            }
+        }
+        finally
+        {
+            _guard.Exit();
+        }
+    }
+
+    private unsafe FixedSizeBinaryColumn ReadFixedSizeBinary(string column, AllocationOptions? options)
+    {
+        int index = GetColumnIndex(column);
+        _guard.Enter(TypeName);
+        try
+        {
+            ColumnDescriptor descriptor = _schema.Column(index);
+            CheckFlat(descriptor, column);
+            if (descriptor.PhysicalType != PhysicalType.FixedLenByteArray)
+            {
+                using LogicalType logical = descriptor.LogicalType;
+                ParquetThrow.Argument(nameof(column), $"Column '{column}' holds {descriptor.PhysicalType} values ({logical}), not FIXED_LEN_BYTE_ARRAY; it cannot be read as a fixed-size binary column.");
+            }
+
+            int width = CheckedWidth(descriptor, column);
+            long rows = CheckedRows();
+            long bytes;
+            try
+            {
+                bytes = checked(Math.Max(1, rows) * width);
+            }
+            catch (OverflowException)
+            {
+                ParquetThrow.InvalidData($"Column '{column}' declares {rows:N0} rows of {width} bytes, more bytes than a column can hold.");
+                throw;
+            }
+
+            AllocationOptions chosen = options ?? HugePagePolicy.DefaultFor<byte>(bytes);
+            var data = rows == 0 ? new HugeArray<byte>(bytes, 0, chosen) : new HugeArray<byte>(bytes, chosen);
+            HugeArray<byte>? validity = null;
+            try
+            {
+                validity = NewBitmap(descriptor, rows, chosen);
+                var job = new FlatRead(index, column, rows, descriptor.MaxDefinitionLevel, chosen with { HugePages = false });
+                long nullCount;
+                using (var dataBlock = LeasedBlock<byte>.Of(data))
+                using (var validityBlock = LeasedBlock<byte>.Of(validity))
+                {
+                    nullCount = ReadFlat<FixedLenByteArray, FixedBytesSink>(job, new FixedBytesSink(dataBlock.Pointer, width), validityBlock.Pointer);
+                }
+
+                validity = DropBitmapWithoutNulls(validity, nullCount);
+                return new FixedSizeBinaryColumn(data, validity, rows, width);
+            }
+            catch
+            {
+                data.Dispose();
+                validity?.Dispose();
+                throw;
+            }
+        }
+        finally
+        {
+            _guard.Exit();
+        }
+    }
+
+    // ReadColumn<Half> / ReadNullableColumn<Half> of a FLOAT16 column (FIXED_LEN_BYTE_ARRAY(2)): each
+    // value's two bytes are a little-endian IEEE half, Half's own layout, copied into the array.
+    private unsafe long ReadFloat16<T>(in ColumnRead job, HugeArray<T> values, HugeArray<byte>? validity)
+        where T : unmanaged, IEquatable<T>
+    {
+        ColumnDescriptor descriptor = _schema.Column(job.Index);
+        if (descriptor.TypeLength != sizeof(T))
+        {
+            ParquetThrow.InvalidData($"Column '{job.Column}' is a FLOAT16 of {descriptor.TypeLength} bytes; a FLOAT16 takes {sizeof(T)}.");
+        }
+
+        using var valueBlock = LeasedBlock<T>.Of(values);
+        using var validityBlock = LeasedBlock<byte>.Of(validity);
+        var flat = new FlatRead(job.Index, job.Column, job.Rows, job.MaxDefinition, job.ScratchOptions);
+        return ReadFlat<FixedLenByteArray, FixedBytesSink>(flat, new FixedBytesSink((byte*)valueBlock.Pointer, sizeof(T)), validityBlock.Pointer);
+    }
+
+    // Decodes every row group's chunk of one column, ChunkRows rows per call, handing each value to the
+    // sink at its row and setting the valid rows' bits (bits null: a null throws, as ReadColumn does).
+    // ParquetSharp's FIXED_LEN_BYTE_ARRAY and BYTE_ARRAY values point into its page buffers, valid
+    // until the next call: the sink copies or decodes them at once.
+    private unsafe long ReadFlat<TPhysical, TSink>(in FlatRead job, TSink sink, byte* bits)
+        where TPhysical : unmanaged
+        where TSink : struct, IValueSink<TPhysical>
+    {
+        int chunk = (int)Math.Min(ChunkRows, Math.Max(1, job.Rows));
+        using var levelBlock = LeasedBlock<short>.Scratch(job.MaxDefinition > 0, chunk, job.ScratchOptions);
+        using var scratchBlock = LeasedBlock<byte>.Scratch(true, chunk * sizeof(TPhysical), job.ScratchOptions);
+        short* levels = levelBlock.Pointer;
+        var packed = (TPhysical*)scratchBlock.Pointer;
+
+        long row = 0;
+        long nullCount = 0;
+        int groups = _metadata.NumRowGroups;
+        for (int g = 0; g < groups; g++)
+        {
+            using RowGroupReader group = _file.RowGroup(g);
+            RowGroupMetaData groupMetadata = group.MetaData;
+            long left = groupMetadata.NumRows;
+            using ColumnReader reader = group.Column(job.Index);
+            var typed = (ColumnReader<TPhysical>)reader;
+            while (left > 0)
+            {
+                int batch = (int)Math.Min(left, chunk);
+                if (row + batch > job.Rows)
+                {
+                    ParquetThrow.InvalidData($"Column '{job.Column}' holds more rows than the file's {job.Rows:N0}.");
+                }
+
+                long read = typed.ReadBatch(
+                    batch,
+                    levels is null ? default : new Span<short>(levels, batch),
+                    default,
+                    new Span<TPhysical>(packed, batch),
+                    out long valuesRead);
+                if (read <= 0)
+                {
+                    ParquetThrow.InvalidData($"Column '{job.Column}' ends at row {row:N0} of row group {g}, which the metadata says has {groupMetadata.NumRows:N0} rows.");
+                }
+
+                int count = (int)read;
+                if (levels is null || valuesRead == read)
+                {
+                    for (int i = 0; i < count; i++)
+                    {
+                        sink.Put(row + i, packed[i]);
+                    }
+
+                    if (bits != null && levels != null)
+                    {
+                        ValidityBitmap.SetRange(bits, row, count);
+                    }
+                }
+                else
+                {
+                    nullCount += Scatter(job.Column, sink, packed, levels, job.MaxDefinition, count, bits, row);
+                }
+
+                row += count;
+                left -= count;
+            }
+
+            if (typed.HasNext)
+            {
+                ParquetThrow.InvalidData($"Column '{job.Column}' of row group {g} holds more values than the {groupMetadata.NumRows:N0} rows the file's metadata declares for it.");
+            }
+        }
+
+        if (row != job.Rows)
+        {
+            ParquetThrow.InvalidData($"Column '{job.Column}' holds {row:N0} rows; the file's metadata says {job.Rows:N0}.");
+        }
+
+        return nullCount;
+    }
+
+    // A batch with nulls: the packed values go to their rows in order, the null rows are cleared.
+    private static unsafe long Scatter<TPhysical, TSink>(string column, TSink sink, TPhysical* packed, short* levels, short maxDefinition, int count, byte* bits, long firstRow)
+        where TPhysical : unmanaged
+        where TSink : struct, IValueSink<TPhysical>
+    {
+        if (bits == null)
+        {
+            ThrowNullFound(column, firstRow, levels, maxDefinition, count);
+        }
+
+        long nulls = 0;
+        int next = 0;
+        for (int i = 0; i < count; i++)
+        {
+            if (levels[i] == maxDefinition)
+            {
+                sink.Put(firstRow + i, packed[next++]);
+                ValidityBitmap.Set(bits, firstRow + i);
+            }
+            else
+            {
+                sink.PutNull(firstRow + i);
+                nulls++;
+            }
+        }
+
+        return nulls;
+    }
+
+    private static void CheckFlat(ColumnDescriptor descriptor, string column)
+    {
+        if (descriptor.MaxRepetitionLevel > 0)
+        {
+            ParquetThrow.NotSupported($"Column '{column}' is repeated (a list or map); only flat columns can be read into native columns.");
+        }
+    }
+
+    private static int CheckedWidth(ColumnDescriptor descriptor, string column)
+    {
+        int width = descriptor.TypeLength;
+        if (width < 1)
+        {
+            ParquetThrow.InvalidData($"Column '{column}' is a FIXED_LEN_BYTE_ARRAY of {width} bytes; its values must take at least one.");
+        }
+
+        return width;
+    }
+
+    private long CheckedRows()
+    {
+        long rows = _metadata.NumRows;
+        CheckRowCounts(rows);
+        return rows;
+    }
+
+    // An OPTIONAL column's bitmap, cleared, for the read to set the valid rows' bits; none for a REQUIRED one.
+    private static HugeArray<byte>? NewBitmap(ColumnDescriptor descriptor, long rows, AllocationOptions options) =>
+        descriptor.MaxDefinitionLevel > 0 ? new HugeArray<byte>(Math.Max(1, ValidityBitmap.BytesFor(rows)), 0, options) : null;
+
+    // A column that has no nulls gets no bitmap, as one that cannot hold them.
+    private static HugeArray<byte>? DropBitmapWithoutNulls(HugeArray<byte>? validity, long nullCount)
+    {
+        if (validity is not null && nullCount == 0)
+        {
+            validity.Dispose();
+            return null;
+        }
+
+        return validity;
+    }
+
+    /// <summary>One flat-type read's settings, passed down the generic read as one value.</summary>
+    private readonly record struct FlatRead(int Index, string Column, long Rows, short MaxDefinition, AllocationOptions ScratchOptions);
+}
