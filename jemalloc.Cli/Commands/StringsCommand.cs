@@ -23,7 +23,7 @@ public static class StringsCommand
     private const long ManagedBytesPerRow = 600;
 
     /// <summary>Runs the verb.</summary>
-    /// <exception cref="CommandLineException">An option is out of range or names an unknown side or codec.</exception>
+    /// <exception cref="CommandLineException">An option is out of range or names an unknown side or codec, or a child's file is not the table (a column missing or of another type, or damaged).</exception>
     /// <exception cref="InsufficientMemoryException">The table does not fit in this machine's memory.</exception>
     public static int Run(StringsOptions options, TextWriter output, TextWriter error)
     {
@@ -38,7 +38,7 @@ public static class StringsCommand
                 throw new CommandLineException("strings: a child runs exactly one side.");
             }
 
-            SideProcess.WriteResult(output, ResultPrefix, StringsHarness.Run(sides[0], options.ChildFile));
+            SideProcess.WriteResult(output, ResultPrefix, RunSide(sides[0], options.ChildFile));
             return Program.ExitSuccess;
         }
 
@@ -108,7 +108,7 @@ public static class StringsCommand
             foreach (StringsSide side in sides)
             {
                 StringsResult? result = jembench is null
-                    ? StringsHarness.Run(side, path)
+                    ? RunSide(side, path)
                     : SideProcess.Run<StringsResult>(jembench, ["strings", "--child-file", path, "--side", Name(side)], ResultPrefix, $"strings: the {Name(side)}", error);
                 if (result is null)
                 {
@@ -144,6 +144,19 @@ public static class StringsCommand
         output.WriteLine(string.Create(CultureInfo.InvariantCulture,
             $"strings: results checked: every side kept {reference.FilteredRows:N0} rows in {reference.Groups.Length:N0} categories with the reference's rows and amount per category, and the id column's sum."));
         return Program.ExitSuccess;
+    }
+
+    private static StringsResult RunSide(StringsSide side, string path)
+    {
+        try
+        {
+            return StringsHarness.Run(side, path);
+        }
+        catch (Exception e) when (e is ArgumentException or InvalidDataException or InvalidCastException or NotSupportedException or IOException or ParquetException)
+        {
+            // A file that is not the table (a column missing or of another type, damaged, absent): the user's mistake, said as such.
+            throw new CommandLineException($"strings: the {Name(side)} side cannot run on '{path}': {e.Message}");
+        }
     }
 
     private static List<StringsSide> ParseSides(string[] given)

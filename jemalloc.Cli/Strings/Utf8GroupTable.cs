@@ -5,16 +5,17 @@ namespace jemalloc.Cli.Strings;
 /// span (<see cref="Dictionary{TKey, TValue}.GetAlternateLookup{TAlternateKey}"/>), and a key's bytes are
 /// copied once, when it is first seen. Counts rows and adds amounts per key.
 /// </summary>
-internal sealed class Utf8GroupTable
+public sealed class Utf8GroupTable
 {
     private readonly Dictionary<byte[], int> _groups = new(Utf8KeyComparer.Instance);
     private readonly Dictionary<byte[], int>.AlternateLookup<ReadOnlySpan<byte>> _lookup;
     private long[] _rows = new long[256];
     private long[] _cents = new long[256];
 
+    /// <summary>Creates an empty table.</summary>
     public Utf8GroupTable() => _lookup = _groups.GetAlternateLookup<ReadOnlySpan<byte>>();
 
-    // Adds one row of group `key` with `cents` (0 for a null amount).
+    /// <summary>Adds one row of group <paramref name="key"/> with <paramref name="cents"/> (0 for a null amount).</summary>
     public void Add(ReadOnlySpan<byte> key, long cents)
     {
         if (!_lookup.TryGetValue(key, out int group))
@@ -32,7 +33,7 @@ internal sealed class Utf8GroupTable
         _cents[group] += cents;
     }
 
-    // The groups, their keys decoded from UTF-8 (once per group).
+    /// <summary>The groups, their keys decoded from UTF-8 (once per group), in <see cref="StringsGroup.Sorted"/>'s order.</summary>
     public StringsGroup[] ToGroups() =>
         StringsGroup.Sorted(_groups.Select(pair => new StringsGroup(System.Text.Encoding.UTF8.GetString(pair.Key), _rows[pair.Value], _cents[pair.Value])));
 }
