@@ -15,7 +15,7 @@ namespace jemalloc.Cli.Tests.Benchmarks;
 public sealed class StringsBrokenResultTests : IDisposable
 {
     private static readonly TimeSpan Timeout = TimeSpan.FromMinutes(5);
-    private static readonly string[] Sides = ["managed", "native-4k", "native-huge"];
+    private static readonly string[] Sides = ["managed", "native-4k", "native-huge", "decode"];
 
     private readonly string _folder = Directory.CreateTempSubdirectory("strings-broken-").FullName;
 

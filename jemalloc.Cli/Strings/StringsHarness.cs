@@ -13,7 +13,7 @@ namespace jemalloc.Cli.Strings;
 /// up the ids, frees the columns, and measures the four phases (wall time, the process's CPU times,
 /// page faults, collections and GC pauses).
 /// </summary>
-public static class StringsHarness
+public static partial class StringsHarness
 {
     // Bytes of the selection bitmap the native sides walk at a time.
     private const int SelectionChunk = 1 << 16;
@@ -25,9 +25,12 @@ public static class StringsHarness
     public static StringsResult Run(StringsSide side, string path)
     {
         ArgumentNullException.ThrowIfNull(path);
-        return side == StringsSide.Managed
-            ? RunManaged(path)
-            : RunNative(path, side == StringsSide.NativeHuge ? AllocationOptions.WithHugePages : AllocationOptions.Default, side);
+        return side switch
+        {
+            StringsSide.Managed => RunManaged(path),
+            StringsSide.Decode => RunDecode(path),
+            _ => RunNative(path, side == StringsSide.NativeHuge ? AllocationOptions.WithHugePages : AllocationOptions.Default, side),
+        };
     }
 
     private static StringsResult RunNative(string path, AllocationOptions options, StringsSide side)
@@ -175,12 +178,7 @@ public static class StringsHarness
     // One column read whole through ParquetSharp's logical reader, row group by row group, into one array.
     private static T[] ReadColumn<T>(ParquetFileReader file, FileMetaData metadata, string name)
     {
-        int index = metadata.Schema.ColumnIndex(name);
-        if (index < 0)
-        {
-            throw new ArgumentException($"The file has no column '{name}'.", nameof(name));
-        }
-
+        int index = ColumnIndexOf(metadata, name);
         var values = new T[checked((int)metadata.NumRows)];
         int start = 0;
         for (int g = 0; g < metadata.NumRowGroups; g++)

@@ -11,4 +11,7 @@ public enum StringsSide
 
     /// <summary>The same on transparent huge pages.</summary>
     NativeHuge,
+
+    /// <summary>ParquetSharp's physical readers into one reused 64K-row buffer per column, filtering and grouping batch by batch: the decoder's limit, no column kept.</summary>
+    Decode,
 }
