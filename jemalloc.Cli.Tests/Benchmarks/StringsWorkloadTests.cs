@@ -98,7 +98,7 @@ public sealed class StringsWorkloadTests
         Assert.True(listener.LongestPauseMs > 0, $"{listener.LongestPauseMs}");
         Assert.True(listener.LongestPauseMs <= listener.TotalPauseMs);
 
-        // The runtime counts its pauses too, from another clock and without the time to stop and restart the threads.
+        // The runtime counts its pauses too, timed inside the collection (less of stopping and restarting the threads).
         Assert.True(paused > TimeSpan.Zero);
         Assert.False(listener.WaitForCollections(listener.Collections + 1, TimeSpan.FromMilliseconds(50)));
     }

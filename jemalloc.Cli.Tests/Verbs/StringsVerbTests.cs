@@ -125,17 +125,6 @@ public sealed class StringsVerbTests(StringsTableFixture table) : IClassFixture<
         Assert.Equal(liveBytes, AllocationLedger.LiveBytes);
     }
 
-    private static NativeStringColumn Strings(int rows)
-    {
-        using var builder = new NativeStringColumnBuilder();
-        for (int i = 0; i < rows; i++)
-        {
-            builder.Append($"text {i}");
-        }
-
-        return builder.Build();
-    }
-
     [Theory]
     [InlineData("--rows must be from 1 to 2,147,483,591", "--rows", "0")]
     [InlineData("--rows must be from 1 to 2,147,483,591", "--rows", "-3")]
@@ -185,5 +174,16 @@ public sealed class StringsVerbTests(StringsTableFixture table) : IClassFixture<
         Jembench.Result result = Jembench.Run("strings", "--child-file", Path.Combine(_folder, "x.parquet"), "--side", "managed,native-4k");
         Assert.Equal(Program.ExitBadArguments, result.ExitCode);
         Assert.Contains("exactly one side", result.Error, StringComparison.Ordinal);
+    }
+
+    private static NativeStringColumn Strings(int rows)
+    {
+        using var builder = new NativeStringColumnBuilder();
+        for (int i = 0; i < rows; i++)
+        {
+            builder.Append($"text {i}");
+        }
+
+        return builder.Build();
     }
 }

@@ -101,6 +101,9 @@ public static class StringsCommand
             return Program.ExitBadArguments;
         }
 
+        // The table was made in this process's heaps: their freed pages go back to the system now, not
+        // after jemalloc's decay time, so that the sides do not compete with them for memory.
+        JemTuning.PurgeAll();
         output.WriteLine(string.Create(CultureInfo.InvariantCulture,
             $"strings: generated and wrote {path}: {new FileInfo(path).Length / MiB:N0} MiB ({reference.StringBytes / MiB:N0} MiB of UTF-8 in the string columns; {reference.FilteredRows:N0} rows to keep in {reference.Groups.Length:N0} categories) in {write.Elapsed.TotalSeconds:F1} s."));
         var results = new List<StringsResult>();

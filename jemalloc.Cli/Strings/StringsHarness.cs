@@ -171,7 +171,6 @@ public static partial class StringsHarness
         categories = regions = notes = null;
         amounts = null;
         double free = meter.Lap();
-        GC.KeepAlive(ids);
         return meter.Result(StringsSide.Managed, rows, load, stringLoad, filter, group, free, selected.Count, idSum, groups);
     }
 
