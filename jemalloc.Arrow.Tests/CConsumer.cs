@@ -28,6 +28,11 @@ internal static unsafe class CConsumer
         public int Released;
         public fixed byte Format[8];
         public fixed byte Error[128];
+        public ulong WideSumLow;
+        public long WideSumHigh;
+
+        /// <summary>A decimal128 column's sum of valid values, as the C side added it up.</summary>
+        public readonly Int128 DecimalSum => new((ulong)WideSumHigh, WideSumLow);
 
         public readonly string FormatText()
         {

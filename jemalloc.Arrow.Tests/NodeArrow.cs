@@ -52,7 +52,17 @@ internal static class NodeArrow
             ?? throw new InvalidOperationException($"node printed no JSON: {json}");
     }
 
+    /// <summary>Node's reading of an IPC file or stream: per column, its type, null count and every value as text (a decimal's unscaled integer, a binary value's hex).</summary>
+    internal static Dictionary<string, ColumnValues> Values(string path)
+    {
+        string json = Run("values", path);
+        return JsonSerializer.Deserialize<Dictionary<string, ColumnValues>>(json, JsonOptions)
+            ?? throw new InvalidOperationException($"node printed no JSON: {json}");
+    }
+
     internal sealed record ColumnSummary(string Type, long Length, long Nulls, string Sum);
+
+    internal sealed record ColumnValues(string Type, long Nulls, string?[] Values);
 
     /// <summary>Node's reading of the string and binary columns of an IPC file or stream (arrow-strings.js).</summary>
     internal static Dictionary<string, StringSummary> ReadStrings(string path)

@@ -2,6 +2,8 @@
 // the IPC files and streams the .NET tests write, and writes some for them to read.
 //   node arrow-check.js read <path>           prints each column's type, length, null count and sum (JSON)
 //   node arrow-check.js write <path> file|stream <rows>   writes id (int64), x (float64, null every 7th row), n (int32)
+//   node arrow-check.js values <path>         prints each column's type, null count and every value as text (JSON):
+//                                             null, a decimal's unscaled integer, a binary value's bytes in hex
 'use strict';
 const fs = require('fs');
 const arrow = require('apache-arrow');
@@ -28,6 +30,25 @@ if (mode === 'read') {
     };
   }
   process.stdout.write(JSON.stringify(result));
+} else if (mode === 'values') {
+  const table = arrow.tableFromIPC(fs.readFileSync(path));
+  const result = {};
+  for (const field of table.schema.fields) {
+    const column = table.getChild(field.name);
+    const values = [];
+    for (let i = 0; i < column.length; i++) {
+      const value = column.get(i);
+      if (value === null) {
+        values.push(null);
+      } else if (value instanceof Uint8Array) {
+        values.push(Buffer.from(value).toString('hex'));
+      } else {
+        values.push(String(value));
+      }
+    }
+    result[field.name] = { type: String(field.type), nulls: column.nullCount, values };
+  }
+  process.stdout.write(JSON.stringify(result));
 } else if (mode === 'write') {
   const rows = Number(rowsText);
   const id = new BigInt64Array(rows);
@@ -45,6 +66,6 @@ if (mode === 'read') {
   });
   fs.writeFileSync(path, arrow.tableToIPC(table, format));
 } else {
-  process.stderr.write('usage: arrow-check.js read <path> | write <path> file|stream <rows>\n');
+  process.stderr.write('usage: arrow-check.js read <path> | values <path> | write <path> file|stream <rows>\n');
   process.exit(2);
 }

@@ -99,13 +99,18 @@ public sealed unsafe class FlatTypeErrorTests : LedgerBalanced
         byte[][] values =
         [
             [0x01], [0xFF], [0x00, 0x80], [0x80], [0xFF, 0x7F], Wide(17, -123456789), Wide(16, Int128.MinValue + 1), [0x12, 0x34, 0x56],
+            Wide(8, long.MinValue), Wide(9, (Int128)long.MinValue - 1), Wide(12, -(Int128.One << 90)), Wide(15, (Int128.One << 119) - 1),
         ];
         WriteByteArrayDecimal(path, 38, 3, values);
         using (var reader = new NativeParquetReader(path))
         using (DecimalColumn column = reader.ReadDecimalColumn("d"))
         {
             Assert.Equal(PhysicalType.ByteArray, reader.GetColumnInfo("d").PhysicalType);
-            Int128[] expected = [1, -1, 128, -128, -129, -123456789, Int128.MinValue + 1, 0x123456];
+            Int128[] expected =
+            [
+                1, -1, 128, -128, -129, -123456789, Int128.MinValue + 1, 0x123456,
+                long.MinValue, (Int128)long.MinValue - 1, -(Int128.One << 90), (Int128.One << 119) - 1,
+            ];
             for (int i = 0; i < expected.Length; i++)
             {
                 Assert.Equal(expected[i], column.GetUnscaled(i));

@@ -175,6 +175,39 @@ public sealed class FlatTypesWrittenForDuckDbTests : LedgerBalanced
     }
 
     [Fact]
+    public void FLOAT16_written_by_ParquetSharps_own_logical_writer_reads_as_the_same_Half_values()
+    {
+        string path = _folder.File("half-parquetsharp.parquet");
+        var expected = new Half?[Rows];
+        for (int i = 0; i < Rows; i++)
+        {
+            expected[i] = i % 5 == 2 ? null : (Half)((i % 4000) * 0.125 - 100);
+        }
+
+        expected[7] = Half.MaxValue;
+        expected[8] = Half.Epsilon;
+        expected[9] = Half.NegativeInfinity;
+        using (var file = new ParquetFileWriter(path, [new Column<Half?>("h")]))
+        {
+            using RowGroupWriter group = file.AppendRowGroup();
+            using LogicalColumnWriter<Half?> writer = group.NextColumn().LogicalWriter<Half?>();
+            writer.WriteBatch(expected);
+            file.Close();
+        }
+
+        using var reader = new NativeParquetReader(path);
+        ParquetColumnInfo info = reader.GetColumnInfo("h");
+        Assert.Equal((PhysicalType.FixedLenByteArray, LogicalTypeEnum.Float16, 2), (info.PhysicalType, info.LogicalType, info.TypeLength));
+        using NullableColumn<Half> column = reader.ReadNullableColumn<Half>("h");
+        Assert.Equal(expected.Count(v => v is null), column.NullCount);
+        for (int i = 0; i < Rows; i++)
+        {
+            Assert.Equal(expected[i] is null, column.IsNull(i));
+            Assert.Equal(expected[i] ?? Half.Zero, column.Values[i]);
+        }
+    }
+
+    [Fact]
     public void Dates_and_timestamps_of_each_unit_reach_DuckDB_as_their_types()
     {
         string path = _folder.File("temporal.parquet");

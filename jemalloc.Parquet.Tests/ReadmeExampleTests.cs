@@ -1,6 +1,6 @@
 namespace jemalloc.Parquet.Tests;
 
-/// <summary>The docs' Parquet-to-SIMD example (region <c>parquet-simd</c>), run as printed; the file comes from DuckDB, which checks the sums.</summary>
+/// <summary>The docs' Parquet examples (regions <c>parquet-simd</c> and <c>parquet-strings</c>), run as printed; the files come from DuckDB, which checks the results.</summary>
 public sealed class ReadmeExampleTests : IDisposable
 {
     private readonly TempFolder _folder = new();
@@ -29,5 +29,32 @@ public sealed class ReadmeExampleTests : IDisposable
 
         Assert.Equal(expected * 1.1, total, 1e-9 * expected);
         Assert.Equal(total, duck.Scalar<double>($"SELECT sum(price) FROM read_parquet('{output}')"), 1e-9 * total);
+    }
+
+    [Fact]
+    public void The_readme_string_example_filters_a_table_as_DuckDB_does()
+    {
+        string path = _folder.File("sales.parquet");
+        using var duck = new DuckDb();
+        duck.Execute($"""
+            COPY (SELECT ['Paris', 'Parma', 'Lyon', 'Zürich', 'Oslo', NULL][(i % 6) + 1] AS city, i * 0.5 AS amount
+                  FROM range(1000000) r(i))
+            TO '{path}' (FORMAT parquet, COMPRESSION zstd)
+            """);
+
+        #region example: parquet-strings
+        using var reader = new NativeParquetReader(path);
+        using NativeStringColumn city = reader.ReadStringColumn("city");   // three native blocks, no string objects
+        using var selected = new HugeArray<byte>((city.Length + 7) / 8);   // one bit a row
+        long rows = city.SelectStartsWith("Par"u8, selected);              // compares UTF-8 bytes, decodes nothing
+        string? first = city.GetString(city.IndexOf("Zürich"));            // decoded only when asked
+        #endregion
+
+        Assert.Equal(duck.Scalar<long>($"SELECT count(*) FROM '{path}' WHERE city LIKE 'Par%'"), rows);
+        Assert.Equal("Zürich", first);
+        Assert.Equal(3, city.IndexOf("Zürich"));
+        Assert.Equal(duck.Scalar<long>($"SELECT count(*) - count(city) FROM '{path}'"), city.NullCount);
+        Assert.Equal(1, selected[0] & 1);
+        Assert.Equal(0, selected[0] & 4);
     }
 }

@@ -179,16 +179,12 @@ public sealed partial class NativeParquetReader
 
             int width = CheckedWidth(descriptor, column);
             long rows = CheckedRows();
-            long bytes;
-            try
-            {
-                bytes = checked(Math.Max(1, rows) * width);
-            }
-            catch (OverflowException)
+            if (rows > long.MaxValue / width)
             {
                 ParquetThrow.InvalidData($"Column '{column}' declares {rows:N0} rows of {width} bytes, more bytes than a column can hold.");
-                throw;
             }
+
+            long bytes = Math.Max(1, rows) * width;
 
             AllocationOptions chosen = options ?? HugePagePolicy.DefaultFor<byte>(bytes);
             var data = rows == 0 ? new HugeArray<byte>(bytes, 0, chosen) : new HugeArray<byte>(bytes, chosen);

@@ -6,12 +6,10 @@ namespace jemalloc.Columns;
 /// What the fixed-width columns (<see cref="DecimalColumn"/>, <see cref="FixedSizeBinaryColumn"/>) share:
 /// the checks of their arrays, the validity bitmap (Arrow's layout: bit <c>i % 8</c> of byte <c>i / 8</c>
 /// set when row <c>i</c> has a value), and the dispose that frees nothing unless it can free everything.
+/// The checks every column type makes are <see cref="ColumnChecks"/>'.
 /// </summary>
-internal static class ColumnParts
+internal static unsafe class ColumnParts
 {
-    /// <summary>The bytes a validity bitmap of <paramref name="rows"/> rows takes: at least one, as an array holds at least one element.</summary>
-    internal static long BitmapBytes(long rows) => Math.Max(1, (rows + 7) >> 3);
-
     /// <summary>Checks a column's row count against its data array and its bitmap; returns the null count the bitmap gives.</summary>
     /// <exception cref="ArgumentNullException"><paramref name="data"/> is null.</exception>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="length"/> is negative or needs more than <paramref name="data"/> holds.</exception>
@@ -38,12 +36,13 @@ internal static class ColumnParts
             ThrowHelper.ThrowArgument(nameof(validity), "The validity bitmap must be an array of its own.");
         }
 
-        if (validity.Length < BitmapBytes(length))
+        if (validity.Length < ColumnChecks.BitmapBytes(length))
         {
-            ThrowHelper.ThrowArgument(nameof(validity), $"A validity bitmap for {length:N0} rows needs {BitmapBytes(length):N0} bytes; this one has {validity.Length:N0}.");
+            ThrowHelper.ThrowArgument(nameof(validity), $"A validity bitmap for {length:N0} rows needs {ColumnChecks.BitmapBytes(length):N0} bytes; this one has {validity.Length:N0}.");
         }
 
-        return length - CountValid(validity, length);
+        using MemoryLease<byte> bits = validity.Lease();
+        return length - ColumnChecks.CountSet((byte*)bits.Pointer, length);
     }
 
     /// <summary>Throws unless <paramref name="row"/> is one of <paramref name="length"/> rows.</summary>
@@ -92,45 +91,11 @@ internal static class ColumnParts
     private static void ThrowIfInUse<T>(HugeArray<T> array, string typeName, string what)
         where T : unmanaged, IEquatable<T>
     {
-        if (!array.IsValid)
+        // An array disposed through the property has nothing left to free, nor anything to refuse.
+        if (array.IsValid)
         {
-            // Disposed through the property: there is nothing left to free, nor anything to refuse.
-            return;
+            ColumnChecks.ThrowIfInUse(array, typeName, what);
         }
-
-        int acquired = array.AcquireCount;
-        int leased = array.Handle.LeaseCount;
-        if (acquired > 0 || leased > 0)
-        {
-            ThrowHelper.ThrowInvalidOperation($"The {typeName}'s {what} cannot be disposed: it is acquired {acquired} and leased or held {leased} time(s) (a view, a write, a lease or a hold of it is open). Nothing was freed.");
-        }
-    }
-
-    private static unsafe long CountValid(HugeArray<byte> validity, long rows)
-    {
-        using MemoryLease<byte> lease = validity.Lease();
-        byte* bits = (byte*)lease.Pointer;
-        long whole = rows >> 3;
-        long count = 0;
-        long i = 0;
-        for (; i + 8 <= whole; i += 8)
-        {
-            count += System.Numerics.BitOperations.PopCount(*(ulong*)(bits + i));
-        }
-
-        for (; i < whole; i++)
-        {
-            count += System.Numerics.BitOperations.PopCount(bits[i]);
-        }
-
-        int rest = (int)(rows & 7);
-        if (rest != 0)
-        {
-            // Bits past the last row are not the column's: they may be anything.
-            count += System.Numerics.BitOperations.PopCount((uint)(bits[whole] & ((1 << rest) - 1)));
-        }
-
-        return count;
     }
 
     [System.Diagnostics.CodeAnalysis.DoesNotReturn]

@@ -6,6 +6,7 @@
  */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct ArrowSchema {
@@ -46,6 +47,9 @@ struct read_result {
     int32_t released;            /* both release callbacks ran and marked their structure released */
     char format[8];
     char error[128];
+    uint64_t wide_sum_low;       /* format "d:p,s": the low 64 bits of the sum of the valid decimal128 values;
+                                    "w:n": the sum of the valid values' bytes */
+    int64_t wide_sum_high;       /* format "d:p,s": the high 64 bits of that 128-bit sum */
 };
 
 static int fail(struct read_result *out, const char *message)
@@ -59,8 +63,20 @@ static int is_valid(const uint8_t *validity, int64_t index)
     return validity == NULL || ((validity[index >> 3] >> (index & 7)) & 1) != 0;
 }
 
+/* Adds a little-endian 128-bit two's complement value to the result's 128-bit sum. */
+static void add_decimal128(struct read_result *out, const uint8_t *value)
+{
+    uint64_t low;
+    int64_t high;
+    memcpy(&low, value, sizeof low);
+    memcpy(&high, value + 8, sizeof high);
+    uint64_t sum = out->wide_sum_low + low;
+    out->wide_sum_high = (int64_t)((uint64_t)out->wide_sum_high + (uint64_t)high + (sum < low ? 1u : 0u));
+    out->wide_sum_low = sum;
+}
+
 /*
- * Reads an exported int64 ("l") or double ("g") array: sums its valid values, counts its nulls,
+ * Reads an exported int64 ("l"), double ("g"), decimal128 ("d:p,s") or fixed-size binary ("w:n") array: sums its valid values, counts its nulls,
  * checks that its value buffer is expected_values (no copy was made), and calls both release
  * callbacks exactly once. Returns 0, or 1 with out->error saying what was wrong (the structures
  * are still released when they were not released already).
@@ -76,8 +92,12 @@ int read_export(struct ArrowSchema *schema, struct ArrowArray *array, const void
     snprintf(out->format, sizeof out->format, "%s", schema->format);
     int is_int64 = strcmp(schema->format, "l") == 0;
     int is_double = strcmp(schema->format, "g") == 0;
-    if (!is_int64 && !is_double) {
-        status = fail(out, "the format is neither int64 (l) nor double (g)");
+    /* "d:p,s" and "d:p,s,128" are decimal128; a third field of another width is not. */
+    const char *third = strchr(schema->format, ',') == NULL ? NULL : strchr(strchr(schema->format, ',') + 1, ',');
+    int is_decimal = strncmp(schema->format, "d:", 2) == 0 && (third == NULL || strcmp(third, ",128") == 0);
+    long width = strncmp(schema->format, "w:", 2) == 0 ? strtol(schema->format + 2, NULL, 10) : 0;
+    if (!is_int64 && !is_double && !is_decimal && width <= 0) {
+        status = fail(out, "the format is not int64 (l), double (g), decimal128 (d:p,s) or fixed-size binary (w:n)");
     } else if (array->n_buffers != 2 || array->n_children != 0 || schema->n_children != 0) {
         status = fail(out, "a primitive array has two buffers and no children");
     } else if (array->null_count != 0 && array->buffers[0] == NULL) {
@@ -95,6 +115,13 @@ int read_export(struct ArrowSchema *schema, struct ArrowArray *array, const void
                 out->null_count++;
             } else if (is_int64) {
                 out->int_sum += ((const int64_t *)array->buffers[1])[index];
+            } else if (is_decimal) {
+                add_decimal128(out, (const uint8_t *)array->buffers[1] + index * 16);
+            } else if (width > 0) {
+                const uint8_t *value = (const uint8_t *)array->buffers[1] + index * width;
+                for (long b = 0; b < width; b++) {
+                    out->wide_sum_low += value[b];
+                }
             } else {
                 out->double_sum += ((const double *)array->buffers[1])[index];
             }

@@ -1,3 +1,4 @@
+using System.Buffers.Binary;
 using ParquetSharp;
 
 namespace jemalloc.Parquet.Internal;
@@ -73,23 +74,59 @@ internal static unsafe class DecimalEncoding
             width = Int128Bytes;
         }
 
-        Int128 result = fill == 0 ? Int128.Zero : Int128.NegativeOne;
-        for (int i = 0; i < width; i++)
+        // Whole 8-byte words are read as words; a shorter top part is read bytewise and sign-extended.
+        ulong low;
+        long high;
+        if (width > 8)
         {
-            result = (result << 8) | bytes[i];
+            low = BinaryPrimitives.ReadUInt64BigEndian(new ReadOnlySpan<byte>(bytes + width - 8, 8));
+            high = SignExtended(bytes, width - 8);
+        }
+        else
+        {
+            long value64 = SignExtended(bytes, width);
+            low = (ulong)value64;
+            high = value64 >> 63;
         }
 
-        value = result;
+        value = new Int128((ulong)high, low);
         return true;
+    }
+
+    // The first 1 to 8 big-endian bytes as a sign-extended 64-bit value.
+    private static long SignExtended(byte* bytes, int count)
+    {
+        if (count == 8)
+        {
+            return BinaryPrimitives.ReadInt64BigEndian(new ReadOnlySpan<byte>(bytes, 8));
+        }
+
+        ulong raw = 0;
+        for (int i = 0; i < count; i++)
+        {
+            raw = (raw << 8) | bytes[i];
+        }
+
+        int shift = 64 - (8 * count);
+        return (long)(raw << shift) >> shift;
     }
 
     /// <summary>Writes the low <paramref name="width"/> bytes of <paramref name="value"/>'s two's complement, big-endian (the caller checked that they hold it).</summary>
     internal static void Encode(Int128 value, byte* destination, int width)
     {
-        for (int i = width - 1; i >= 0; i--)
+        ulong word = (ulong)value;
+        int top = width;
+        if (width >= 8)
         {
-            destination[i] = (byte)value;
-            value >>= 8;
+            BinaryPrimitives.WriteUInt64BigEndian(new Span<byte>(destination + width - 8, 8), word);
+            word = (ulong)(value >> 64);
+            top = width - 8;
+        }
+
+        for (int i = top - 1; i >= 0; i--)
+        {
+            destination[i] = (byte)word;
+            word >>= 8;
         }
     }
 }
