@@ -29,6 +29,7 @@ public static class Program
         typeof(MallocOptions), typeof(ArrayOptions), typeof(BufferOptions), typeof(HugeArrayOptions),
         typeof(VectorOptions), typeof(AllocOptions), typeof(InfoOptions), typeof(MicroOptions),
         typeof(HugePagesOptions), typeof(ArenaOptions), typeof(RecordsOptions), typeof(IoOptions), typeof(ColumnarOptions),
+        typeof(StringsOptions),
     ];
 
     /// <summary>"jembench" and its version, from this assembly (not the process's entry assembly, which may be a test host).</summary>
@@ -72,6 +73,7 @@ public static class Program
                 RecordsOptions o => RecordsCommand.Run(o, output, error),
                 IoOptions o => IoCommand.Run(o, output, error),
                 ColumnarOptions o => ColumnarCommand.Run(o, output, error),
+                StringsOptions o => StringsCommand.Run(o, output, error),
                 _ => throw new CommandLineException($"Unknown verb {parsed.Value.GetType().Name}."),
             };
         }

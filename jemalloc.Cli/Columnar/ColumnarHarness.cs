@@ -1,4 +1,3 @@
-using System.Diagnostics;
 using System.Runtime.InteropServices;
 using jemalloc.Benchmarks.Infrastructure;
 using jemalloc.Parquet;
@@ -289,78 +288,27 @@ public static unsafe class ColumnarHarness
         }
     }
 
-    // Measures the phases: wall time by laps, and the process's counters over the time it runs (not while paused).
-    private sealed class Meter
+    // The phases' meter with the columnar result; GC pauses are not tracked here (the sides pause the
+    // meter for their result checks).
+    private sealed class Meter : PhaseMeter
     {
-        private readonly Stopwatch _clock = Stopwatch.StartNew();
-        private ProcessUsage _usage;
-        private ProcessUsage _since;
-        private int _gen0;
-        private int _gen1;
-        private int _gen2;
-        private int _gen0Since;
-        private int _gen1Since;
-        private int _gen2Since;
-        private TimeSpan _lapStart;
-
-        public static Meter Start()
+        private Meter()
+            : base(trackGcPauses: false)
         {
-            var meter = new Meter();
-            meter.Resume();
-            meter._lapStart = meter._clock.Elapsed;
-            return meter;
         }
 
-        // Ends the current lap and starts the next; returns the lap's seconds.
-        public double Lap()
-        {
-            TimeSpan now = _clock.Elapsed;
-            double seconds = (now - _lapStart).TotalSeconds;
-            _lapStart = now;
-            return seconds;
-        }
-
-        // Ends the current lap and stops the counters until Resume.
-        public double Pause()
-        {
-            double seconds = Lap();
-            ProcessUsage now = ProcessUsage.Now();
-            _usage = Add(_usage, now.Since(_since));
-            _gen0 += GC.CollectionCount(0) - _gen0Since;
-            _gen1 += GC.CollectionCount(1) - _gen1Since;
-            _gen2 += GC.CollectionCount(2) - _gen2Since;
-            _clock.Stop();
-            return seconds;
-        }
-
-        public void Resume()
-        {
-            _gen0Since = GC.CollectionCount(0);
-            _gen1Since = GC.CollectionCount(1);
-            _gen2Since = GC.CollectionCount(2);
-            _since = ProcessUsage.Now();
-            _clock.Start();
-        }
+        public static Meter Start() => new();
 
         public ColumnarResult Result(ColumnarSide side, int columns, long rows, double load, double sum, double free, double[] sums, ulong rowCheck)
         {
-            _ = Pause();
+            PhaseTotals totals = Stop();
+            ProcessUsage usage = totals.Usage;
             BrokenResultSwitch.Corrupt(sums.AsSpan());
             return new ColumnarResult(
                 side, columns, rows, load, sum, free,
-                _usage.UserSeconds, _usage.SystemSeconds, _usage.MinorFaults, _usage.MajorFaults, _usage.VoluntarySwitches, _usage.InvoluntarySwitches,
+                usage.UserSeconds, usage.SystemSeconds, usage.MinorFaults, usage.MajorFaults, usage.VoluntarySwitches, usage.InvoluntarySwitches,
                 ProcessMemory.PeakResidentBytes(Environment.ProcessId) ?? -1,
-                _gen0, _gen1, _gen2, sums, BrokenResultSwitch.Corrupt(rowCheck));
+                totals.Gen0, totals.Gen1, totals.Gen2, sums, BrokenResultSwitch.Corrupt(rowCheck));
         }
-
-        private static ProcessUsage Add(ProcessUsage a, ProcessUsage b) => new(
-            a.UserSeconds + b.UserSeconds,
-            a.SystemSeconds + b.SystemSeconds,
-            Sum(a.MinorFaults, b.MinorFaults),
-            Sum(a.MajorFaults, b.MajorFaults),
-            Sum(a.VoluntarySwitches, b.VoluntarySwitches),
-            Sum(a.InvoluntarySwitches, b.InvoluntarySwitches));
-
-        private static long Sum(long a, long b) => a < 0 || b < 0 ? -1 : a + b;
     }
 }

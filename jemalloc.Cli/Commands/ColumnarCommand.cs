@@ -221,16 +221,7 @@ public static class ColumnarCommand
         return sides;
     }
 
-    private static Compression ParseCodec(string name) => name switch
-    {
-        "zstd" => Compression.Zstd,
-        "snappy" => Compression.Snappy,
-        "gzip" => Compression.Gzip,
-        "lz4" => Compression.Lz4,
-        "brotli" => Compression.Brotli,
-        "none" => Compression.Uncompressed,
-        _ => throw new CommandLineException($"columnar: unknown --codec '{name}'; the codecs are zstd, snappy, gzip, lz4, brotli and none."),
-    };
+    private static Compression ParseCodec(string name) => ParquetCodecs.Parse(name, "columnar");
 
     private static void PrintTable(List<ColumnarResult> results, long dataBytes, TextWriter output)
     {
