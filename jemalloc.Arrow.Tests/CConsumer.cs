@@ -38,7 +38,7 @@ internal static unsafe class CConsumer
         {
             fixed (byte* text = Format)
             {
-                return Marshal.PtrToStringUTF8((nint)text) ?? string.Empty;
+                return Utf8(text);
             }
         }
 
@@ -46,7 +46,7 @@ internal static unsafe class CConsumer
         {
             fixed (byte* text = Error)
             {
-                return Marshal.PtrToStringUTF8((nint)text) ?? string.Empty;
+                return Utf8(text);
             }
         }
     }
@@ -78,7 +78,7 @@ internal static unsafe class CConsumer
         {
             fixed (byte* text = Format)
             {
-                return Marshal.PtrToStringUTF8((nint)text) ?? string.Empty;
+                return Utf8(text);
             }
         }
 
@@ -86,7 +86,7 @@ internal static unsafe class CConsumer
         {
             fixed (byte* text = Error)
             {
-                return Marshal.PtrToStringUTF8((nint)text) ?? string.Empty;
+                return Utf8(text);
             }
         }
     }
@@ -100,6 +100,9 @@ internal static unsafe class CConsumer
         Assert.True(status == 0, $"read_string_export failed: {result.ErrorText()}");
         return result;
     }
+
+    // A NUL-terminated string of a result's fixed buffer.
+    private static string Utf8(byte* text) => Marshal.PtrToStringUTF8((nint)text) ?? string.Empty;
 
     private static nint Build()
     {

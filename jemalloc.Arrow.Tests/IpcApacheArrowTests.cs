@@ -10,7 +10,7 @@ namespace jemalloc.Arrow.Tests;
 /// value by value, and IPC it wrote with columns the reader refuses (nested, dictionary-encoded,
 /// compressed), whose neighbours are still read.
 /// </summary>
-[Collection(LedgerCounted.Name)]
+[Collection(LedgerBalancedAlone.Name)]
 public sealed class IpcApacheArrowTests
 {
     [Theory]

@@ -9,7 +9,7 @@ namespace jemalloc.Arrow.Tests;
 /// value's bytes are reversed) reads as the same numbers, never as the bytes are. Arrow for
 /// JavaScript cannot write it, so the writer's test switch does.
 /// </summary>
-[Collection(LedgerCounted.Name)]
+[Collection(LedgerBalancedAlone.Name)]
 public sealed class IpcByteOrderTests
 {
     private const long Rows = 3001;

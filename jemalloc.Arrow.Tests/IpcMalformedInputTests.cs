@@ -7,7 +7,7 @@ namespace jemalloc.Arrow.Tests;
 /// for a cut that happens to fall between messages of a stream, a shorter stream), never a read
 /// outside the input or a crash, and the ledger ends where it began.
 /// </summary>
-[Collection(LedgerCounted.Name)]
+[Collection(LedgerBalancedAlone.Name)]
 public sealed class IpcMalformedInputTests
 {
     // A row count no other integer of the input equals, so the tests can find it in the metadata.

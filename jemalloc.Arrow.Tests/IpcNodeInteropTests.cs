@@ -8,7 +8,7 @@ namespace jemalloc.Arrow.Tests;
 /// IPC that Node wrote (every fixed-width type, nulls, batches of odd lengths) read value by value,
 /// and IPC written from native columns read by Node with the same sums, null counts and types.
 /// </summary>
-[Collection(LedgerCounted.Name)]
+[Collection(LedgerBalancedAlone.Name)]
 public sealed class IpcNodeInteropTests : IDisposable
 {
     private readonly string _folder = Path.Combine(Path.GetTempPath(), "jemalloc-ipc-tests-" + Guid.NewGuid().ToString("N"));

@@ -11,7 +11,7 @@ namespace jemalloc.Arrow.Tests;
 /// Node's IPC read value by value, native columns written and read by Node and by Apache Arrow for
 /// .NET, big-endian offsets, and forged offsets.
 /// </summary>
-[Collection(LedgerCounted.Name)]
+[Collection(LedgerBalancedAlone.Name)]
 public sealed class IpcStringTests : IDisposable
 {
     private const string BatchLengths = "1,7,13,1000,2049,3";

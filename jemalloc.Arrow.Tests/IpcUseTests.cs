@@ -5,7 +5,7 @@ namespace jemalloc.Arrow.Tests;
 /// while a read or write is under way, a column disposed under a write, bad arguments. Each is an
 /// exception that changes nothing, never a crash.
 /// </summary>
-[Collection(LedgerCounted.Name)]
+[Collection(LedgerBalancedAlone.Name)]
 public sealed class IpcUseTests
 {
     private const long Rows = 100_000;

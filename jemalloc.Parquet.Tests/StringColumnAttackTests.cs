@@ -5,7 +5,7 @@ using ParquetSharp;
 namespace jemalloc.Parquet.Tests;
 
 /// <summary>Hostile use of NativeParquetReader.ReadStringColumn and NativeParquetWriter.Add(string, NativeStringColumn), forged files included.</summary>
-[Collection(LedgerCounted.Name)]
+[Collection(LedgerBalancedAlone.Name)]
 public sealed class StringColumnAttackTests : IDisposable
 {
     private readonly TempFolder _folder = new();

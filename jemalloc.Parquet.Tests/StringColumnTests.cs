@@ -9,7 +9,7 @@ namespace jemalloc.Parquet.Tests;
 /// them, checked against DuckDB's reading and writing and ParquetSharp's own writer in every BYTE_ARRAY
 /// encoding, and against the ledger (nothing left behind, also when a read fails).
 /// </summary>
-[Collection(LedgerCounted.Name)]
+[Collection(LedgerBalancedAlone.Name)]
 public sealed class StringColumnTests : IDisposable
 {
     private const int Rows = 30_000;
@@ -317,11 +317,4 @@ public sealed class StringColumnTests : IDisposable
         stream.CopyTo(copy);
         return copy.ToArray();
     }
-}
-
-/// <summary>Tests that compare the ledger's live count before and after, run alone so no other test allocates meanwhile.</summary>
-[CollectionDefinition(Name, DisableParallelization = true)]
-public sealed class LedgerCounted
-{
-    public const string Name = "Ledger counted";
 }

@@ -1,9 +1,10 @@
-namespace jemalloc.Arrow.Tests;
+namespace jemalloc.AddOns.Tests;
 
 /// <summary>
-/// The base of test classes whose every test must leave the allocation ledger as it found it: the live
+/// The base of the add-ons' test classes whose every test must leave the allocation ledger as it found it: the live
 /// count and bytes are recorded before each test and compared after it. The classes run alone
-/// (<see cref="LedgerBalancedAlone"/>), so no other test's allocations are counted.
+/// (<see cref="LedgerBalancedAlone"/>), so no other test's allocations are counted. One source for
+/// both add-ons' test projects (linked from common/Tests/).
 /// </summary>
 [Collection(LedgerBalancedAlone.Name)]
 public abstract class LedgerBalanced : IDisposable
