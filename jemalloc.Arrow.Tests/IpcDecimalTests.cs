@@ -257,6 +257,39 @@ public sealed class IpcDecimalTests : IDisposable
         Assert.Equal(live, AllocationLedger.LiveCount);
     }
 
+    [Theory]
+    [InlineData(ArrowIpcFormat.File)]
+    [InlineData(ArrowIpcFormat.Stream)]
+    public void Random_damage_is_an_exception_of_the_documented_kinds_never_a_crash(ArrowIpcFormat format)
+    {
+        byte[] input = WriteForForging(precision: 38, byteWidth: 5, format);
+        var random = new Random(4242);
+        long live = AllocationLedger.LiveCount;
+        for (int i = 0; i < 2000; i++)
+        {
+            byte[] forged = (byte[])input.Clone();
+            for (int flips = random.Next(1, 4); flips > 0; flips--)
+            {
+                // Mostly the metadata: the schema and batch messages at the start, the footer at the end.
+                int span = Math.Min(640, forged.Length);
+                int at = random.Next(4) switch { 0 => random.Next(forged.Length), 1 => forged.Length - 1 - random.Next(span), _ => random.Next(span) };
+                forged[at] = (byte)random.Next(256);
+            }
+
+            try
+            {
+                using var reader = new ArrowIpcReader(new MemoryStream(forged), format);
+                reader.ReadDecimalColumn("d").Dispose();
+                reader.ReadFixedSizeBinaryColumn("b").Dispose();
+            }
+            catch (Exception e) when (e is InvalidDataException or NotSupportedException or InvalidOperationException or ArgumentException)
+            {
+            }
+        }
+
+        Assert.Equal(live, AllocationLedger.LiveCount);
+    }
+
     [Fact]
     public void The_writer_refuses_disposed_and_mismatched_columns_and_writes_columns_of_no_rows()
     {
