@@ -6,7 +6,7 @@ using jemalloc.Arrow.Ipc;
 namespace jemalloc.Arrow.Tests;
 
 /// <summary>Hostile review 2: forged IPC built with the library's own FlatBuffers builder, lying streams, misuse.</summary>
-[Collection(LedgerCounted.Name)]
+[Collection(LedgerBalancedAlone.Name)]
 public sealed class IpcAttackTests
 {
     private static FlatObject Message(byte type, FlatObject header, long body) =>

@@ -7,6 +7,8 @@
 //   node arrow-check.js write-strings <path> file|stream <batch lengths>   writes utf8, binary, large_utf8 and large_binary columns (see stringValue)
 //   node arrow-check.js write-types <path> file|stream <batch lengths, comma-separated>
 //                                             writes a column of every fixed-width type (see typedColumns), in those batches
+//   node arrow-check.js write-decimals <path> file|stream <batch lengths, comma-separated>
+//                                             writes Decimal128, Decimal256 and FixedSizeBinary columns (see decimalColumns)
 'use strict';
 const fs = require('fs');
 const arrow = require('apache-arrow');
@@ -86,6 +88,19 @@ if (mode === 'read') {
   }
   const table = tables.reduce((a, b) => a.concat(b));
   fs.writeFileSync(path, arrow.tableToIPC(table, format));
+} else if (mode === 'write-decimals') {
+  const lengths = rowsText.split(',').map(Number);
+  const tables = [];
+  let row = 0;
+  for (const length of lengths) {
+    const columns = {};
+    for (const [name, type, value, isNull] of decimalColumns()) {
+      columns[name] = makeWideColumn(type, row, length, value, isNull);
+    }
+    tables.push(new arrow.Table(columns));
+    row += length;
+  }
+  fs.writeFileSync(path, arrow.tableToIPC(tables.reduce((a, b) => a.concat(b)), format));
 } else if (mode === 'write-strings') {
   const lengths = rowsText.split(',').map(Number);
   const tables = [];
@@ -108,7 +123,7 @@ if (mode === 'read') {
   }
   fs.writeFileSync(path, arrow.tableToIPC(tables.reduce((a, b) => a.concat(b)), format));
 } else {
-  process.stderr.write('usage: arrow-check.js read <path> | values <path> | write <path> file|stream <rows> | write-types|write-strings <path> file|stream <batch lengths>\n');
+  process.stderr.write('usage: arrow-check.js read <path> | values <path> | write <path> file|stream <rows> | write-types|write-strings|write-decimals <path> file|stream <batch lengths>\n');
   process.exit(2);
 }
 
@@ -135,6 +150,47 @@ function typedColumns() {
     ['t64', new arrow.TimeNanosecond(), (r) => BigInt(r) * 999999937n, null],
     ['dur', new arrow.DurationMillisecond(), (r) => BigInt(r * 13 - 50), null],
   ];
+}
+
+// Each decimal column's unscaled value (a BigInt) or fixed-size binary column's bytes at row r, and
+// whether r is null: the same formulas as IpcDecimalTests.cs.
+function decimalColumns() {
+  const max38 = 10n ** 38n - 1n;
+  return [
+    ['dec1', new arrow.Decimal(0, 1), (r) => BigInt((r % 19) - 9), (r) => r % 5 === 2],
+    ['dec9', new arrow.Decimal(2, 9), (r) => (BigInt(r) * 7919193n) % 1000000000n - 500000000n, null],
+    ['dec18', new arrow.Decimal(6, 18), (r) => (BigInt(r) * 123456789012345n) % 10n ** 18n - 5n * 10n ** 17n, (r) => r % 7 === 3],
+    ['dec38', new arrow.Decimal(10, 38), (r) => r === 0 ? max38 : r === 1 ? -max38 : (r % 2 === 1 ? -1n : 1n) * (BigInt(r) * 10n ** 33n + BigInt(r) * BigInt(r)), (r) => r % 11 === 5],
+    ['fsb16', new arrow.FixedSizeBinary(16), (r) => Uint8Array.from({ length: 16 }, (_, i) => (r * 31 + i * 7) & 255), (r) => r % 6 === 1],
+    ['fsb3', new arrow.FixedSizeBinary(3), (r) => Uint8Array.from({ length: 3 }, (_, i) => (r + i * 101) & 255), null],
+    ['d256', new arrow.Decimal(2, 40, 256), (r) => BigInt(r) * 10n ** 39n, null],
+  ];
+}
+
+// A decimal or fixed-size binary column of rows [start, start + length) from its raw storage: a
+// decimal's value as little-endian 32-bit words of its two's complement, a binary value's bytes.
+function makeWideColumn(type, start, length, value, isNull) {
+  const isDecimal = type instanceof arrow.Decimal;
+  const width = isDecimal ? type.bitWidth / 8 : type.byteWidth;
+  const bytes = new Uint8Array(length * width);
+  const bitmap = new Uint8Array((length + 7) >> 3);
+  let nullCount = 0;
+  for (let i = 0; i < length; i++) {
+    const r = start + i;
+    if (isNull && isNull(r)) {
+      nullCount++;
+    } else {
+      bitmap[i >> 3] |= 1 << (i & 7);
+    }
+    if (isDecimal) {
+      let v = BigInt.asUintN(type.bitWidth, value(r));
+      for (let k = 0; k < width; k++, v >>= 8n) bytes[i * width + k] = Number(v & 255n);
+    } else {
+      bytes.set(value(r), i * width);
+    }
+  }
+  const data = isDecimal ? new Uint32Array(bytes.buffer) : bytes;
+  return arrow.makeVector(arrow.makeData({ type, length, nullCount, nullBitmap: nullCount > 0 ? bitmap : null, data }));
 }
 
 // A column of rows [start, start + length) made from its raw storage, so every value is exact.

@@ -33,6 +33,15 @@ public sealed class ArrowIpcField
     /// <summary>The time zone of a <see cref="ArrowIpcType.Timestamp"/> column (an IANA name or an offset such as <c>+07:30</c>); <see langword="null"/> when it has none or is of another type.</summary>
     public string? TimeZone => IpcType.TimeZone;
 
+    /// <summary>The precision (the most digits) a Decimal column declares, of any bit width; <see langword="null"/> for other types.</summary>
+    public int? Precision => IpcType.Code == IpcTypeCode.Decimal ? IpcType.Precision : null;
+
+    /// <summary>The scale (the digits after the point) a Decimal column declares, of any bit width; <see langword="null"/> for other types.</summary>
+    public int? Scale => IpcType.Code == IpcTypeCode.Decimal ? IpcType.Scale : null;
+
+    /// <summary>The size in bytes of every value of a <see cref="ArrowIpcType.FixedSizeBinary"/> column, as declared; <see langword="null"/> for other types.</summary>
+    public int? ByteWidth => IpcType.Code == IpcTypeCode.FixedSizeBinary ? IpcType.ByteWidth : null;
+
     /// <summary>Whether the column is dictionary-encoded (its rows are indices into a dictionary of values), which the reader does not read.</summary>
     public bool IsDictionaryEncoded { get; }
 

@@ -16,11 +16,14 @@ namespace jemalloc.Arrow;
 /// <see cref="int"/>; Date64, Timestamp, Time64 and Duration as <see cref="long"/> (their unit and time
 /// zone are in <see cref="Fields"/>). Any other pairing throws rather than reinterpret the values.
 /// Utf8, Binary, LargeUtf8 and LargeBinary columns are read by <see cref="ReadStringColumn(string, AllocationOptions)"/>
-/// into a <see cref="NativeStringColumn"/>.
+/// into a <see cref="NativeStringColumn"/>; Decimal128 columns by <see cref="ReadDecimalColumn(string, AllocationOptions)"/>
+/// into a <see cref="DecimalColumn"/>, and FixedSizeBinary columns by
+/// <see cref="ReadFixedSizeBinaryColumn(string, AllocationOptions)"/> into a <see cref="FixedSizeBinaryColumn"/>.
 /// </para>
 /// <para>
 /// The schema's byte order is honoured: the values of a big-endian file or stream are byte-swapped as
-/// they are read, so they arrive as the same numbers. Dictionary-encoded columns, nested types and
+/// they are read, so they arrive as the same numbers (a decimal as one 16-byte integer; fixed-size
+/// binary values are bytes, never swapped). Dictionary-encoded columns, nested types and
 /// compressed bodies (LZ4, ZSTD) are refused with <see cref="NotSupportedException"/> naming the
 /// column. The metadata is read and checked when the reader opens; every buffer is checked against
 /// its batch's body before it is read, and a forged or truncated input throws
@@ -32,7 +35,7 @@ namespace jemalloc.Arrow;
 /// throws <see cref="InvalidOperationException"/> and changes nothing.
 /// </para>
 /// </remarks>
-public sealed class ArrowIpcReader : IDisposable
+public sealed partial class ArrowIpcReader : IDisposable
 {
     private const string TypeName = nameof(ArrowIpcReader);
     private const int ScratchBytes = 64 * 1024;
@@ -228,27 +231,8 @@ public sealed class ArrowIpcReader : IDisposable
     /// <exception cref="OutOfMemoryException">The blocks cannot be allocated.</exception>
     /// <exception cref="IOException">The stream cannot be read.</exception>
     /// <exception cref="ObjectDisposedException">The reader was disposed.</exception>
-    public NativeStringColumn ReadStringColumn(string column, AllocationOptions options)
-    {
-        int index = GetColumnIndex(column);
-        _guard.Enter(TypeName);
-        try
-        {
-            return ReadStringsEntered(index, column, options);
-        }
-        catch (EndOfStreamException e)
-        {
-            throw InFile(new InvalidDataException($"The Arrow IPC input ended while column '{column}' was read: it is shorter than its metadata says.", e), _stream as FileStream);
-        }
-        catch (InvalidDataException e) when (_stream is FileStream file)
-        {
-            throw InFile(e, file);
-        }
-        finally
-        {
-            _guard.Exit();
-        }
-    }
+    public NativeStringColumn ReadStringColumn(string column, AllocationOptions options) =>
+        ReadGuarded(column, index => ReadStringsEntered(index, column, options));
 
     /// <summary>Closes the stream (unless the reader was made to leave it open). Disposing again does nothing.</summary>
     /// <exception cref="InvalidOperationException">Another thread is reading: the reader stays open; dispose it once that read has returned.</exception>

@@ -3,8 +3,8 @@ namespace jemalloc.Arrow;
 /// <summary>The Arrow type of an IPC column, as <see cref="ArrowIpcReader"/> describes it.</summary>
 /// <remarks>
 /// A column of a type named here (other than <see cref="Null"/>) can be read into a native column, and
-/// <see cref="ArrowIpcWriter"/> writes them. <see cref="Other"/> covers the rest (nested types, decimals,
-/// intervals, views, fixed-size binary, unions): <see cref="ArrowIpcField.TypeName"/> says which.
+/// <see cref="ArrowIpcWriter"/> writes them. <see cref="Other"/> covers the rest (nested types, 256-bit
+/// decimals, intervals, views, unions): <see cref="ArrowIpcField.TypeName"/> says which.
 /// </remarks>
 #pragma warning disable CA1720 // The members are Arrow's own type names.
 public enum ArrowIpcType
@@ -80,5 +80,11 @@ public enum ArrowIpcType
 
     /// <summary>Byte strings with 64-bit offsets.</summary>
     LargeBinary,
+
+    /// <summary>128-bit decimals (<see cref="ArrowIpcField.Precision"/> and <see cref="ArrowIpcField.Scale"/>), read into a <see cref="DecimalColumn"/>.</summary>
+    Decimal128,
+
+    /// <summary>Values of <see cref="ArrowIpcField.ByteWidth"/> bytes each, read into a <see cref="FixedSizeBinaryColumn"/>.</summary>
+    FixedSizeBinary,
 }
 #pragma warning restore CA1720

@@ -7,7 +7,7 @@ namespace jemalloc.Arrow;
 /// <summary>
 /// Writes native columns as Arrow IPC, in the file or the streaming format: add the columns
 /// (<see cref="HugeArray{T}"/> or <see cref="SafeArray{T}"/>, each with an optional validity bitmap, and
-/// <see cref="NativeStringColumn"/>s),
+/// <see cref="NativeStringColumn"/>s, <see cref="DecimalColumn"/>s and <see cref="FixedSizeBinaryColumn"/>s),
 /// then call <see cref="Write(Stream, ArrowIpcFormat)"/>. Every buffer goes to the stream straight
 /// from its native block (booleans are packed into bits through a small native scratch block), in
 /// record batches of <see cref="BatchSize"/> rows, little-endian, each buffer padded to 8 bytes.
@@ -19,7 +19,8 @@ namespace jemalloc.Arrow;
 /// (Int of their width and sign), <see cref="Half"/>, <see cref="float"/>, <see cref="double"/>
 /// (FloatingPoint); and, through their own methods, Date32, Date64, Timestamp, Time32, Time64 and
 /// Duration columns of their storage integers; strings and binary from a <see cref="NativeStringColumn"/>
-/// (Utf8, Binary, LargeUtf8, LargeBinary). A column with a validity bitmap is nullable (its
+/// (Utf8, Binary, LargeUtf8, LargeBinary); Decimal128 from a <see cref="DecimalColumn"/> and FixedSizeBinary
+/// from a <see cref="FixedSizeBinaryColumn"/>. A column with a validity bitmap is nullable (its
 /// cleared bits are nulls; a batch without nulls gets no bitmap buffer).
 /// </para>
 /// <para>
@@ -103,6 +104,56 @@ public sealed class ArrowIpcWriter
             column.Offsets.ThrowIfInvalid();
             CheckName(name, column.Length);
             _columns.Add(new IpcStringWriterColumn(name, column, largeOffsets));
+            return this;
+        }
+        finally
+        {
+            _guard.Exit();
+        }
+    }
+
+    /// <summary>Adds a Decimal128 column of the column's precision and scale, its 16-byte unscaled values written straight from its block; nullable if the column has a validity bitmap.</summary>
+    /// <param name="name">The column's name.</param>
+    /// <param name="column">The column; its first <see cref="DecimalColumn.Length"/> values are written.</param>
+    /// <returns>This writer.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="name"/> or <paramref name="column"/> is <see langword="null"/>.</exception>
+    /// <exception cref="ArgumentException"><paramref name="name"/> is empty or already used, or the column's length differs from the columns added before.</exception>
+    /// <exception cref="ObjectDisposedException">The column was disposed.</exception>
+    /// <exception cref="InvalidOperationException">Another thread is using the writer.</exception>
+    public ArrowIpcWriter Add(string name, DecimalColumn column)
+    {
+        ArgumentNullException.ThrowIfNull(column);
+        _guard.Enter(TypeName);
+        try
+        {
+            column.Values.ThrowIfInvalid();
+            CheckName(name, column.Length);
+            _columns.Add(new IpcWriterColumnOf<Int128>(name, IpcType.Decimal(column.Precision, column.Scale, 128), column.Values, column.Length, column.Validity));
+            return this;
+        }
+        finally
+        {
+            _guard.Exit();
+        }
+    }
+
+    /// <summary>Adds a FixedSizeBinary column of the column's byte width, its values written straight from its data block (bytes: never swapped); nullable if the column has a validity bitmap.</summary>
+    /// <param name="name">The column's name.</param>
+    /// <param name="column">The column; its first <see cref="FixedSizeBinaryColumn.Length"/> values are written.</param>
+    /// <returns>This writer.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="name"/> or <paramref name="column"/> is <see langword="null"/>.</exception>
+    /// <exception cref="ArgumentException"><paramref name="name"/> is empty or already used, or the column's length differs from the columns added before.</exception>
+    /// <exception cref="ObjectDisposedException">The column was disposed.</exception>
+    /// <exception cref="InvalidOperationException">Another thread is using the writer.</exception>
+    public ArrowIpcWriter Add(string name, FixedSizeBinaryColumn column)
+    {
+        ArgumentNullException.ThrowIfNull(column);
+        _guard.Enter(TypeName);
+        try
+        {
+            column.Data.ThrowIfInvalid();
+            CheckName(name, column.Length);
+            _columns.Add(new IpcFixedSizeBinaryWriterColumn(name, column));
             return this;
         }
         finally

@@ -29,7 +29,7 @@ internal unsafe ref struct IpcColumnRead
     /// <summary>Checks every batch's node and buffers for the column; returns the rows and the nulls of all batches.</summary>
     /// <exception cref="NotSupportedException">A batch is compressed, or a column before this one has a type whose buffers cannot be counted.</exception>
     /// <exception cref="InvalidDataException">A node or buffer does not fit its batch or body.</exception>
-    internal readonly (long Rows, long Nulls) Check(int valueBuffers, int elementBits)
+    internal readonly (long Rows, long Nulls) Check(int valueBuffers, long elementBits)
     {
         long rows = 0, nulls = 0;
         foreach (IpcBatch batch in _index.Batches)
@@ -150,6 +150,18 @@ internal unsafe ref struct IpcColumnRead
         }
     }
 
+    /// <summary>Reads the values of every batch, <paramref name="width"/> bytes a row, into <paramref name="destination"/>, each batch after the one before; bytes are never swapped.</summary>
+    internal readonly void ReadFixedSize(byte* destination, long width)
+    {
+        long row = 0;
+        foreach (IpcBatch batch in _index.Batches)
+        {
+            (_, int buffer) = Locate(batch);
+            ReadBytes(batch.BodyStart + batch.Buffers[2 * (buffer + 1)], destination + (row * width), batch.Length * width);
+            row += batch.Length;
+        }
+    }
+
     /// <summary>Whether the stream's byte order is big-endian.</summary>
     internal readonly bool BigEndian => _index.BigEndian;
 
@@ -232,6 +244,12 @@ internal unsafe ref struct IpcColumnRead
             else if (sizeof(T) == 8)
             {
                 var span = new Span<ulong>(start, chunk);
+                BinaryPrimitives.ReverseEndianness(span, span);
+            }
+            else if (sizeof(T) == 16)
+            {
+                // Decimal128: one 16-byte integer, its bytes reversed as a whole (not two 8-byte halves).
+                var span = new Span<UInt128>(start, chunk);
                 BinaryPrimitives.ReverseEndianness(span, span);
             }
 

@@ -5,8 +5,10 @@ namespace jemalloc.Arrow.Ipc;
 /// <summary>
 /// An IPC column's type: its union tag and parameters, the public <see cref="ArrowIpcType"/> it is
 /// read as, and its name for messages. Parsed from a Field's type table, or made for the writer.
+/// <see cref="Precision"/> and <see cref="Scale"/> are a Decimal's, <see cref="ByteWidth"/> a FixedSizeBinary's,
+/// as the schema declares them (unchecked: the reads check them).
 /// </summary>
-internal readonly record struct IpcType(ArrowIpcType Kind, string Name, byte Code, int BitWidth, bool HasUnit, TimeUnit Unit, string? TimeZone)
+internal readonly record struct IpcType(ArrowIpcType Kind, string Name, byte Code, int BitWidth, bool HasUnit, TimeUnit Unit, string? TimeZone, int Precision = 0, int Scale = 0, int ByteWidth = 0)
 {
     /// <summary>The element type a column of this type is read into and written from, or <see langword="null"/> for a type without one.</summary>
     internal Type? ElementType => Kind switch
@@ -60,6 +62,12 @@ internal readonly record struct IpcType(ArrowIpcType Kind, string Name, byte Cod
         (true, true) => new(ArrowIpcType.LargeUtf8, "LargeUtf8", IpcTypeCode.LargeUtf8, 64, false, default, null),
         _ => new(ArrowIpcType.LargeBinary, "LargeBinary", IpcTypeCode.LargeBinary, 64, false, default, null),
     };
+
+    internal static IpcType Decimal(int precision, int scale, int bits) =>
+        new(bits == 128 ? ArrowIpcType.Decimal128 : ArrowIpcType.Other, $"Decimal({precision}, {scale}, {bits})", IpcTypeCode.Decimal, bits, false, default, null, precision, scale);
+
+    internal static IpcType FixedSizeBinary(int byteWidth) =>
+        new(ArrowIpcType.FixedSizeBinary, $"FixedSizeBinary({byteWidth})", IpcTypeCode.FixedSizeBinary, 0, false, default, null, ByteWidth: byteWidth);
 
     internal static IpcType Date(bool days) => days
         ? new(ArrowIpcType.Date32, "Date32", IpcTypeCode.Date, 32, false, default, null)
@@ -158,8 +166,11 @@ internal readonly record struct IpcType(ArrowIpcType Kind, string Name, byte Cod
                 int precision = table?.GetInt32(0, 0, what) ?? 0;
                 int scale = table?.GetInt32(1, 0, what) ?? 0;
                 int bits = table?.GetInt32(2, 128, what) ?? 128;
-                return new(ArrowIpcType.Other, $"Decimal({precision}, {scale}, {bits})", code, bits, false, default, null);
+                return Decimal(precision, scale, bits);
             }
+
+            case IpcTypeCode.FixedSizeBinary:
+                return FixedSizeBinary(table?.GetInt32(0, 0, what) ?? 0);
 
             default:
                 return new(ArrowIpcType.Other, IpcTypeCode.NameOf(code), code, 0, false, default, null);
@@ -194,6 +205,12 @@ internal readonly record struct IpcType(ArrowIpcType Kind, string Name, byte Cod
                 break;
             case IpcTypeCode.Duration:
                 table.Scalar(0, 2, (short)Unit);
+                break;
+            case IpcTypeCode.Decimal:
+                table.Scalar(0, 4, Precision).Scalar(1, 4, Scale).Scalar(2, 4, BitWidth);
+                break;
+            case IpcTypeCode.FixedSizeBinary:
+                table.Scalar(0, 4, ByteWidth);
                 break;
         }
 

@@ -76,6 +76,10 @@ internal sealed unsafe class IpcWriterColumnOf<T>(string name, IpcType type, Nat
                 case 4:
                     BinaryPrimitives.ReverseEndianness(System.Runtime.InteropServices.MemoryMarshal.Cast<byte, uint>(from), System.Runtime.InteropServices.MemoryMarshal.Cast<byte, uint>(to));
                     break;
+                case 16:
+                    // Decimal128: each value is one 16-byte integer, reversed as a whole.
+                    BinaryPrimitives.ReverseEndianness(System.Runtime.InteropServices.MemoryMarshal.Cast<byte, UInt128>(from), System.Runtime.InteropServices.MemoryMarshal.Cast<byte, UInt128>(to));
+                    break;
                 default:
                     BinaryPrimitives.ReverseEndianness(System.Runtime.InteropServices.MemoryMarshal.Cast<byte, ulong>(from), System.Runtime.InteropServices.MemoryMarshal.Cast<byte, ulong>(to));
                     break;
