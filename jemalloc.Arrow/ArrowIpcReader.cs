@@ -138,7 +138,7 @@ public sealed partial class ArrowIpcReader : IDisposable
     public int BatchCount => _index.Batches.Count;
 
     /// <summary>The number of rows: the sum of the batches' lengths.</summary>
-    public long RowCount => _index.Batches.Sum(b => b.Length);
+    public long RowCount => _index.RowCount;
 
     /// <summary>The index of the column named <paramref name="column"/> (ordinal comparison; the first of that name).</summary>
     /// <exception cref="ArgumentNullException"><paramref name="column"/> is <see langword="null"/>.</exception>

@@ -50,12 +50,13 @@ public sealed unsafe class FlatTypeErrorTests : LedgerBalanced
     {
         string fits = _folder.File("wide-fits.parquet");
         byte[] minusFive = Wide(20, -5);
-        byte[] largest = Wide(20, Int128.MaxValue);
+        Int128 largestValue = Int128.Parse("99999999999999999999999999999999999999", System.Globalization.CultureInfo.InvariantCulture); // 38 digits
+        byte[] largest = Wide(20, largestValue);
         WriteFixedDecimal(fits, 20, 38, [minusFive, largest, Wide(20, 12345)]);
         using (var reader = new NativeParquetReader(fits))
         using (DecimalColumn column = reader.ReadDecimalColumn("d"))
         {
-            Assert.Equal([(Int128)(-5), Int128.MaxValue, 12345], [column.GetUnscaled(0), column.GetUnscaled(1), column.GetUnscaled(2)]);
+            Assert.Equal([(Int128)(-5), largestValue, 12345], [column.GetUnscaled(0), column.GetUnscaled(1), column.GetUnscaled(2)]);
         }
 
         string tooWide = _folder.File("wide-too-wide.parquet");
@@ -98,7 +99,7 @@ public sealed unsafe class FlatTypeErrorTests : LedgerBalanced
         string path = _folder.File("byte-array-decimal.parquet");
         byte[][] values =
         [
-            [0x01], [0xFF], [0x00, 0x80], [0x80], [0xFF, 0x7F], Wide(17, -123456789), Wide(16, Int128.MinValue + 1), [0x12, 0x34, 0x56],
+            [0x01], [0xFF], [0x00, 0x80], [0x80], [0xFF, 0x7F], Wide(17, -123456789), Wide(16, -NinesOf38), [0x12, 0x34, 0x56],
             Wide(8, long.MinValue), Wide(9, (Int128)long.MinValue - 1), Wide(12, -(Int128.One << 90)), Wide(15, (Int128.One << 119) - 1),
         ];
         WriteByteArrayDecimal(path, 38, 3, values);
@@ -108,7 +109,7 @@ public sealed unsafe class FlatTypeErrorTests : LedgerBalanced
             Assert.Equal(PhysicalType.ByteArray, reader.GetColumnInfo("d").PhysicalType);
             Int128[] expected =
             [
-                1, -1, 128, -128, -129, -123456789, Int128.MinValue + 1, 0x123456,
+                1, -1, 128, -128, -129, -123456789, -NinesOf38, 0x123456,
                 long.MinValue, (Int128)long.MinValue - 1, -(Int128.One << 90), (Int128.One << 119) - 1,
             ];
             for (int i = 0; i < expected.Length; i++)
@@ -118,7 +119,7 @@ public sealed unsafe class FlatTypeErrorTests : LedgerBalanced
 
             using var duck = new DuckDb();
             duck.Query(
-                $"SELECT file_row_number, d::VARCHAR FROM read_parquet('{path}', file_row_number = true) WHERE file_row_number <> 6 ORDER BY file_row_number",
+                $"SELECT file_row_number, d::VARCHAR FROM read_parquet('{path}', file_row_number = true) ORDER BY file_row_number",
                 row => Assert.Equal(row.GetString(1), column.ToString(row.GetInt64(0))));
         }
 
@@ -128,6 +129,20 @@ public sealed unsafe class FlatTypeErrorTests : LedgerBalanced
             var error = Assert.Throws<InvalidDataException>(() => reader.ReadDecimalColumn("d"));
             Assert.Contains("row 1", error.Message, StringComparison.Ordinal);
         }
+    }
+
+    // The largest unscaled value of DECIMAL(38, s): 38 nines.
+    private static readonly Int128 NinesOf38 = Int128.Parse("99999999999999999999999999999999999999", System.Globalization.CultureInfo.InvariantCulture);
+
+    [Fact]
+    public void A_stored_value_with_more_digits_than_the_precision_is_refused_naming_the_row()
+    {
+        string path = _folder.File("past-precision-read.parquet");
+        WriteByteArrayDecimal(path, 4, 0, [[0x01], Wide(4, 123456)]);
+        using var reader = new NativeParquetReader(path);
+        var error = Assert.Throws<InvalidDataException>(() => reader.ReadDecimalColumn("d"));
+        Assert.Contains("row 1", error.Message, StringComparison.Ordinal);
+        Assert.Contains("precision of 4", error.Message, StringComparison.Ordinal);
     }
 
     [Fact]

@@ -66,7 +66,7 @@ public sealed partial class NativeParquetReader
     /// <exception cref="InvalidOperationException">Another thread is using the reader.</exception>
     /// <exception cref="InvalidDataException">A value does not fit in 128 bits or is empty, or the column's chunks or pages hold fewer or more rows than the file's metadata says.</exception>
     /// <exception cref="OutOfMemoryException">The arrays cannot be allocated.</exception>
-    /// <exception cref="ParquetException">ParquetSharp cannot decode the column.</exception>
+    /// <exception cref="InvalidDataException">A page cannot be decoded, decompressed or fails its checksum (ParquetSharp's exception is the inner one); the message names the file, the column and the row group.</exception>
     /// <exception cref="ObjectDisposedException">The reader was disposed.</exception>
     public DecimalColumn ReadDecimalColumn(string column, AllocationOptions options) => ReadDecimal(column, options);
 
@@ -87,7 +87,7 @@ public sealed partial class NativeParquetReader
     /// <exception cref="InvalidOperationException">Another thread is using the reader.</exception>
     /// <exception cref="InvalidDataException">The column declares a width under 1 byte, or its chunks or pages hold fewer or more rows than the file's metadata says.</exception>
     /// <exception cref="OutOfMemoryException">The arrays cannot be allocated.</exception>
-    /// <exception cref="ParquetException">ParquetSharp cannot decode the column.</exception>
+    /// <exception cref="InvalidDataException">A page cannot be decoded, decompressed or fails its checksum (ParquetSharp's exception is the inner one); the message names the file, the column and the row group.</exception>
     /// <exception cref="ObjectDisposedException">The reader was disposed.</exception>
     public FixedSizeBinaryColumn ReadFixedSizeBinaryColumn(string column, AllocationOptions options) => ReadFixedSizeBinary(column, options);
 
@@ -145,6 +145,7 @@ public sealed partial class NativeParquetReader
                         PhysicalType.ByteArray => ReadFlat<ByteArray, VariableDecimalSink>(job, new VariableDecimalSink(destination, column), bits),
                         _ => throw new InvalidDataException($"Column '{column}' of '{_path}' is a DECIMAL stored as {physical}, which the format does not allow."),
                     };
+                    CheckPrecision(destination, bits, rows, precision, job.Where);
                 }
 
                 validity = DropBitmapWithoutNulls(validity, nullCount);
@@ -216,6 +217,26 @@ public sealed partial class NativeParquetReader
         }
     }
 
+    // A stored integer with more digits than the column's precision (a malformed file: the writer refuses
+    // such a value) would be a number the column cannot hold; it is refused, naming the row, rather than read.
+    private static unsafe void CheckPrecision(Int128* values, byte* bits, long rows, int precision, string where)
+    {
+        Int128 limit = Int128.One;
+        for (int i = 0; i < precision; i++)
+        {
+            limit *= 10;
+        }
+
+        for (long row = 0; row < rows; row++)
+        {
+            Int128 value = values[row];
+            if ((value >= limit || value <= -limit) && (bits == null || ValidityBitmap.IsSet(bits, row)))
+            {
+                ParquetThrow.InvalidData($"The {where} holds {value} at row {row:N0}: more digits than its precision of {precision}.");
+            }
+        }
+    }
+
     // ReadColumn<Half> / ReadNullableColumn<Half> of a FLOAT16 column (FIXED_LEN_BYTE_ARRAY(2)): each
     // value's two bytes are a little-endian IEEE half, Half's own layout, copied into the array.
     private unsafe long ReadFloat16<T>(in ColumnRead job, HugeArray<T> values, HugeArray<byte>? validity)
@@ -250,58 +271,67 @@ public sealed partial class NativeParquetReader
         long row = 0;
         long nullCount = 0;
         int groups = _metadata.NumRowGroups;
-        for (int g = 0; g < groups; g++)
+        int g = 0;
+        try
         {
-            using RowGroupReader group = _file.RowGroup(g);
-            RowGroupMetaData groupMetadata = group.MetaData;
-            long left = groupMetadata.NumRows;
-            using ColumnReader reader = group.Column(job.Index);
-            var typed = (ColumnReader<TPhysical>)reader;
-            while (left > 0)
+            for (; g < groups; g++)
             {
-                int batch = (int)Math.Min(left, chunk);
-                if (row + batch > job.Rows)
+                using RowGroupReader group = _file.RowGroup(g);
+                RowGroupMetaData groupMetadata = group.MetaData;
+                long left = groupMetadata.NumRows;
+                using ColumnReader reader = group.Column(job.Index);
+                var typed = (ColumnReader<TPhysical>)reader;
+                while (left > 0)
                 {
-                    ParquetThrow.InvalidData($"The {job.Where} holds more rows than the file's {job.Rows:N0}.");
-                }
-
-                long read = typed.ReadBatch(
-                    batch,
-                    levels is null ? default : new Span<short>(levels, batch),
-                    default,
-                    new Span<TPhysical>(packed, batch),
-                    out long valuesRead);
-                if (read <= 0)
-                {
-                    ParquetThrow.InvalidData($"The {job.Where} ends at row {row:N0} of row group {g}, which the metadata says has {groupMetadata.NumRows:N0} rows.");
-                }
-
-                int count = (int)read;
-                if (levels is null || valuesRead == read)
-                {
-                    for (int i = 0; i < count; i++)
+                    int batch = (int)Math.Min(left, chunk);
+                    if (row + batch > job.Rows)
                     {
-                        sink.Put(row + i, packed[i]);
+                        ParquetThrow.InvalidData($"The {job.Where} holds more rows than the file's {job.Rows:N0}.");
                     }
 
-                    if (bits != null && levels != null)
+                    long read = typed.ReadBatch(
+                        batch,
+                        levels is null ? default : new Span<short>(levels, batch),
+                        default,
+                        new Span<TPhysical>(packed, batch),
+                        out long valuesRead);
+                    if (read <= 0)
                     {
-                        ValidityBitmap.SetRange(bits, row, count);
+                        ParquetThrow.InvalidData($"The {job.Where} ends at row {row:N0} of row group {g}, which the metadata says has {groupMetadata.NumRows:N0} rows.");
                     }
+
+                    int count = (int)read;
+                    if (levels is null || valuesRead == read)
+                    {
+                        for (int i = 0; i < count; i++)
+                        {
+                            sink.Put(row + i, packed[i]);
+                        }
+
+                        if (bits != null && levels != null)
+                        {
+                            ValidityBitmap.SetRange(bits, row, count);
+                        }
+                    }
+                    else
+                    {
+                        nullCount += Scatter(job.Where, sink, packed, levels, job.MaxDefinition, count, bits, row);
+                    }
+
+                    row += count;
+                    left -= count;
                 }
-                else
+
+                if (typed.HasNext)
                 {
-                    nullCount += Scatter(job.Where, sink, packed, levels, job.MaxDefinition, count, bits, row);
+                    ParquetThrow.InvalidData($"The {job.Where} of row group {g} holds more values than the {groupMetadata.NumRows:N0} rows the file's metadata declares for it.");
                 }
-
-                row += count;
-                left -= count;
             }
-
-            if (typed.HasNext)
-            {
-                ParquetThrow.InvalidData($"The {job.Where} of row group {g} holds more values than the {groupMetadata.NumRows:N0} rows the file's metadata declares for it.");
-            }
+        }
+        catch (ParquetException e)
+        {
+            // A page ParquetSharp cannot decode, decompress or verify: named with the file, column and row group.
+            throw ParquetThrow.DecodeFailed(job.Where, g, row, e);
         }
 
         if (row != job.Rows)

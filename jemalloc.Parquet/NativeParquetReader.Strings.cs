@@ -28,7 +28,7 @@ public sealed partial class NativeParquetReader
     /// <exception cref="InvalidOperationException">Another thread is using the reader.</exception>
     /// <exception cref="InvalidDataException">The column's chunks or pages hold fewer or more rows than the file's metadata says, or a value is longer than 2 GiB.</exception>
     /// <exception cref="OutOfMemoryException">The column cannot be allocated.</exception>
-    /// <exception cref="ParquetException">ParquetSharp cannot decode the column.</exception>
+    /// <exception cref="InvalidDataException">A page cannot be decoded, decompressed or fails its checksum (ParquetSharp's exception is the inner one); the message names the file, the column and the row group.</exception>
     /// <exception cref="ObjectDisposedException">The reader was disposed.</exception>
     public NativeStringColumn ReadStringColumn(string column, AllocationOptions options) => ReadStrings(column, options);
 

@@ -32,6 +32,9 @@ internal sealed class IpcIndex
 
     internal List<IpcBatch> Batches { get; } = [];
 
+    /// <summary>The rows of every batch together.</summary>
+    internal long RowCount { get; private set; }
+
     internal ArrowIpcFormat Format { get; private set; }
 
     /// <summary>Whether the stream starts with the file format's magic.</summary>
@@ -91,7 +94,7 @@ internal sealed class IpcIndex
             }
             else if (message.HeaderType == RecordBatchHeader)
             {
-                Batches.Add(ReadBatch(message, Batches.Count));
+                AddBatch(ReadBatch(message, Batches.Count));
             }
             else if (message.HeaderType == SchemaHeader)
             {
@@ -158,8 +161,20 @@ internal sealed class IpcIndex
                 IpcThrow.InvalidData($"The footer describes {what} (at byte {offset:N0}, body of {bodyLength:N0} bytes from byte {offset + metadataLength:N0}), but the message there is of type {message.HeaderType} with a body of {message.BodyLength:N0} bytes from byte {message.BodyStart:N0}.");
             }
 
-            Batches.Add(ReadBatch(message, b));
+            AddBatch(ReadBatch(message, b));
         }
+    }
+
+    // Keeps the batches' total row count, which a forged input cannot make pass long.MaxValue.
+    private void AddBatch(IpcBatch batch)
+    {
+        if (batch.Length > long.MaxValue - RowCount)
+        {
+            IpcThrow.InvalidData($"Record batch {batch.Index} declares {batch.Length:N0} rows after {RowCount:N0}: together more rows than any input holds.");
+        }
+
+        Batches.Add(batch);
+        RowCount += batch.Length;
     }
 
     // One encapsulated message at position: 0xFFFFFFFF and an int32 metadata length (or, in the

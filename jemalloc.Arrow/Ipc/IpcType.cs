@@ -105,9 +105,10 @@ internal readonly record struct IpcType(ArrowIpcType Kind, string Name, byte Cod
                     (32, false) => ArrowIpcType.UInt32,
                     (64, true) => ArrowIpcType.Int64,
                     (64, false) => ArrowIpcType.UInt64,
-                    _ => ArrowIpcType.Other,
+                    // The format's Int is 8, 16, 32 or 64 bits: any other width is a malformed schema, not a type to refuse.
+                    _ => throw new InvalidDataException($"{what} is an Int of {bits} bits; the Arrow format's integers are 8, 16, 32 or 64 bits."),
                 };
-                return new(kind, kind == ArrowIpcType.Other ? $"Int({bits} bits, {(signed ? "signed" : "unsigned")})" : kind.ToString(), code, bits, false, default, null);
+                return new(kind, kind.ToString(), code, bits, false, default, null);
             }
 
             case IpcTypeCode.FloatingPoint:
