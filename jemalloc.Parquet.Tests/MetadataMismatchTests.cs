@@ -5,6 +5,8 @@ namespace jemalloc.Parquet.Tests;
 /// <see cref="InvalidDataException"/> naming the column and row group, whichever way the counts differ:
 /// never a column cut short or filled past its data without a word.
 /// </summary>
+// It compares the ledger's process-wide counts, so it runs alone (see LedgerBalanced).
+[Collection(LedgerBalancedAlone.Name)]
 public sealed class MetadataMismatchTests : IDisposable
 {
     private const int Rows = 1000;

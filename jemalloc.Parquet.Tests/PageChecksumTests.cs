@@ -8,6 +8,8 @@ namespace jemalloc.Parquet.Tests;
 /// read is left allocated; with verification off the damaged value reads as damaged. The damage is
 /// made by hand, at the page the file's footer locates.
 /// </summary>
+// It compares the ledger's process-wide counts, so it runs alone (see LedgerBalanced).
+[Collection(LedgerBalancedAlone.Name)]
 public sealed class PageChecksumTests : IDisposable
 {
     // A multiple of 8: each row group's boolean page ends with a whole byte of eight rows' bits.

@@ -8,6 +8,8 @@ namespace jemalloc.Parquet.Tests;
 /// <see cref="InvalidDataException"/> with that context and ParquetSharp's exception inside; a failed
 /// read leaves nothing allocated.
 /// </summary>
+// It compares the ledger's process-wide counts, so it runs alone (see LedgerBalanced).
+[Collection(LedgerBalancedAlone.Name)]
 public sealed class ReaderErrorContextTests : IDisposable
 {
     private const int Rows = 1000;

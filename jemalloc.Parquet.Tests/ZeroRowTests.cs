@@ -8,6 +8,8 @@ namespace jemalloc.Parquet.Tests;
 /// <see cref="NativeParquetReader.ReadNullableColumn{T}(string)"/>; row groups without rows between
 /// others are passed over. DuckDB checks the files both ways.
 /// </summary>
+// It compares the ledger's process-wide counts, so it runs alone (see LedgerBalanced).
+[Collection(LedgerBalancedAlone.Name)]
 public sealed class ZeroRowTests : IDisposable
 {
     private readonly TempFolder _folder = new();
