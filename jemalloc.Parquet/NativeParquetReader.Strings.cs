@@ -123,9 +123,12 @@ public sealed partial class NativeParquetReader
     }
 
     // The bytes the column's values take, as far as the footer tells: its chunks' uncompressed sizes (a
-    // dictionary-encoded chunk's are smaller than its values, and the data block grows past them).
+    // dictionary-encoded chunk's are smaller than its values, and the data block grows past them). A
+    // forged footer cannot make it more than 16 times the file's size (compression rarely passes that;
+    // past it the block grows by doubling) or 1 GiB, whichever is more.
     private long EstimateBytes(int index)
     {
+        long limit = Math.Max(1L << 30, 16 * new FileInfo(_path).Length);
         long total = 0;
         int groups = _metadata.NumRowGroups;
         for (int g = 0; g < groups; g++)
@@ -133,6 +136,10 @@ public sealed partial class NativeParquetReader
             using RowGroupReader group = _file.RowGroup(g);
             using ColumnChunkMetaData chunk = group.MetaData.GetColumnChunkMetaData(index);
             total += Math.Max(0, chunk.TotalUncompressedSize);
+            if (total >= limit)
+            {
+                return limit;
+            }
         }
 
         return total;

@@ -26,8 +26,9 @@ internal sealed unsafe class StringColumnBlocks : IDisposable
         try
         {
             _offsets = Writer<long>(rows + 1, options);
-            // At most 1 GiB up front: a forged footer cannot make the first block huge; past it the block grows by doubling.
-            _data = Writer<byte>(Math.Clamp(estimatedBytes, 1, 1L << 30), options);
+            // The footer's estimate, bounded by the caller: a block of the right size up front spares the
+            // growths, each of which copies the bytes so far and briefly holds both blocks.
+            _data = Writer<byte>(Math.Max(estimatedBytes, 1), options);
             if (nullable)
             {
                 _validity = options is { } chosen ? new HugeArray<byte>(Math.Max(1, ValidityBitmap.BytesFor(rows)), chosen) : new HugeArray<byte>(Math.Max(1, ValidityBitmap.BytesFor(rows)));
