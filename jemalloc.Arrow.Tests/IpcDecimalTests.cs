@@ -182,6 +182,32 @@ public sealed class IpcDecimalTests : IDisposable
         Assert.Equal(live, AllocationLedger.LiveCount);
     }
 
+    [Fact]
+    public void A_stored_decimal_with_more_digits_than_its_precision_is_refused_naming_the_row()
+    {
+        long live = AllocationLedger.LiveCount;
+        var stream = new MemoryStream();
+        using (var values = new HugeArray<Int128>(3))
+        {
+            values[0] = 9999;
+            values[1] = -123456; // six digits in a DECIMAL(4, 0): only a malformed input holds it
+            values[2] = 5;
+            using var column = new DecimalColumn(values, null, 3, 4, 0);
+            new ArrowIpcWriter().Add("d", column).Write(stream);
+        }
+
+        stream.Position = 0;
+        using (var reader = new ArrowIpcReader(stream))
+        {
+            var error = Assert.Throws<InvalidDataException>(() => reader.ReadDecimalColumn("d").Dispose());
+            Assert.Contains("'d'", error.Message, StringComparison.Ordinal);
+            Assert.Contains("row 1", error.Message, StringComparison.Ordinal);
+            Assert.Contains("precision of 4", error.Message, StringComparison.Ordinal);
+        }
+
+        Assert.Equal(live, AllocationLedger.LiveCount);
+    }
+
     [Theory]
     [InlineData(0, typeof(InvalidDataException), "its precision is 0")]
     [InlineData(77, typeof(NotSupportedException), "Decimal(77, 3, 128)")]
@@ -212,7 +238,7 @@ public sealed class IpcDecimalTests : IDisposable
     [InlineData(int.MinValue)]
     public void A_forged_byte_width_below_one_is_invalid_data_naming_the_column(int width)
     {
-        byte[] input = WriteForForging(precision: 20, byteWidth: 12345);
+        byte[] input = WriteForForging(precision: 38, byteWidth: 12345);
         byte[] forged = ReplaceInSchema(input, 12345, width);
         long live = AllocationLedger.LiveCount;
         using (var reader = new ArrowIpcReader(new MemoryStream(forged)))
@@ -232,7 +258,7 @@ public sealed class IpcDecimalTests : IDisposable
     [InlineData(ArrowIpcFormat.Stream)]
     public void Value_buffers_shorter_than_their_rows_are_invalid_data(ArrowIpcFormat format)
     {
-        byte[] input = WriteForForging(precision: 20, byteWidth: 12345, format);
+        byte[] input = WriteForForging(precision: 38, byteWidth: 12345, format);
         long live = AllocationLedger.LiveCount;
 
         // The decimal buffer (offset 0, 16 bytes a row) one byte short.

@@ -116,6 +116,7 @@ public sealed partial class ArrowIpcReader
             }
 
             validity = ReadNulls(read, rows, nulls, options, (byte*)scratchLease.Pointer);
+            CheckPrecision(values, validity, rows, type.Precision, column);
             return new DecimalColumn(values, validity, rows, type.Precision, type.Scale);
         }
         catch
@@ -123,6 +124,20 @@ public sealed partial class ArrowIpcReader
             values?.Dispose();
             validity?.Dispose();
             throw;
+        }
+    }
+
+    // A stored integer with more digits than the column's precision comes only from a malformed input, as
+    // in Parquet: refused, naming the row, rather than read as a number the column cannot hold.
+    private static unsafe void CheckPrecision(HugeArray<Int128> values, HugeArray<byte>? validity, long rows, int precision, string column)
+    {
+        using MemoryLease<Int128> valueLease = values.Lease();
+        using MemoryLease<byte> validityLease = validity is null ? default : validity.Lease();
+        var at = (Int128*)valueLease.Pointer;
+        long row = DecimalDigits.FirstPastPrecision(at, validity is null ? null : (byte*)validityLease.Pointer, rows, precision);
+        if (row >= 0)
+        {
+            IpcThrow.InvalidData($"Column '{column}' holds {at[row]} at row {row:N0}: more digits than its precision of {precision}.");
         }
     }
 

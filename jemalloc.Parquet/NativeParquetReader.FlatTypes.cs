@@ -221,19 +221,10 @@ public sealed partial class NativeParquetReader
     // such a value) would be a number the column cannot hold; it is refused, naming the row, rather than read.
     private static unsafe void CheckPrecision(Int128* values, byte* bits, long rows, int precision, string where)
     {
-        Int128 limit = Int128.One;
-        for (int i = 0; i < precision; i++)
+        long row = DecimalDigits.FirstPastPrecision(values, bits, rows, precision);
+        if (row >= 0)
         {
-            limit *= 10;
-        }
-
-        for (long row = 0; row < rows; row++)
-        {
-            Int128 value = values[row];
-            if ((value >= limit || value <= -limit) && (bits == null || ValidityBitmap.IsSet(bits, row)))
-            {
-                ParquetThrow.InvalidData($"The {where} holds {value} at row {row:N0}: more digits than its precision of {precision}.");
-            }
+            ParquetThrow.InvalidData($"The {where} holds {values[row]} at row {row:N0}: more digits than its precision of {precision}.");
         }
     }
 
