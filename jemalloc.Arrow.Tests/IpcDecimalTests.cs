@@ -189,15 +189,16 @@ public sealed class IpcDecimalTests : IDisposable
         var stream = new MemoryStream();
         using (var values = new HugeArray<Int128>(3))
         {
+            // Written as a DECIMAL(29, 0), which holds them, then forged to DECIMAL(4, 0), which does not hold
+            // row 1's 29 digits: only a malformed input holds such a value (the writer refuses to make one).
             values[0] = 9999;
-            values[1] = -123456; // six digits in a DECIMAL(4, 0): only a malformed input holds it
+            values[1] = -Int128.Parse("12345678901234567890123456789", CultureInfo.InvariantCulture);
             values[2] = 5;
-            using var column = new DecimalColumn(values, null, 3, 4, 0);
-            new ArrowIpcWriter().Add("d", column).Write(stream);
+            using var column = new DecimalColumn(values, null, 3, 29, 0);
+            new ArrowIpcWriter().Add("d", column).Write(stream, ArrowIpcFormat.Stream);
         }
 
-        stream.Position = 0;
-        using (var reader = new ArrowIpcReader(stream))
+        using (var reader = new ArrowIpcReader(new MemoryStream(ReplaceInSchema(stream.ToArray(), 29, 4))))
         {
             var error = Assert.Throws<InvalidDataException>(() => reader.ReadDecimalColumn("d").Dispose());
             Assert.Contains("'d'", error.Message, StringComparison.Ordinal);
@@ -206,6 +207,58 @@ public sealed class IpcDecimalTests : IDisposable
         }
 
         Assert.Equal(live, AllocationLedger.LiveCount);
+    }
+
+    [Theory]
+    [InlineData(false, ArrowIpcFormat.File)]
+    [InlineData(false, ArrowIpcFormat.Stream)]
+    [InlineData(true, ArrowIpcFormat.File)]
+    public void Writing_a_decimal_with_more_digits_than_its_precision_is_refused_before_any_byte(bool toPath, ArrowIpcFormat format)
+    {
+        long live = AllocationLedger.LiveCount;
+        string path = Path.Combine(_folder, "past-precision.arrow");
+        var stream = new MemoryStream();
+        using (var values = new HugeArray<Int128>(4))
+        using (var validity = new HugeArray<byte>(1))
+        {
+            values[0] = 9999;
+            values[1] = -99999; // five digits in a DECIMAL(4, 2), on a null row: not a value, so written
+            values[2] = -9999;
+            values[3] = 12;
+            validity[0] = 0b1101;
+            using var column = new DecimalColumn(values, validity, 4, 4, 2);
+            var writer = new ArrowIpcWriter().Add("d", column);
+            WriteTo(writer);
+            Assert.True(stream.Length > 0 || File.Exists(path));
+
+            // A valid row past the precision, set after the column was added: refused when written.
+            values[3] = 10000;
+            stream = new MemoryStream();
+            File.Delete(path);
+            var error = Assert.Throws<InvalidOperationException>(() => WriteTo(writer));
+            Assert.Contains("'d' holds 10000 (unscaled) at row 3", error.Message, StringComparison.Ordinal);
+            Assert.Contains("precision of 4 (scale 2)", error.Message, StringComparison.Ordinal);
+            Assert.Equal(0, stream.Length);
+            Assert.False(File.Exists(path));
+
+            // The same value on a null row is written.
+            validity[0] = 0b0101;
+            WriteTo(writer);
+        }
+
+        Assert.Equal(live, AllocationLedger.LiveCount);
+
+        void WriteTo(ArrowIpcWriter writer)
+        {
+            if (toPath)
+            {
+                writer.Write(path, format);
+            }
+            else
+            {
+                writer.Write(stream, format);
+            }
+        }
     }
 
     [Theory]
@@ -365,6 +418,18 @@ public sealed class IpcDecimalTests : IDisposable
         _ => (r % 2 == 1 ? -1 : 1) * (((Int128)r * Pow33) + ((Int128)r * r)),
     };
 
+    // The value's last `precision` digits, keeping its sign: a value the column's precision holds.
+    private static Int128 FitTo(Int128 value, int precision)
+    {
+        Int128 limit = Int128.One;
+        for (int i = 0; i < precision; i++)
+        {
+            limit *= 10;
+        }
+
+        return value % limit;
+    }
+
     private static byte[] Fsb16(long r) => [.. Enumerable.Range(0, 16).Select(i => (byte)(((r * 31) + (i * 7)) & 255))];
 
     private static byte[] Fsb3(long r) => [.. Enumerable.Range(0, 3).Select(i => (byte)((r + (i * 101)) & 255))];
@@ -441,7 +506,7 @@ public sealed class IpcDecimalTests : IDisposable
     // A decimal column "d" (scale 3) and a fixed-size binary column "b" of Rows rows each, written by our writer.
     private static byte[] WriteForForging(int precision, int byteWidth, ArrowIpcFormat format = ArrowIpcFormat.Stream)
     {
-        using DecimalColumn decimals = MakeDecimals(Rows, precision, 3, Dec38, null);
+        using DecimalColumn decimals = MakeDecimals(Rows, precision, 3, r => FitTo(Dec38(r), precision), null);
         using FixedSizeBinaryColumn binary = MakeBinary(Rows, byteWidth, Fsb16, null);
         var stream = new MemoryStream();
         new ArrowIpcWriter().Add("d", decimals).Add("b", binary).Write(stream, format);

@@ -252,7 +252,7 @@ public sealed class ArrowIpcWriter
     /// <exception cref="ArgumentNullException"><paramref name="path"/> is <see langword="null"/>.</exception>
     /// <exception cref="ArgumentException"><paramref name="path"/> is empty.</exception>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="format"/> is not a format.</exception>
-    /// <exception cref="InvalidOperationException">No column was added, or another thread is using the writer.</exception>
+    /// <exception cref="InvalidOperationException">No column was added, a decimal column holds a valid value with more digits than its precision, or another thread is using the writer.</exception>
     /// <exception cref="ObjectDisposedException">A column's memory was disposed.</exception>
     /// <exception cref="IOException">The file cannot be created or written.</exception>
     public void Write(string path, ArrowIpcFormat format = ArrowIpcFormat.File)
@@ -290,7 +290,7 @@ public sealed class ArrowIpcWriter
     /// <exception cref="ArgumentNullException"><paramref name="stream"/> is <see langword="null"/>.</exception>
     /// <exception cref="ArgumentException"><paramref name="stream"/> cannot be written.</exception>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="format"/> is not a format.</exception>
-    /// <exception cref="InvalidOperationException">No column was added, or another thread is using the writer.</exception>
+    /// <exception cref="InvalidOperationException">No column was added, a decimal column holds a valid value with more digits than its precision, or another thread is using the writer.</exception>
     /// <exception cref="ObjectDisposedException">A column's memory was disposed.</exception>
     /// <exception cref="IOException">The stream cannot be written.</exception>
     public void Write(Stream stream, ArrowIpcFormat format = ArrowIpcFormat.File)

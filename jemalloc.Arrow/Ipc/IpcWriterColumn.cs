@@ -16,6 +16,9 @@ internal abstract unsafe class IpcWriterColumn(string name, IpcType type, long l
 
     internal bool Nullable => validity is not null;
 
+    /// <summary>The validity bitmap, or null when every row is valid.</summary>
+    internal NativeBuffer<byte>? Validity => validity;
+
     /// <summary>Holds the column's blocks for the write (the holds go into <paramref name="holds"/>, which the writer disposes).</summary>
     internal virtual void Hold(List<MemoryHold> holds)
     {
@@ -47,7 +50,7 @@ internal abstract unsafe class IpcWriterColumn(string name, IpcType type, long l
     /// <summary>How many buffers follow the validity bitmap: 1 for values, 2 for strings (offsets and data).</summary>
     internal virtual int ValueBuffers => 1;
 
-    /// <summary>Checks, before anything is written, that batches of <paramref name="batchSize"/> rows can be written.</summary>
+    /// <summary>Checks, before anything is written, that batches of <paramref name="batchSize"/> rows can be written and the values are valid for the column's type.</summary>
     /// <exception cref="InvalidOperationException">They cannot.</exception>
     internal virtual void CheckBatches(long batchSize)
     {

@@ -1,4 +1,5 @@
 using System.Buffers.Binary;
+using jemalloc.AddOns;
 
 namespace jemalloc.Arrow.Ipc;
 
@@ -15,6 +16,25 @@ internal sealed unsafe class IpcWriterColumnOf<T>(string name, IpcType type, Nat
     {
         holds.Add(values.Hold());
         base.Hold(holds);
+    }
+
+    // A Decimal128 value with more digits than the column's precision would make a file that other
+    // readers (and ours) refuse or misread: refused before a byte is written, as the Parquet writer does.
+    internal override void CheckBatches(long batchSize)
+    {
+        if (Type.Code != IpcTypeCode.Decimal || typeof(T) != typeof(Int128))
+        {
+            return;
+        }
+
+        using MemoryLease<T> valueLease = values.Lease();
+        using MemoryLease<byte> validityLease = Validity is null ? default : Validity.Lease();
+        var at = (Int128*)valueLease.Pointer;
+        long row = DecimalDigits.FirstPastPrecision(at, Validity is null ? null : (byte*)validityLease.Pointer, Length, Type.Precision);
+        if (row >= 0)
+        {
+            IpcThrow.InvalidOperation($"Column '{Name}' holds {at[row]} (unscaled) at row {row:N0}, more digits than its precision of {Type.Precision} (scale {Type.Scale}); nothing was written.");
+        }
     }
 
     internal override void ValueBufferLengths(long start, long count, Span<long> lengths) =>
