@@ -5,7 +5,7 @@ namespace jemalloc.Parquet.Internal;
 /// ParquetSharp decodes each batch, and what becomes of it. The loop does the rest (the row counts,
 /// the iteration over row groups and batches, the wrapping of ParquetSharp's exceptions). A struct
 /// per kind, passed to the loop by reference as a constrained generic, so the JIT specialises the
-/// loop for each and the decode path calls nothing virtual and allocates nothing.
+/// loop for each and the decode path makes no virtual call and no managed allocation.
 /// </summary>
 /// <typeparam name="TPhysical">The values ParquetSharp decodes: bool, int, long, Int96, float, double, FixedLenByteArray or ByteArray.</typeparam>
 internal unsafe interface IBatchSink<TPhysical>
