@@ -130,7 +130,7 @@ public sealed partial class NativeParquetReader
             try
             {
                 validity = NewBitmap(descriptor, rows, chosen);
-                var job = new FlatRead(index, Describe(descriptor, column), rows, descriptor.MaxDefinitionLevel, chosen with { HugePages = false });
+                var job = new RowGroupRead(index, Describe(descriptor, column), rows, descriptor.MaxDefinitionLevel, chosen with { HugePages = false });
                 long nullCount;
                 using (var valueBlock = LeasedBlock<Int128>.Of(values))
                 using (var validityBlock = LeasedBlock<byte>.Of(validity))
@@ -193,7 +193,7 @@ public sealed partial class NativeParquetReader
             try
             {
                 validity = NewBitmap(descriptor, rows, chosen);
-                var job = new FlatRead(index, Describe(descriptor, column), rows, descriptor.MaxDefinitionLevel, chosen with { HugePages = false });
+                var job = new RowGroupRead(index, Describe(descriptor, column), rows, descriptor.MaxDefinitionLevel, chosen with { HugePages = false });
                 long nullCount;
                 using (var dataBlock = LeasedBlock<byte>.Of(data))
                 using (var validityBlock = LeasedBlock<byte>.Of(validity))
@@ -230,7 +230,7 @@ public sealed partial class NativeParquetReader
 
     // ReadColumn<Half> / ReadNullableColumn<Half> of a FLOAT16 column (FIXED_LEN_BYTE_ARRAY(2)): each
     // value's two bytes are a little-endian IEEE half, Half's own layout, copied into the array.
-    private unsafe long ReadFloat16<T>(in ColumnRead job, HugeArray<T> values, HugeArray<byte>? validity)
+    private unsafe long ReadFloat16<T>(in RowGroupRead job, HugeArray<T> values, HugeArray<byte>? validity)
         where T : unmanaged, IEquatable<T>
     {
         ColumnDescriptor descriptor = _schema.Column(job.Index);
@@ -241,125 +241,19 @@ public sealed partial class NativeParquetReader
 
         using var valueBlock = LeasedBlock<T>.Of(values);
         using var validityBlock = LeasedBlock<byte>.Of(validity);
-        var flat = new FlatRead(job.Index, job.Where, job.Rows, job.MaxDefinition, job.ScratchOptions);
-        return ReadFlat<FixedLenByteArray, FixedBytesSink>(flat, new FixedBytesSink((byte*)valueBlock.Pointer, sizeof(T)), validityBlock.Pointer);
+        return ReadFlat<FixedLenByteArray, FixedBytesSink>(job, new FixedBytesSink((byte*)valueBlock.Pointer, sizeof(T)), validityBlock.Pointer);
     }
 
-    // Decodes every row group's chunk of one column, ChunkRows rows per call, handing each value to the
-    // sink at its row and setting the valid rows' bits (bits null: a null throws, as ReadColumn does).
-    // ParquetSharp's FIXED_LEN_BYTE_ARRAY and BYTE_ARRAY values point into its page buffers, valid
-    // until the next call: the sink copies or decodes them at once.
-    private unsafe long ReadFlat<TPhysical, TSink>(in FlatRead job, TSink sink, byte* bits)
+    // A flat-type column, value by value into the value sink at its row (bits null: a null throws, as
+    // ReadColumn does), through a scratch block that holds a batch's values packed.
+    private unsafe long ReadFlat<TPhysical, TValues>(in RowGroupRead job, TValues values, byte* bits)
         where TPhysical : unmanaged
-        where TSink : struct, IValueSink<TPhysical>
+        where TValues : struct, IValueSink<TPhysical>
     {
-        int chunk = (int)Math.Min(ChunkRows, Math.Max(1, job.Rows));
-        using var levelBlock = LeasedBlock<short>.Scratch(job.MaxDefinition > 0, chunk, job.ScratchOptions);
-        using var scratchBlock = LeasedBlock<byte>.Scratch(true, chunk * sizeof(TPhysical), job.ScratchOptions);
-        short* levels = levelBlock.Pointer;
-        var packed = (TPhysical*)scratchBlock.Pointer;
-
-        long row = 0;
-        long nullCount = 0;
-        int groups = _metadata.NumRowGroups;
-        int g = 0;
-        try
-        {
-            for (; g < groups; g++)
-            {
-                using RowGroupReader group = _file.RowGroup(g);
-                RowGroupMetaData groupMetadata = group.MetaData;
-                long left = groupMetadata.NumRows;
-                using ColumnReader reader = group.Column(job.Index);
-                var typed = (ColumnReader<TPhysical>)reader;
-                while (left > 0)
-                {
-                    int batch = (int)Math.Min(left, chunk);
-                    if (row + batch > job.Rows)
-                    {
-                        ParquetThrow.InvalidData($"The {job.Where} holds more rows than the file's {job.Rows:N0}.");
-                    }
-
-                    long read = typed.ReadBatch(
-                        batch,
-                        levels is null ? default : new Span<short>(levels, batch),
-                        default,
-                        new Span<TPhysical>(packed, batch),
-                        out long valuesRead);
-                    if (read <= 0)
-                    {
-                        ParquetThrow.InvalidData($"The {job.Where} ends at row {row:N0} of row group {g}, which the metadata says has {groupMetadata.NumRows:N0} rows.");
-                    }
-
-                    int count = (int)read;
-                    if (levels is null || valuesRead == read)
-                    {
-                        for (int i = 0; i < count; i++)
-                        {
-                            sink.Put(row + i, packed[i]);
-                        }
-
-                        if (bits != null && levels != null)
-                        {
-                            ValidityBitmap.SetRange(bits, row, count);
-                        }
-                    }
-                    else
-                    {
-                        nullCount += Scatter(job.Where, sink, packed, levels, job.MaxDefinition, count, bits, row);
-                    }
-
-                    row += count;
-                    left -= count;
-                }
-
-                if (typed.HasNext)
-                {
-                    ParquetThrow.InvalidData($"The {job.Where} of row group {g} holds more values than the {groupMetadata.NumRows:N0} rows the file's metadata declares for it.");
-                }
-            }
-        }
-        catch (ParquetException e)
-        {
-            // A page ParquetSharp cannot decode, decompress or verify: named with the file, column and row group.
-            throw ParquetThrow.DecodeFailed(job.Where, g, row, e);
-        }
-
-        if (row != job.Rows)
-        {
-            ParquetThrow.InvalidData($"The {job.Where} holds {row:N0} rows; the file's metadata says {job.Rows:N0}.");
-        }
-
-        return nullCount;
-    }
-
-    // A batch with nulls: the packed values go to their rows in order, the null rows are cleared.
-    private static unsafe long Scatter<TPhysical, TSink>(string column, TSink sink, TPhysical* packed, short* levels, short maxDefinition, int count, byte* bits, long firstRow)
-        where TPhysical : unmanaged
-        where TSink : struct, IValueSink<TPhysical>
-    {
-        if (bits == null)
-        {
-            ThrowNullFound(column, firstRow, levels, maxDefinition, count);
-        }
-
-        long nulls = 0;
-        int next = 0;
-        for (int i = 0; i < count; i++)
-        {
-            if (levels[i] == maxDefinition)
-            {
-                sink.Put(firstRow + i, packed[next++]);
-                ValidityBitmap.Set(bits, firstRow + i);
-            }
-            else
-            {
-                sink.PutNull(firstRow + i);
-                nulls++;
-            }
-        }
-
-        return nulls;
+        using var scratchBlock = LeasedBlock<byte>.Scratch(true, ChunkFor(job.Rows) * sizeof(TPhysical), job.ScratchOptions);
+        var sink = new FlatBatchSink<TPhysical, TValues>(values, (TPhysical*)scratchBlock.Pointer, bits, job.Where);
+        ReadRowGroups<TPhysical, FlatBatchSink<TPhysical, TValues>>(job, ref sink);
+        return sink.NullCount;
     }
 
     private void CheckFlat(ColumnDescriptor descriptor, string column)
@@ -381,13 +275,6 @@ public sealed partial class NativeParquetReader
         return width;
     }
 
-    private long CheckedRows()
-    {
-        long rows = _metadata.NumRows;
-        CheckRowCounts(rows);
-        return rows;
-    }
-
     // An OPTIONAL column's bitmap, cleared, for the read to set the valid rows' bits; none for a REQUIRED one.
     private static HugeArray<byte>? NewBitmap(ColumnDescriptor descriptor, long rows, AllocationOptions options) =>
         descriptor.MaxDefinitionLevel > 0 ? new HugeArray<byte>(Math.Max(1, ValidityBitmap.BytesFor(rows)), 0, options) : null;
@@ -403,7 +290,4 @@ public sealed partial class NativeParquetReader
 
         return validity;
     }
-
-    /// <summary>One flat-type read's settings, passed down the generic read as one value.</summary>
-    private readonly record struct FlatRead(int Index, string Where, long Rows, short MaxDefinition, AllocationOptions ScratchOptions);
 }

@@ -1,5 +1,3 @@
-using System.Runtime.CompilerServices;
-using System.Runtime.InteropServices;
 using jemalloc.AddOns;
 using jemalloc.Parquet.Internal;
 using ParquetSharp;
@@ -280,7 +278,6 @@ public sealed partial class NativeParquetReader : IDisposable
     {
         ColumnDescriptor descriptor = _schema.Column(index);
         PhysicalType physical = descriptor.PhysicalType;
-        short maxDefinition = descriptor.MaxDefinitionLevel;
         ParquetTypes.ReadKind kind;
         ParquetTypes.IntegerRange? range;
         try
@@ -295,10 +292,9 @@ public sealed partial class NativeParquetReader : IDisposable
         }
 
         string where = Describe(descriptor, column);
-        long rows = _metadata.NumRows;
-        CheckRowCounts(rows);
+        long rows = CheckedRows();
         AllocationOptions chosen = options ?? HugePagePolicy.DefaultFor<T>(rows);
-        var job = new ColumnRead(index, where, rows, maxDefinition, kind, range, chosen with { HugePages = false });
+        var job = new RowGroupRead(index, where, rows, descriptor.MaxDefinitionLevel, chosen with { HugePages = false });
         if (rows == 0)
         {
             return ReadEmpty<T>(job, nullable, chosen);
@@ -312,7 +308,7 @@ public sealed partial class NativeParquetReader : IDisposable
                 // A required column has no nulls: every row is valid. Otherwise the read sets the valid
                 // rows' bits in a cleared bitmap (an eighth of a byte a row: its clearing costs little).
                 long bitmapBytes = ValidityBitmap.BytesFor(rows);
-                validity = maxDefinition == 0 ? new HugeArray<byte>(bitmapBytes, (byte)0xFF, chosen) : new HugeArray<byte>(bitmapBytes, chosen);
+                validity = job.MaxDefinition == 0 ? new HugeArray<byte>(bitmapBytes, (byte)0xFF, chosen) : new HugeArray<byte>(bitmapBytes, chosen);
             }
 
             if (physical == PhysicalType.FixedLenByteArray)
@@ -333,15 +329,16 @@ public sealed partial class NativeParquetReader : IDisposable
             // The values are decoded into a writer's block, which is not cleared first: the read writes
             // every row once (a null row gets default) and checks that the pages held every row before
             // the block is handed over, so no element is ever seen unwritten. A failed read frees it.
+            bool narrow = kind == ParquetTypes.ReadKind.Narrow;
             using var values = new NativeBufferWriter<T>(rows, chosen);
             long nullCount = physical switch
             {
-                PhysicalType.Boolean => ReadAll<bool, T>(job, values, validity),
-                PhysicalType.Int32 => ReadAll<int, T>(job, values, validity),
-                PhysicalType.Int64 => ReadAll<long, T>(job, values, validity),
-                PhysicalType.Int96 => ReadAll<Int96, T>(job, values, validity),
-                PhysicalType.Float => ReadAll<float, T>(job, values, validity),
-                _ => ReadAll<double, T>(job, values, validity),
+                PhysicalType.Boolean => ReadNumeric<bool, T>(job, values, validity, narrow, range),
+                PhysicalType.Int32 => ReadNumeric<int, T>(job, values, validity, narrow, range),
+                PhysicalType.Int64 => ReadNumeric<long, T>(job, values, validity, narrow, range),
+                PhysicalType.Int96 => ReadNumeric<Int96, T>(job, values, validity, narrow, range),
+                PhysicalType.Float => ReadNumeric<float, T>(job, values, validity, narrow, range),
+                _ => ReadNumeric<double, T>(job, values, validity, narrow, range),
             };
             return (values.DetachToHugeArray(), validity, rows, nullCount);
         }
@@ -355,7 +352,7 @@ public sealed partial class NativeParquetReader : IDisposable
     // A file without rows: a column read as non-nullable is refused (an array has at least one
     // element); a nullable one is empty, over one cleared element of values and of bitmap. Its chunks
     // are still checked to hold no values, as a read of any other file checks them against the footer.
-    private (HugeArray<T> Values, HugeArray<byte>? Validity, long Rows, long NullCount) ReadEmpty<T>(in ColumnRead job, bool nullable, AllocationOptions chosen)
+    private (HugeArray<T> Values, HugeArray<byte>? Validity, long Rows, long NullCount) ReadEmpty<T>(in RowGroupRead job, bool nullable, AllocationOptions chosen)
         where T : unmanaged, IEquatable<T>
     {
         if (!nullable)
@@ -400,6 +397,14 @@ public sealed partial class NativeParquetReader : IDisposable
         return $"column '{column}' ({descriptor.PhysicalType}, logical type {logical}) of '{_path}'";
     }
 
+    // The file's rows, once the footer's counts agree with one another.
+    private long CheckedRows()
+    {
+        long rows = _metadata.NumRows;
+        CheckRowCounts(rows);
+        return rows;
+    }
+
     // The footer's counts agree with one another before anything is allocated for them: the file's rows
     // are the sum of its row groups', none negative. (Whether the pages hold them is checked as they are read.)
     private void CheckRowCounts(long rows)
@@ -431,26 +436,31 @@ public sealed partial class NativeParquetReader : IDisposable
         }
     }
 
-    // Decodes every row group's chunk of one column into the writer's block, ChunkRows rows per call.
-    // Direct: ParquetSharp writes the values into the block itself; an optional column's values
-    // arrive packed (nulls left out) and are spread to their rows in place, from the end back.
-    // Narrow: the INT32 values land in a scratch block and are narrowed into the destination.
-    // A row group without rows is passed over (its chunk is only checked to hold no values).
-    private unsafe long ReadAll<TPhysical, T>(in ColumnRead job, NativeBufferWriter<T> values, HugeArray<byte>? validity)
+    // A numeric column into the writer's block: straight into it, or through a scratch block of INT32
+    // values when they are narrowed to 1- or 2-byte elements.
+    private unsafe long ReadNumeric<TPhysical, T>(in RowGroupRead job, NativeBufferWriter<T> values, HugeArray<byte>? validity, bool narrow, ParquetTypes.IntegerRange? range)
         where TPhysical : unmanaged
         where T : unmanaged, IEquatable<T>
     {
-        int chunk = (int)Math.Min(ChunkRows, job.Rows);
-        bool narrow = job.Kind == ParquetTypes.ReadKind.Narrow;
         using var validityBlock = LeasedBlock<byte>.Of(validity);
-        using var levelBlock = LeasedBlock<short>.Scratch(job.MaxDefinition > 0, chunk, job.ScratchOptions);
-        using var scratchBlock = LeasedBlock<int>.Scratch(narrow, chunk, job.ScratchOptions);
-        byte* bits = validityBlock.Pointer;
-        short* levels = levelBlock.Pointer;
-        TPhysical* scratch = (TPhysical*)scratchBlock.Pointer; // INT32 values: TPhysical is int when narrowing
+        using var scratchBlock = LeasedBlock<int>.Scratch(narrow, ChunkFor(job.Rows), job.ScratchOptions);
+        var sink = new NumericBatchSink<TPhysical, T>(values, scratchBlock.Pointer, validityBlock.Pointer, range, job.Where);
+        ReadRowGroups<TPhysical, NumericBatchSink<TPhysical, T>>(job, ref sink);
+        return sink.NullCount;
+    }
 
+    // The one read loop of every column: each row group's chunk is decoded ChunkRows rows per call into
+    // where the sink says and handed to it, checked against the footer's row counts, ParquetSharp's
+    // exceptions named with the file, column and row group. A row group without rows is passed over
+    // (its chunk is only checked to hold no values).
+    private unsafe void ReadRowGroups<TPhysical, TSink>(in RowGroupRead job, ref TSink sink)
+        where TPhysical : unmanaged
+        where TSink : struct, IBatchSink<TPhysical>
+    {
+        int chunk = ChunkFor(job.Rows);
+        using var levelBlock = LeasedBlock<short>.Scratch(job.MaxDefinition > 0, chunk, job.ScratchOptions);
+        short* levels = levelBlock.Pointer;
         long row = 0;
-        long nullCount = 0;
         int groups = _metadata.NumRowGroups;
         int g = 0;
         try
@@ -458,8 +468,8 @@ public sealed partial class NativeParquetReader : IDisposable
             for (; g < groups; g++)
             {
                 using RowGroupReader group = _file.RowGroup(g);
-                RowGroupMetaData groupMetadata = group.MetaData;
-                long left = groupMetadata.NumRows;
+                long groupRows = group.MetaData.NumRows;
+                long left = groupRows;
                 using ColumnReader reader = group.Column(job.Index);
                 var typed = (ColumnReader<TPhysical>)reader;
                 while (left > 0)
@@ -470,66 +480,33 @@ public sealed partial class NativeParquetReader : IDisposable
                         ParquetThrow.InvalidData($"The {job.Where} holds more rows than the file's {job.Rows:N0}.");
                     }
 
-                    // The writer's block holds every row (its capacity), so this span is the batch's rows, never a growth.
-                    T* destination = (T*)Unsafe.AsPointer(ref MemoryMarshal.GetReference(values.GetSpan(batch)));
-                    TPhysical* target = narrow ? scratch : (TPhysical*)destination;
                     long read = typed.ReadBatch(
                         batch,
                         levels is null ? default : new Span<short>(levels, batch),
                         default,
-                        new Span<TPhysical>(target, batch),
+                        sink.Target(batch),
                         out long valuesRead);
                     if (read <= 0)
                     {
-                        ParquetThrow.InvalidData($"The {job.Where} ends at row {row:N0}, in row group {g}, which the metadata says has {groupMetadata.NumRows:N0} rows.");
+                        ThrowEndsEarly(TSink.Wording, job.Where, row, g, groupRows);
                     }
 
-                    if (job.Range is { } declared)
-                    {
-                        // INT32 values of an 8- or 16-bit column: each must be one its logical type can hold,
-                        // or narrowing (and widening into a wider element) would give a value the file never had.
-                        CheckRange((int*)target, valuesRead, declared, job.Where, row);
-                    }
-
-                    int count = (int)read;
-                    if (levels is null || valuesRead == read)
-                    {
-                        // No nulls in this batch: the values are in their rows already (or packed in order in the scratch block).
-                        if (narrow)
-                        {
-                            NarrowInto(destination, (int*)scratch, count);
-                        }
-
-                        if (bits != null && levels != null)
-                        {
-                            ValidityBitmap.SetRange(bits, row, count);
-                        }
-                    }
-                    else
-                    {
-                        if (bits is null)
-                        {
-                            ThrowNullFound(job.Where, row, levels, job.MaxDefinition, count);
-                        }
-
-                        nullCount += Spread(destination, target, levels, job.MaxDefinition, count, valuesRead, narrow, bits, row);
-                    }
-
-                    values.Advance(count);
-                    row += count;
-                    left -= count;
+                    sink.Take(row, (int)read, valuesRead, levels, job.MaxDefinition);
+                    row += read;
+                    left -= read;
                 }
 
                 if (typed.HasNext)
                 {
                     // The pages hold more values than the footer declares rows: a forged or damaged
                     // footer, whose rows would otherwise be cut off without a word.
-                    ParquetThrow.InvalidData($"The {job.Where} holds more values in row group {g} than the {groupMetadata.NumRows:N0} rows the file's metadata declares for it.");
+                    ThrowMoreValues(TSink.Wording, job.Where, g, groupRows);
                 }
             }
         }
         catch (ParquetException e)
         {
+            // A page ParquetSharp cannot decode, decompress or verify: named with the file, column and row group.
             throw ParquetThrow.DecodeFailed(job.Where, g, row, e);
         }
 
@@ -537,9 +514,20 @@ public sealed partial class NativeParquetReader : IDisposable
         {
             ParquetThrow.InvalidData($"The {job.Where} holds {row:N0} rows; the file's metadata says {job.Rows:N0}.");
         }
-
-        return nullCount;
     }
+
+    // Rows decoded per call, and so the length of the scratch blocks: a file without rows still gets one.
+    private static int ChunkFor(long rows) => (int)Math.Clamp(rows, 1, ChunkRows);
+
+    private static void ThrowEndsEarly(RowGroupWording wording, string where, long row, int g, long groupRows) =>
+        ParquetThrow.InvalidData(wording == RowGroupWording.Numeric
+            ? $"The {where} ends at row {row:N0}, in row group {g}, which the metadata says has {groupRows:N0} rows."
+            : $"The {where} ends at row {row:N0} of row group {g}, which the metadata says has {groupRows:N0} rows.");
+
+    private static void ThrowMoreValues(RowGroupWording wording, string where, int g, long groupRows) =>
+        ParquetThrow.InvalidData(wording == RowGroupWording.Flat
+            ? $"The {where} of row group {g} holds more values than the {groupRows:N0} rows the file's metadata declares for it."
+            : $"The {where} holds more values in row group {g} than the {groupRows:N0} rows the file's metadata declares for it.");
 
     // ParquetSharp's reader of the file, with the options' checks; a file it cannot open is invalid data.
     private static ParquetFileReader Open(string path, ParquetReadOptions options)
@@ -565,103 +553,6 @@ public sealed partial class NativeParquetReader : IDisposable
         }
     }
 
-    // Puts packed values at their rows (null rows get default) and sets the valid rows' bits; returns the nulls.
-    // In place (direct), it walks from the end back: value k never moves to a row before k.
-    private static unsafe long Spread<TPhysical, T>(T* destination, TPhysical* packed, short* levels, short maxDefinition, int count, long valuesRead, bool narrow, byte* bits, long firstRow)
-        where TPhysical : unmanaged
-        where T : unmanaged
-    {
-        long nulls = 0;
-        if (narrow)
-        {
-            int* source = (int*)packed;
-            long next = 0;
-            for (int i = 0; i < count; i++)
-            {
-                if (levels[i] == maxDefinition)
-                {
-                    Narrow(destination + i, source[next++]);
-                    ValidityBitmap.Set(bits, firstRow + i);
-                }
-                else
-                {
-                    destination[i] = default;
-                    nulls++;
-                }
-            }
-
-            return nulls;
-        }
-
-        var target = (TPhysical*)destination;
-        long last = valuesRead - 1;
-        for (int i = count - 1; i >= 0; i--)
-        {
-            if (levels[i] == maxDefinition)
-            {
-                target[i] = packed[last--];
-                ValidityBitmap.Set(bits, firstRow + i);
-            }
-            else
-            {
-                target[i] = default;
-                nulls++;
-            }
-        }
-
-        return nulls;
-    }
-
-    private static unsafe void CheckRange(int* values, long count, ParquetTypes.IntegerRange range, string where, long firstRow)
-    {
-        for (long i = 0; i < count; i++)
-        {
-            int value = values[i];
-            if (value < range.Min || value > range.Max)
-            {
-                ParquetThrow.InvalidData($"The {where} holds {value} in the batch from row {firstRow:N0}, outside its logical type {range.Name} ({range.Min} to {range.Max}).");
-            }
-        }
-    }
-
-    private static unsafe void NarrowInto<T>(T* destination, int* source, int count)
-        where T : unmanaged
-    {
-        for (int i = 0; i < count; i++)
-        {
-            Narrow(destination + i, source[i]);
-        }
-    }
-
-    // An INT(8) or INT(16) column's value, stored as INT32, into its 1- or 2-byte element (truncation keeps it exactly).
-    private static unsafe void Narrow<T>(T* destination, int value)
-        where T : unmanaged
-    {
-        if (sizeof(T) == 1)
-        {
-            *(byte*)destination = (byte)value;
-        }
-        else
-        {
-            *(ushort*)destination = (ushort)value;
-        }
-    }
-
-    private static unsafe void ThrowNullFound(string where, long firstRow, short* levels, short maxDefinition, int count)
-    {
-        long at = firstRow;
-        for (int i = 0; i < count; i++)
-        {
-            if (levels[i] != maxDefinition)
-            {
-                at = firstRow + i;
-                break;
-            }
-        }
-
-        ParquetThrow.InvalidOperation($"The {where} has a null at row {at:N0}: read it with ReadNullableColumn.");
-    }
-
     /// <summary>One column read's settings, passed down the generic read as one value; <c>Where</c> names the column, its types and the file for messages.</summary>
-    private readonly record struct ColumnRead(int Index, string Where, long Rows, short MaxDefinition, ParquetTypes.ReadKind Kind, ParquetTypes.IntegerRange? Range, AllocationOptions ScratchOptions);
+    private readonly record struct RowGroupRead(int Index, string Where, long Rows, short MaxDefinition, AllocationOptions ScratchOptions);
 }

@@ -27,6 +27,23 @@ internal static partial class ParquetThrow
     [DoesNotReturn]
     internal static void ObjectDisposed(string typeName) => throw new ObjectDisposedException(typeName);
 
+    /// <summary>A column read as one without nulls has a null in the batch from <paramref name="firstRow"/>: names the first null row.</summary>
+    [DoesNotReturn]
+    internal static unsafe void NullFound(string where, long firstRow, short* levels, short maxDefinition, int count)
+    {
+        long at = firstRow;
+        for (int i = 0; i < count; i++)
+        {
+            if (levels[i] != maxDefinition)
+            {
+                at = firstRow + i;
+                break;
+            }
+        }
+
+        throw new InvalidOperationException($"The {where} has a null at row {at:N0}: read it with ReadNullableColumn.");
+    }
+
     /// <summary>
     /// Whether <paramref name="e"/> is one ParquetSharp throws for what a file holds: its own
     /// <see cref="ParquetException"/>, or <see cref="ArgumentOutOfRangeException"/> for an enumeration
