@@ -488,7 +488,7 @@ public sealed partial class NativeParquetReader : IDisposable
                         out long valuesRead);
                     if (read <= 0)
                     {
-                        ThrowEndsEarly(TSink.Wording, job.Where, row, g, groupRows);
+                        ThrowEndsEarly(job.Where, row, g, groupRows);
                     }
 
                     sink.Take(row, (int)read, valuesRead, levels, job.MaxDefinition);
@@ -500,7 +500,7 @@ public sealed partial class NativeParquetReader : IDisposable
                 {
                     // The pages hold more values than the footer declares rows: a forged or damaged
                     // footer, whose rows would otherwise be cut off without a word.
-                    ThrowMoreValues(TSink.Wording, job.Where, g, groupRows);
+                    ThrowMoreValues(job.Where, g, groupRows);
                 }
             }
         }
@@ -519,15 +519,11 @@ public sealed partial class NativeParquetReader : IDisposable
     // Rows decoded per call, and so the length of the scratch blocks: a file without rows still gets one.
     private static int ChunkFor(long rows) => (int)Math.Clamp(rows, 1, ChunkRows);
 
-    private static void ThrowEndsEarly(RowGroupWording wording, string where, long row, int g, long groupRows) =>
-        ParquetThrow.InvalidData(wording == RowGroupWording.Numeric
-            ? $"The {where} ends at row {row:N0}, in row group {g}, which the metadata says has {groupRows:N0} rows."
-            : $"The {where} ends at row {row:N0} of row group {g}, which the metadata says has {groupRows:N0} rows.");
+    private static void ThrowEndsEarly(string where, long row, int g, long groupRows) =>
+        ParquetThrow.InvalidData($"The {where} ends at row {row:N0} of row group {g}, which the metadata says has {groupRows:N0} rows.");
 
-    private static void ThrowMoreValues(RowGroupWording wording, string where, int g, long groupRows) =>
-        ParquetThrow.InvalidData(wording == RowGroupWording.Flat
-            ? $"The {where} of row group {g} holds more values than the {groupRows:N0} rows the file's metadata declares for it."
-            : $"The {where} holds more values in row group {g} than the {groupRows:N0} rows the file's metadata declares for it.");
+    private static void ThrowMoreValues(string where, int g, long groupRows) =>
+        ParquetThrow.InvalidData($"The {where} holds more values in row group {g} than the {groupRows:N0} rows the file's metadata declares for it.");
 
     // ParquetSharp's reader of the file, with the options' checks; a file it cannot open is invalid data.
     private static ParquetFileReader Open(string path, ParquetReadOptions options)

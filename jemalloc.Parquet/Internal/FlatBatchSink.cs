@@ -17,7 +17,6 @@ internal unsafe struct FlatBatchSink<TPhysical, TValues>(TValues values, TPhysic
     where TPhysical : unmanaged
     where TValues : struct, IValueSink<TPhysical>
 {
-    public static RowGroupWording Wording => RowGroupWording.Flat;
 
     /// <summary>The null rows taken so far.</summary>
     internal long NullCount { get; private set; }

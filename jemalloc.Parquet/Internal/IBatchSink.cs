@@ -11,9 +11,6 @@ namespace jemalloc.Parquet.Internal;
 internal unsafe interface IBatchSink<TPhysical>
     where TPhysical : unmanaged
 {
-    /// <summary>How this kind of read words its row-group messages.</summary>
-    static abstract RowGroupWording Wording { get; }
-
     /// <summary>Where the next batch's values (nulls left out) are decoded: room for <paramref name="count"/> values.</summary>
     Span<TPhysical> Target(int count);
 

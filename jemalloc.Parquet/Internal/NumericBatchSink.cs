@@ -24,8 +24,6 @@ internal unsafe struct NumericBatchSink<TPhysical, T>(NativeBufferWriter<T> valu
     // The batch's rows in the writer's block, from Target to Take.
     private T* _destination;
 
-    public static RowGroupWording Wording => RowGroupWording.Numeric;
-
     /// <summary>The null rows taken so far.</summary>
     internal long NullCount { get; private set; }
 

@@ -8,7 +8,6 @@ namespace jemalloc.Parquet.Internal;
 /// </summary>
 internal readonly unsafe struct StringBatchSink(StringColumnBlocks blocks, ByteArray* values, string where) : IBatchSink<ByteArray>
 {
-    public static RowGroupWording Wording => RowGroupWording.Strings;
 
     public Span<ByteArray> Target(int count) => new(values, count);
 
