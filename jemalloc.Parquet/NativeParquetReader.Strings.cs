@@ -51,74 +51,80 @@ public sealed partial class NativeParquetReader
         }
     }
 
-    private unsafe NativeStringColumn ReadStringsEntered(int index, string where, long rows, short maxDefinition, bool isUtf8, AllocationOptions? options)
+    private NativeStringColumn ReadStringsEntered(int index, string where, long rows, short maxDefinition, bool isUtf8, AllocationOptions? options)
     {
-        AllocationOptions scratchOptions = (options ?? default) with { HugePages = false };
         var builder = new StringColumnBlocks(rows, EstimateBytes(index), maxDefinition > 0, options);
         try
         {
-            int chunk = (int)Math.Clamp(rows, 1, ChunkRows);
-            using var levelBlock = LeasedBlock<short>.Scratch(maxDefinition > 0, chunk, scratchOptions);
-            using var arrayBlock = LeasedBlock<ByteArray>.Scratch(true, chunk, scratchOptions);
-            short* levels = levelBlock.Pointer;
-            ByteArray* values = arrayBlock.Pointer;
-            long row = 0;
-            int groups = _metadata.NumRowGroups;
-            int g = 0;
-            try
-            {
-                for (; g < groups; g++)
-                {
-                    using RowGroupReader group = _file.RowGroup(g);
-                    long groupRows = group.MetaData.NumRows;
-                    long left = groupRows;
-                    using ColumnReader reader = group.Column(index);
-                    var typed = (ColumnReader<ByteArray>)reader;
-                    while (left > 0)
-                    {
-                        int batch = (int)Math.Min(left, chunk);
-                        if (row + batch > rows)
-                        {
-                            ParquetThrow.InvalidData($"The {where} holds more rows than the file's {rows:N0}.");
-                        }
-
-                        long read = typed.ReadBatch(
-                            batch,
-                            levels is null ? default : new Span<short>(levels, batch),
-                            default,
-                            new Span<ByteArray>(values, batch),
-                            out long valuesRead);
-                        if (read <= 0)
-                        {
-                            ParquetThrow.InvalidData($"The {where} ends at row {row:N0} of row group {g}, which the metadata says has {groupRows:N0} rows.");
-                        }
-
-                        builder.Append(values, (int)valuesRead, levels, maxDefinition, (int)read, where, row);
-                        row += read;
-                        left -= read;
-                    }
-
-                    if (typed.HasNext)
-                    {
-                        ParquetThrow.InvalidData($"The {where} holds more values in row group {g} than the {groupRows:N0} rows the file's metadata declares for it.");
-                    }
-                }
-            }
-            catch (ParquetException e)
-            {
-                throw ParquetThrow.DecodeFailed(where, g, row, e);
-            }
-
-            if (row != rows)
-            {
-                ParquetThrow.InvalidData($"The {where} holds {row:N0} rows; the file's metadata says {rows:N0}.");
-            }
-
+            ReadByteArrays(index, where, rows, maxDefinition, options, builder);
             return builder.Build(isUtf8);
         }
         finally
         {
             builder.Dispose();
+        }
+    }
+
+    // Decodes every row group's values of a BYTE_ARRAY column, a batch at a time, into the sink, and
+    // checks the rows against the metadata's counts.
+    private unsafe void ReadByteArrays(int index, string where, long rows, short maxDefinition, AllocationOptions? options, IByteArraySink sink)
+    {
+        AllocationOptions scratchOptions = (options ?? default) with { HugePages = false };
+        int chunk = (int)Math.Clamp(rows, 1, ChunkRows);
+        using var levelBlock = LeasedBlock<short>.Scratch(maxDefinition > 0, chunk, scratchOptions);
+        using var arrayBlock = LeasedBlock<ByteArray>.Scratch(true, chunk, scratchOptions);
+        short* levels = levelBlock.Pointer;
+        ByteArray* values = arrayBlock.Pointer;
+        long row = 0;
+        int groups = _metadata.NumRowGroups;
+        int g = 0;
+        try
+        {
+            for (; g < groups; g++)
+            {
+                using RowGroupReader group = _file.RowGroup(g);
+                long groupRows = group.MetaData.NumRows;
+                long left = groupRows;
+                using ColumnReader reader = group.Column(index);
+                var typed = (ColumnReader<ByteArray>)reader;
+                while (left > 0)
+                {
+                    int batch = (int)Math.Min(left, chunk);
+                    if (row + batch > rows)
+                    {
+                        ParquetThrow.InvalidData($"The {where} holds more rows than the file's {rows:N0}.");
+                    }
+
+                    long read = typed.ReadBatch(
+                        batch,
+                        levels is null ? default : new Span<short>(levels, batch),
+                        default,
+                        new Span<ByteArray>(values, batch),
+                        out long valuesRead);
+                    if (read <= 0)
+                    {
+                        ParquetThrow.InvalidData($"The {where} ends at row {row:N0} of row group {g}, which the metadata says has {groupRows:N0} rows.");
+                    }
+
+                    sink.Append(values, (int)valuesRead, levels, maxDefinition, (int)read, where, row);
+                    row += read;
+                    left -= read;
+                }
+
+                if (typed.HasNext)
+                {
+                    ParquetThrow.InvalidData($"The {where} holds more values in row group {g} than the {groupRows:N0} rows the file's metadata declares for it.");
+                }
+            }
+        }
+        catch (ParquetException e)
+        {
+            throw ParquetThrow.DecodeFailed(where, g, row, e);
+        }
+
+        if (row != rows)
+        {
+            ParquetThrow.InvalidData($"The {where} holds {row:N0} rows; the file's metadata says {rows:N0}.");
         }
     }
 

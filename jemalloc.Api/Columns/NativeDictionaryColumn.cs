@@ -53,7 +53,7 @@ public sealed partial class NativeDictionaryColumn : IDisposable
     {
         ArgumentNullException.ThrowIfNull(indices);
         ArgumentNullException.ThrowIfNull(dictionary);
-        if (ReferenceEquals(validity, dictionary.Data) || ReferenceEquals(validity, dictionary.Validity))
+        if (validity is not null && (ReferenceEquals(validity, dictionary.Data) || ReferenceEquals(validity, dictionary.Validity)))
         {
             ThrowHelper.ThrowArgument(nameof(validity), "The validity bitmap must be an array of its own, not one of the dictionary's.");
         }

@@ -45,6 +45,9 @@ public sealed class NativeDictionaryColumnBuilder : IDisposable, IWriterGuarded
         _options = options;
     }
 
+    /// <summary>The most distinct values a dictionary built here holds: 2^30.</summary>
+    public const int MaxDistinctCount = DictionaryTable.MaxEntries;
+
     /// <summary>Whether the column will hold UTF-8 text rather than binary.</summary>
     public bool IsUtf8 { get; }
 
@@ -59,7 +62,7 @@ public sealed class NativeDictionaryColumnBuilder : IDisposable, IWriterGuarded
     /// <summary>Appends a value.</summary>
     /// <param name="value">Its bytes (UTF-8 for a text column; not checked).</param>
     /// <exception cref="ObjectDisposedException">The builder was disposed.</exception>
-    /// <exception cref="InvalidOperationException">Another thread is using the builder, or the value would be the dictionary's 2^30 + 1st distinct one; the builder is unchanged.</exception>
+    /// <exception cref="InvalidOperationException">Another thread is using the builder, or the value would be one more distinct value than <see cref="MaxDistinctCount"/>; the builder is unchanged.</exception>
     /// <exception cref="OutOfMemoryException">The blocks cannot grow (or <see cref="ArenaBudgetExceededException"/> in an arena); the builder is unchanged.</exception>
     public void Append(ReadOnlySpan<byte> value)
     {
