@@ -168,6 +168,74 @@ public sealed class DictionaryColumnTests : IDisposable
         Assert.Equal(live, AllocationLedger.LiveCount);
     }
 
+    [Fact]
+    public void A_written_dictionary_column_is_dictionary_encoded_and_reads_back_in_DuckDB_and_here()
+    {
+        string path = _folder.File("written.parquet");
+        string?[] values = [.. Enumerable.Range(0, Rows).Select(i => i % 9 == 0 ? null : i % 10 == 0 ? "" : $"région-{i % 41}")];
+        using (var builder = new NativeDictionaryColumnBuilder())
+        using (var blobs = new NativeDictionaryColumnBuilder(isUtf8: false))
+        {
+            foreach (string? value in values)
+            {
+                builder.Append(value);
+            }
+
+            for (int i = 0; i < Rows; i++)
+            {
+                blobs.Append(BitConverter.GetBytes((long)(i % 3)));
+            }
+
+            using NativeDictionaryColumn column = builder.Build();
+            using NativeDictionaryColumn binary = blobs.Build();
+            new NativeParquetWriter { RowGroupSize = 9_000 }.Add("region", column).Add("blob", binary).Write(path);
+        }
+
+        using (var metadata = new ParquetFileReader(path))
+        {
+            using RowGroupReader group = metadata.RowGroup(0);
+            using ColumnChunkMetaData chunk = group.MetaData.GetColumnChunkMetaData(0);
+            Assert.Contains(Encoding.RleDictionary, chunk.Encodings);
+        }
+
+        using var duck = new DuckDb();
+        Assert.Equal("VARCHAR", duck.Scalar<string>($"SELECT typeof(region) FROM '{path}' LIMIT 1"));
+        Assert.Equal("BLOB", duck.Scalar<string>($"SELECT typeof(blob) FROM '{path}' LIMIT 1"));
+        long rows = duck.Query($"SELECT file_row_number, region, blob FROM read_parquet('{path}', file_row_number = true) ORDER BY file_row_number", r =>
+        {
+            long row = r.GetInt64(0);
+            Assert.Equal(values[row], NullableString(r, 1));
+            Assert.Equal(BitConverter.GetBytes(row % 3), NullableBytes(r, 2));
+        });
+        Assert.Equal(Rows, rows);
+
+        using var reader = new NativeParquetReader(path);
+        using NativeDictionaryColumn back = reader.ReadDictionaryColumn("region");
+        Assert.Equal(values.Where(v => v is not null).Distinct().Count(), back.Dictionary.Length);
+        for (int row = 0; row < Rows; row++)
+        {
+            Assert.Equal(values[row], back.GetString(row));
+        }
+    }
+
+    [Fact]
+    public void Writing_a_column_whose_indices_were_changed_to_name_no_value_is_refused_and_leaves_no_file()
+    {
+        string path = _folder.File("forged.parquet");
+        using var builder = new NativeDictionaryColumnBuilder();
+        for (int i = 0; i < 1000; i++)
+        {
+            builder.Append($"v{i % 4}");
+        }
+
+        using NativeDictionaryColumn column = builder.Build();
+        column.Indices[777] = 4;
+        var refused = Assert.Throws<InvalidDataException>(() => new NativeParquetWriter().Add("s", column).Write(path));
+        Assert.Contains("row 777", refused.Message);
+        Assert.False(File.Exists(path));
+        Assert.Equal(0, column.Indices.Handle.LeaseCount);
+    }
+
     private static string? NullableString(DbDataReader reader, int ordinal) => reader.IsDBNull(ordinal) ? null : reader.GetString(ordinal);
 
     private static byte[]? NullableBytes(DbDataReader reader, int ordinal)
