@@ -48,7 +48,8 @@ public sealed partial class NativeParquetReader
             long rows = _metadata.NumRows;
             CheckRowCounts(rows);
             string where = $"column '{column}' ({descriptor.PhysicalType}, {(isUtf8 ? "text" : "binary")}) of '{_path}'";
-            using NativeDictionaryColumnBuilder builder = options is { } chosen ? new NativeDictionaryColumnBuilder(isUtf8, chosen) : new NativeDictionaryColumnBuilder(isUtf8);
+            // Room for every row up front: the indices never grow (nor copy), and untouched room costs nothing.
+            using NativeDictionaryColumnBuilder builder = options is { } chosen ? new NativeDictionaryColumnBuilder(isUtf8, chosen, rows) : new NativeDictionaryColumnBuilder(isUtf8, rows);
             try
             {
                 ReadByteArrays(index, where, rows, descriptor.MaxDefinitionLevel, options, new DictionaryColumnSink(builder));

@@ -22,6 +22,7 @@ public sealed class NativeDictionaryColumnBuilder : IDisposable, IWriterGuarded
     private const string TypeName = nameof(NativeDictionaryColumnBuilder);
 
     private readonly AllocationOptions? _options;
+    private readonly long _capacity;
     private DictionaryBlocks? _blocks;
     private SingleWriterGuard _guard;
     private int _disposed;
@@ -43,6 +44,35 @@ public sealed class NativeDictionaryColumnBuilder : IDisposable, IWriterGuarded
     {
         IsUtf8 = isUtf8;
         _options = options;
+    }
+
+    /// <summary>Creates an empty builder whose blocks are allocated as the library chooses for their size, with room for <paramref name="capacity"/> rows (as <see cref="NativeDictionaryColumnBuilder(bool, AllocationOptions, long)"/>).</summary>
+    /// <param name="isUtf8">Whether the values are UTF-8 text rather than binary.</param>
+    /// <param name="capacity">The rows expected; more may be appended.</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="capacity"/> is negative.</exception>
+    public NativeDictionaryColumnBuilder(bool isUtf8, long capacity)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegative(capacity);
+        IsUtf8 = isUtf8;
+        _capacity = capacity;
+    }
+
+    /// <summary>
+    /// Creates an empty builder whose blocks are allocated with <paramref name="options"/> from the first
+    /// append, the indices' and the bitmap's with room for <paramref name="capacity"/> rows: a builder
+    /// that knows its row count spares the growths (each of which copies the indices so far). Room that is
+    /// never written is not touched, and a build shrinks the blocks to the rows appended.
+    /// </summary>
+    /// <param name="isUtf8">Whether the values are UTF-8 text rather than binary.</param>
+    /// <param name="options">How the blocks are allocated.</param>
+    /// <param name="capacity">The rows expected; more may be appended.</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="capacity"/> is negative.</exception>
+    public NativeDictionaryColumnBuilder(bool isUtf8, AllocationOptions options, long capacity)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegative(capacity);
+        IsUtf8 = isUtf8;
+        _options = options;
+        _capacity = capacity;
     }
 
     /// <summary>The most distinct values a dictionary built here holds: 2^30.</summary>
@@ -137,7 +167,7 @@ public sealed class NativeDictionaryColumnBuilder : IDisposable, IWriterGuarded
         _guard.Enter(this, TypeName);
         try
         {
-            DictionaryBlocks blocks = _blocks ?? new DictionaryBlocks(_options);
+            DictionaryBlocks blocks = _blocks ?? new DictionaryBlocks(_options, _capacity);
             Volatile.Write(ref _blocks, null);
             using (blocks)
             {
@@ -176,7 +206,7 @@ public sealed class NativeDictionaryColumnBuilder : IDisposable, IWriterGuarded
     {
         if (_blocks is null)
         {
-            Volatile.Write(ref _blocks, new DictionaryBlocks(_options));
+            Volatile.Write(ref _blocks, new DictionaryBlocks(_options, _capacity));
         }
 
         return _blocks!;
@@ -196,13 +226,14 @@ public sealed class NativeDictionaryColumnBuilder : IDisposable, IWriterGuarded
         private long _nullCount;
         private long _rows;
 
-        internal DictionaryBlocks(AllocationOptions? options)
+        internal DictionaryBlocks(AllocationOptions? options, long capacity)
         {
+            long rows = Math.Max(InitialRows, capacity);
             try
             {
                 Table = new DictionaryTable(options);
-                Indices = options is { } a ? new NativeBufferWriter<int>(InitialRows, a) : new NativeBufferWriter<int>(InitialRows);
-                Validity = options is { } b ? new NativeBufferWriter<byte>(InitialRows / 8, b) : new NativeBufferWriter<byte>(InitialRows / 8);
+                Indices = options is { } a ? new NativeBufferWriter<int>(rows, a) : new NativeBufferWriter<int>(rows);
+                Validity = options is { } b ? new NativeBufferWriter<byte>((rows / 8) + 1, b) : new NativeBufferWriter<byte>((rows / 8) + 1);
             }
             catch
             {

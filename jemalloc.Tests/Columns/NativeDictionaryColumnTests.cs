@@ -369,6 +369,30 @@ public sealed class NativeDictionaryColumnTests : LeakCheckedTest
     }
 
     [Fact]
+    public void A_builder_given_a_capacity_builds_any_number_of_rows_and_refuses_a_negative_one()
+    {
+        foreach (int rows in new[] { 0, 5, 5_000, 20_000 })
+        {
+            using var builder = rows % 2 == 0 ? new NativeDictionaryColumnBuilder(true, 10_000) : new NativeDictionaryColumnBuilder(true, AllocationOptions.Default, 10_000);
+            for (int i = 0; i < rows; i++)
+            {
+                builder.Append(i % 3 == 0 ? null : $"v{i % 10}");
+            }
+
+            using NativeDictionaryColumn column = builder.Build();
+            Assert.Equal(rows, column.Length);
+            Assert.Equal(rows, column.Indices.Length == 1 && rows == 0 ? 0 : column.Indices.Length);
+            for (int i = 0; i < rows; i += 97)
+            {
+                Assert.Equal(i % 3 == 0 ? null : $"v{i % 10}", column.GetString(i));
+            }
+        }
+
+        Assert.Equal("capacity", Assert.Throws<ArgumentOutOfRangeException>(() => new NativeDictionaryColumnBuilder(true, -1)).ParamName);
+        Assert.Equal("capacity", Assert.Throws<ArgumentOutOfRangeException>(() => new NativeDictionaryColumnBuilder(true, AllocationOptions.Default, -1)).ParamName);
+    }
+
+    [Fact]
     public void A_builder_builds_again_refuses_a_lone_surrogate_unchanged_and_refuses_after_dispose()
     {
         var builder = new NativeDictionaryColumnBuilder(true, AllocationOptions.Default);
