@@ -393,6 +393,47 @@ public sealed class NativeDictionaryColumnTests : LeakCheckedTest
     }
 
     [Fact]
+    public void A_builder_past_its_arenas_budget_refuses_the_value_and_keeps_the_rows_and_dictionary_before()
+    {
+        using var arena = new JemArena(budgetBytes: 512 * 1024);
+        long appended = 0;
+        using (var builder = new NativeDictionaryColumnBuilder(false, arena.Options))
+        {
+            // Every value is new: the dictionary's bytes and its hash table grow until the budget refuses.
+            byte[] value = new byte[700];
+            Exception? refused = null;
+            for (int i = 0; i < 10_000 && refused is null; i++)
+            {
+                BitConverter.TryWriteBytes(value, i);
+                refused = Record.Exception(() => builder.Append(value));
+                if (refused is null)
+                {
+                    appended++;
+                }
+            }
+
+            Assert.True(refused is ArenaBudgetExceededException or OutOfMemoryException, refused?.ToString() ?? "no refusal");
+            Assert.Equal(appended, builder.Count);
+            Assert.Equal(appended, builder.DistinctCount);
+
+            // A value already in the dictionary needs no new room in it.
+            BitConverter.TryWriteBytes(value, 0);
+            Exception? again = Record.Exception(() => builder.Append(value));
+            Exception? built = Record.Exception(() =>
+            {
+                using NativeDictionaryColumn column = builder.Build();
+                Assert.Equal(appended + (again is null ? 1 : 0), column.Length);
+                Assert.Equal(appended, column.Dictionary.Length);
+                Assert.Equal(appended - 1, BitConverter.ToInt32(column.GetBytes(appended - 1)));
+                Assert.Equal(again is null ? 0 : (int)(appended - 1), column.GetIndex(column.Length - 1));
+            });
+            Assert.True(built is null or ArenaBudgetExceededException or OutOfMemoryException, built?.ToString());
+        }
+
+        Assert.Equal(0, arena.UsedBytes);
+    }
+
+    [Fact]
     public void A_builder_builds_again_refuses_a_lone_surrogate_unchanged_and_refuses_after_dispose()
     {
         var builder = new NativeDictionaryColumnBuilder(true, AllocationOptions.Default);
