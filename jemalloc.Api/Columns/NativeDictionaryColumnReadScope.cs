@@ -101,6 +101,11 @@ public unsafe ref struct NativeDictionaryColumnReadScope
     [UnscopedRef]
     public readonly ReadOnlySpan<byte> GetDictionaryValue(int index)
     {
+        if ((uint)index >= _dictionaryLength)
+        {
+            ThrowHelper.ThrowArgumentOutOfRange(nameof(index), index, $"The dictionary has {_dictionaryLength:N0} values.");
+        }
+
         ThrowIfClosed();
         return _values[index];
     }

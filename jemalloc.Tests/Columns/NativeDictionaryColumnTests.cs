@@ -252,6 +252,8 @@ public sealed class NativeDictionaryColumnTests : LeakCheckedTest
         }
 
         Assert.True(values.GetDictionaryValue(0).SequenceEqual("alpha"u8));
+        Assert.Equal("index", Assert.Throws<ArgumentOutOfRangeException>(() => DictionaryValue(column, column.Dictionary.Length)).ParamName);
+        Assert.Equal("index", Assert.Throws<ArgumentOutOfRangeException>(() => DictionaryValue(column, -1)).ParamName);
         Assert.Equal(0, values.GetIndex(10));
         NativeDictionaryColumnReadScope copy = values;
         values.Dispose();
@@ -281,6 +283,12 @@ public sealed class NativeDictionaryColumnTests : LeakCheckedTest
         }
 
         Assert.NotNull(afterDispose);
+    }
+
+    private static int DictionaryValue(NativeDictionaryColumn column, int index)
+    {
+        using NativeDictionaryColumnReadScope values = column.OpenRead();
+        return values.GetDictionaryValue(index).Length;
     }
 
     [Fact]
