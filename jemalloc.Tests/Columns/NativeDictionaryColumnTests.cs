@@ -252,7 +252,7 @@ public sealed class NativeDictionaryColumnTests : LeakCheckedTest
         }
 
         Assert.True(values.GetDictionaryValue(0).SequenceEqual("alpha"u8));
-        Assert.Equal("index", Assert.Throws<ArgumentOutOfRangeException>(() => DictionaryValue(column, column.Dictionary.Length)).ParamName);
+        Assert.Equal("index", Assert.Throws<ArgumentOutOfRangeException>(() => DictionaryValue(column, (int)column.Dictionary.Length)).ParamName);
         Assert.Equal("index", Assert.Throws<ArgumentOutOfRangeException>(() => DictionaryValue(column, -1)).ParamName);
         Assert.Equal(0, values.GetIndex(10));
         NativeDictionaryColumnReadScope copy = values;
