@@ -4,6 +4,9 @@
 //                                        of its valid values and a 32-bit FNV-1a hash of them in row order (JSON)
 //   node arrow-strings.js write <path> file|stream <rows>
 //                                        writes name (utf8, null every 5th row), tag (large utf8) and blob (binary)
+//   node arrow-strings.js write-dict <path> file|stream <rows>
+//                                        writes category (dictionary of utf8, int32 indices, null every 7th row)
+//                                        and code (dictionary of utf8, int16 indices); a stream in batches of 10,000 rows
 'use strict';
 const fs = require('fs');
 const arrow = require('apache-arrow');
@@ -56,7 +59,26 @@ if (mode === 'read') {
     blob: arrow.vectorFromArray(blobs, new arrow.Binary()),
   });
   fs.writeFileSync(path, arrow.tableToIPC(table, format));
+} else if (mode === 'write-dict') {
+  const rows = Number(rowsText);
+  // A file holds one dictionary per column (no replacement dictionaries): one batch; a stream, one per 10,000 rows.
+  const batchRows = format === 'file' ? rows : 10000;
+  const batches = [];
+  for (let start = 0; start < rows; start += batchRows) {
+    const end = Math.min(rows, start + batchRows);
+    const categories = [];
+    const codes = [];
+    for (let i = start; i < end; i++) {
+      categories.push(i % 7 === 0 ? null : `cat-${i % 301}-é`);
+      codes.push(i % 3 === 0 ? '' : `c${i % 11}`);
+    }
+    batches.push(new arrow.Table({
+      category: arrow.vectorFromArray(categories, new arrow.Dictionary(new arrow.Utf8(), new arrow.Int32())),
+      code: arrow.vectorFromArray(codes, new arrow.Dictionary(new arrow.Utf8(), new arrow.Int16())),
+    }));
+  }
+  fs.writeFileSync(path, arrow.tableToIPC(batches.reduce((a, b) => a.concat(b)), format));
 } else {
-  process.stderr.write('usage: arrow-strings.js read <path> | write <path> file|stream <rows>\n');
+  process.stderr.write('usage: arrow-strings.js read <path> | write <path> file|stream <rows> | write-dict <path> file|stream <rows>\n');
   process.exit(2);
 }

@@ -79,6 +79,35 @@ public static class NativeArrowExtensions
         return NativeArrowColumn.CreateStrings(column, largeOffsets, maxChunkLength == 0 ? long.MaxValue : maxChunkLength, nameof(column));
     }
 
+    /// <summary>
+    /// The column as Arrow dictionary arrays (int32 indices; utf8/binary values, or their large variants),
+    /// whose index buffers are the column's <see cref="NativeDictionaryColumn.Indices"/> block itself (no copy)
+    /// and whose validity buffers are its bitmap, in chunks of at most <paramref name="maxChunkLength"/> rows
+    /// sharing one dictionary array, made from <see cref="NativeDictionaryColumn.Dictionary"/> as
+    /// <see cref="ToArrow(NativeStringColumn, bool, int)"/> makes a string column's.
+    /// </summary>
+    /// <remarks>
+    /// Every index of a row that is not null is checked against the dictionary when the view is made.
+    /// The index buffers are not copies: an index the caller changes afterwards is what Arrow, or a C
+    /// consumer of an export, reads, and Arrow's readers do not check indices. Do not write
+    /// <see cref="NativeDictionaryColumn.Indices"/> while a view or export of the column is open.
+    /// </remarks>
+    /// <param name="column">The column; its arrays are held until the returned view is disposed.</param>
+    /// <param name="largeOffsets">Whether to show the dictionary as large_utf8/large_binary (64-bit offsets) rather than utf8/binary.</param>
+    /// <param name="maxChunkLength">The most rows per chunk, a multiple of 8 when the column has nulls; 0 for 2^28 rows (1 GiB of indices).</param>
+    /// <returns>The Arrow view, which the caller disposes; a column of no rows is one empty array.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="column"/> is <see langword="null"/>.</exception>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxChunkLength"/> is negative.</exception>
+    /// <exception cref="ArgumentException">A row's index names no dictionary value, or the dictionary's offsets were changed (both after the column was made); the dictionary's values need more than one Arrow buffer; or <paramref name="maxChunkLength"/> is not a multiple of 8 for a column with nulls.</exception>
+    /// <exception cref="ObjectDisposedException">The column was disposed.</exception>
+    /// <exception cref="InvalidOperationException">An array of the column is already held the most times it can be.</exception>
+    public static NativeArrowColumn ToArrow(this NativeDictionaryColumn column, bool largeOffsets = true, int maxChunkLength = 0)
+    {
+        ArgumentNullException.ThrowIfNull(column);
+        int chunk = ChunkLength<int>(maxChunkLength, column.Validity is not null);
+        return NativeArrowColumn.CreateDictionary(column, largeOffsets, chunk, nameof(column));
+    }
+
     private static unsafe int ChunkLength<T>(int maxChunkLength, bool nullable)
         where T : unmanaged
     {

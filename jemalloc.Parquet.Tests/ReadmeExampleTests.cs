@@ -1,6 +1,6 @@
 namespace jemalloc.Parquet.Tests;
 
-/// <summary>The docs' Parquet examples (regions <c>parquet-simd</c> and <c>parquet-strings</c>), run as printed; the files come from DuckDB, which checks the results.</summary>
+/// <summary>The docs' Parquet examples (regions <c>parquet-simd</c>, <c>parquet-strings</c> and <c>parquet-dictionary</c>), run as printed; the files come from DuckDB, which checks the results.</summary>
 public sealed class ReadmeExampleTests : IDisposable
 {
     private readonly TempFolder _folder = new();
@@ -56,5 +56,30 @@ public sealed class ReadmeExampleTests : IDisposable
         Assert.Equal(duck.Scalar<long>($"SELECT count(*) - count(city) FROM '{path}'"), city.NullCount);
         Assert.Equal(1, selected[0] & 1);
         Assert.Equal(0, selected[0] & 4);
+    }
+
+    [Fact]
+    public void The_dictionary_example_counts_and_groups_a_table_as_DuckDB_does()
+    {
+        string path = _folder.File("people.parquet");
+        using var duck = new DuckDb();
+        duck.Execute($"""
+            COPY (SELECT ['France', 'Finland', 'Germany', 'Fr', NULL][(i % 5) + 1] AS country FROM range(100000) r(i))
+            TO '{path}' (FORMAT parquet, COMPRESSION zstd)
+            """);
+
+        #region example: parquet-dictionary
+        using var reader = new NativeParquetReader(path);
+        using NativeDictionaryColumn country = reader.ReadDictionaryColumn("country"); // an index a row, each value once
+        long french = country.CountStartsWith("Fr"u8);     // the prefix is tested once per distinct value
+        int index = country.GetIndex(0);                   // group by index: no hashing, no bytes compared
+        using NativeStringColumn plain = country.ToStringColumn();   // the plain layout, when it is wanted
+        #endregion
+
+        Assert.Equal(duck.Scalar<long>($"SELECT count(*) FROM '{path}' WHERE starts_with(country, 'Fr')"), french);
+        Assert.Equal(4, country.Dictionary.Length);
+        Assert.Equal("France", country.Dictionary.GetString(index));
+        Assert.Equal(country.NullCount, plain.NullCount);
+        Assert.Equal("Germany", plain.GetString(2));
     }
 }

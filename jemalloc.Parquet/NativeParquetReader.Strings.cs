@@ -57,8 +57,8 @@ public sealed partial class NativeParquetReader
         try
         {
             using var arrayBlock = LeasedBlock<ByteArray>.Scratch(true, ChunkFor(job.Rows), job.ScratchOptions);
-            var sink = new StringBatchSink(blocks, arrayBlock.Pointer, job.Where);
-            ReadRowGroups<ByteArray, StringBatchSink>(job, ref sink);
+            var sink = new ByteArrayBatchSink(blocks, arrayBlock.Pointer, job.Where);
+            ReadRowGroups<ByteArray, ByteArrayBatchSink>(job, ref sink);
             return blocks.Build(isUtf8);
         }
         finally

@@ -206,6 +206,38 @@ public sealed partial class NativeParquetWriter
     }
 
     /// <summary>
+    /// Adds a BYTE_ARRAY column written from a <see cref="NativeDictionaryColumn"/>, typed as
+    /// <see cref="Add(string, NativeStringColumn)"/> types a string column. Each row's value goes to the
+    /// encoder from the dictionary's data block, uncopied; the encoder writes dictionary-encoded pages (a
+    /// dictionary page and indices per chunk), falling back to plain pages when a chunk's dictionary page fills.
+    /// </summary>
+    /// <param name="name">The column's name.</param>
+    /// <param name="column">The column; held, with its arrays and its dictionary's, for the whole of <see cref="Write"/>.</param>
+    /// <returns>This writer.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="name"/> or <paramref name="column"/> is <see langword="null"/>.</exception>
+    /// <exception cref="ArgumentException"><paramref name="name"/> is empty or already used, or the column's length differs from the columns added before.</exception>
+    /// <exception cref="ObjectDisposedException">The column was disposed.</exception>
+    public NativeParquetWriter Add(string name, NativeDictionaryColumn column)
+    {
+        ArgumentNullException.ThrowIfNull(column);
+        _guard.Enter(TypeName);
+        try
+        {
+            column.Indices.ThrowIfInvalid();
+            column.Dictionary.Offsets.ThrowIfInvalid();
+            column.Dictionary.Data.ThrowIfInvalid();
+            column.Validity?.ThrowIfInvalid();
+            CheckName(name, column.Length);
+            _columns.Add(new NativeDictionaryWriterColumn(name, column));
+            return this;
+        }
+        finally
+        {
+            _guard.Exit();
+        }
+    }
+
+    /// <summary>
     /// Adds a BYTE_ARRAY column written from a <see cref="NativeStringColumn"/>: STRING for a text column,
     /// no logical type for binary; OPTIONAL (its null rows written as nulls) when the column has a validity
     /// bitmap, REQUIRED otherwise. The values go to the encoder from the column's data block, uncopied.
@@ -244,6 +276,7 @@ public sealed partial class NativeParquetWriter
     /// <exception cref="ArgumentException"><paramref name="path"/> is empty.</exception>
     /// <exception cref="InvalidOperationException">No column was added, or another thread is using the writer.</exception>
     /// <exception cref="ObjectDisposedException">A column's memory was disposed, or a string's store was reset or disposed.</exception>
+    /// <exception cref="InvalidDataException">A string column's offsets, or a dictionary column's indices or its dictionary's offsets, were changed after it was made and name bytes outside it.</exception>
     /// <exception cref="ParquetException">ParquetSharp cannot create or write the file (for instance, its folder does not exist).</exception>
     public void Write(string path)
     {

@@ -98,6 +98,34 @@ internal static unsafe class ColumnChecks
         return count;
     }
 
+    /// <summary>
+    /// The first of <paramref name="count"/> indices that is not below <paramref name="limit"/> (negative ones
+    /// included: they compare as large unsigned numbers), or -1: a vector of indices at a time, so that a
+    /// whole-column loop can check its indices once and then use them unchecked.
+    /// </summary>
+    internal static long FirstIndexNotBelow(int* indices, long count, uint limit)
+    {
+        var bound = new Vector<uint>(limit);
+        long i = 0;
+        for (; i + Vector<uint>.Count <= count; i += Vector<uint>.Count)
+        {
+            if (Vector.GreaterThanOrEqualAny(Unsafe.ReadUnaligned<Vector<uint>>(indices + i), bound))
+            {
+                break;
+            }
+        }
+
+        for (; i < count; i++)
+        {
+            if ((uint)indices[i] >= limit)
+            {
+                return i;
+            }
+        }
+
+        return -1;
+    }
+
     /// <summary>A row whose offsets do not describe a value inside the data block, named with what was wrong.</summary>
     internal static string DescribeBadOffsets(long row, long start, long end, long dataLength) =>
         end < start ? $"Row {row:N0}'s value ends at offset {end:N0}, before it starts ({start:N0}): the offsets must not decrease."

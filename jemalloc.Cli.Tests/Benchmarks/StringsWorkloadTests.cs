@@ -63,6 +63,18 @@ public sealed class StringsWorkloadTests
     }
 
     [Fact]
+    public void The_group_table_merges_totals_added_several_rows_at_a_time_by_their_bytes()
+    {
+        // As the native group-by adds a dictionary index's totals: one key may come from two indices.
+        var table = new Utf8GroupTable();
+        table.Add("Straße"u8, 3, 700);
+        table.Add(""u8, 2, -50);
+        table.Add("Straße"u8, 4, 100);
+        table.Add("b"u8, 1);
+        Assert.Equal(StringsGroup.Sorted([new StringsGroup("Straße", 7, 800), new StringsGroup("", 2, -50), new StringsGroup("b", 1, 1)]), table.ToGroups());
+    }
+
+    [Fact]
     public void The_group_table_allocates_nothing_for_a_key_it_has_seen()
     {
         var table = new Utf8GroupTable();

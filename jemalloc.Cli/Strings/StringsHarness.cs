@@ -38,7 +38,8 @@ public static partial class StringsHarness
         byte[] prefix = Encoding.UTF8.GetBytes(StringsData.NotePrefix);
         using var meter = Meter.Start();
         HugeArray<long>? ids = null;
-        NativeStringColumn? categories = null, regions = null, notes = null;
+        NativeDictionaryColumn? categories = null, regions = null;
+        NativeStringColumn? notes = null;
         DecimalColumn? amounts = null;
         HugeArray<byte>? selection = null;
         try
@@ -50,8 +51,9 @@ public static partial class StringsHarness
                 rows = reader.RowCount;
                 ids = reader.ReadColumn<long>("id", options);
                 TimeSpan stringsStart = meter.Elapsed;
-                categories = reader.ReadStringColumn("category", options);
-                regions = reader.ReadStringColumn("region", options);
+                // The two columns of a few thousand distinct values stay dictionary-encoded: an index a row.
+                categories = reader.ReadDictionaryColumn("category", options);
+                regions = reader.ReadDictionaryColumn("region", options);
                 notes = reader.ReadStringColumn("note", options);
                 stringLoad = (meter.Elapsed - stringsStart).TotalSeconds;
                 amounts = reader.ReadDecimalColumn("amount", options);
@@ -89,23 +91,39 @@ public static partial class StringsHarness
         }
     }
 
-    // The selected rows grouped by their category's bytes: no decoding, no allocation per row.
-    private static StringsGroup[] GroupSelected(NativeStringColumn categories, DecimalColumn amounts, HugeArray<byte> selection)
+    // The selected rows grouped by their category's dictionary index: a count and a sum per index, no
+    // hashing and no allocation per row; then the indices' totals are merged by their values' bytes (a
+    // dictionary may name one value twice) and a null category counts as "", as on the managed side.
+    private static StringsGroup[] GroupSelected(NativeDictionaryColumn categories, DecimalColumn amounts, HugeArray<byte> selection)
     {
-        var table = new Utf8GroupTable();
-        using NativeStringColumnReadScope keys = categories.OpenRead();
-        using MemoryLease<byte> bits = selection.Lease();
-        long bytes = (categories.Length + 7) / 8;
-        for (long start = 0; start < bytes; start += SelectionChunk)
+        using NativeDictionaryColumnReadScope keys = categories.OpenRead();
+        long[] rows = new long[keys.DictionaryLength + 1];
+        long[] cents = new long[keys.DictionaryLength + 1];
+        using (MemoryLease<byte> bits = selection.Lease())
         {
-            Span<byte> chunk = bits.AsSpan(start, (int)Math.Min(SelectionChunk, bytes - start));
-            for (int i = 0; i < chunk.Length; i++)
+            long bytes = (categories.Length + 7) / 8;
+            for (long start = 0; start < bytes; start += SelectionChunk)
             {
-                for (uint mask = chunk[i]; mask != 0; mask &= mask - 1)
+                Span<byte> chunk = bits.AsSpan(start, (int)Math.Min(SelectionChunk, bytes - start));
+                for (int i = 0; i < chunk.Length; i++)
                 {
-                    long row = ((start + i) << 3) + System.Numerics.BitOperations.TrailingZeroCount(mask);
-                    table.Add(keys[row], amounts.IsNull(row) ? 0 : (long)amounts.GetUnscaled(row));
+                    for (uint mask = chunk[i]; mask != 0; mask &= mask - 1)
+                    {
+                        long row = ((start + i) << 3) + System.Numerics.BitOperations.TrailingZeroCount(mask);
+                        int group = keys.GetIndex(row) + 1;
+                        rows[group]++;
+                        cents[group] += amounts.IsNull(row) ? 0 : (long)amounts.GetUnscaled(row);
+                    }
                 }
+            }
+        }
+
+        var table = new Utf8GroupTable();
+        for (int group = 0; group < rows.Length; group++)
+        {
+            if (rows[group] > 0)
+            {
+                table.Add(group == 0 ? default : keys.GetDictionaryValue(group - 1), rows[group], cents[group]);
             }
         }
 

@@ -16,7 +16,10 @@ public sealed class Utf8GroupTable
     public Utf8GroupTable() => _lookup = _groups.GetAlternateLookup<ReadOnlySpan<byte>>();
 
     /// <summary>Adds one row of group <paramref name="key"/> with <paramref name="cents"/> (0 for a null amount).</summary>
-    public void Add(ReadOnlySpan<byte> key, long cents)
+    public void Add(ReadOnlySpan<byte> key, long cents) => Add(key, 1, cents);
+
+    /// <summary>Adds <paramref name="rows"/> rows of group <paramref name="key"/> whose amounts add up to <paramref name="cents"/>.</summary>
+    public void Add(ReadOnlySpan<byte> key, long rows, long cents)
     {
         if (!_lookup.TryGetValue(key, out int group))
         {
@@ -29,7 +32,7 @@ public sealed class Utf8GroupTable
             }
         }
 
-        _rows[group]++;
+        _rows[group] += rows;
         _cents[group] += cents;
     }
 

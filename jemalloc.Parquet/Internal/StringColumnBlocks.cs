@@ -9,7 +9,7 @@ namespace jemalloc.Parquet.Internal;
 /// front since the row count is known. <see cref="Build"/> hands them to a
 /// <see cref="NativeStringColumn"/> without a copy; <see cref="Dispose"/> frees what was not handed over.
 /// </summary>
-internal sealed unsafe class StringColumnBlocks : IDisposable
+internal sealed unsafe class StringColumnBlocks : IByteArraySink, IDisposable
 {
     // Values copied per GetSpan of the data writer at most: a batch's bytes in one span while they fit.
     private const int MaxSpanBytes = 1 << 30;
@@ -49,7 +49,7 @@ internal sealed unsafe class StringColumnBlocks : IDisposable
     /// out) and, for an optional column, their definition levels.
     /// </summary>
     /// <exception cref="InvalidDataException">The levels and values disagree.</exception>
-    internal void Append(ByteArray* values, int valueCount, short* levels, short maxDefinition, int count, string where, long firstRow)
+    public void Append(ByteArray* values, int valueCount, short* levels, short maxDefinition, int count, string where, long firstRow)
     {
         if (valueCount < 0 || valueCount > count)
         {

@@ -1,0 +1,47 @@
+using ParquetSharp;
+
+namespace jemalloc.Parquet.Internal;
+
+/// <summary>
+/// A BYTE_ARRAY column's decoded batches into a <see cref="NativeDictionaryColumnBuilder"/>: each value is
+/// looked up by its bytes (ParquetSharp's pointer into its page buffer, valid for the batch) in the
+/// builder's native hash table, so a value is copied only the first time it is seen.
+/// </summary>
+internal sealed unsafe class DictionaryColumnSink(NativeDictionaryColumnBuilder builder) : IByteArraySink
+{
+    public void Append(ByteArray* values, int valueCount, short* levels, short maxDefinition, int count, string where, long firstRow)
+    {
+        if (valueCount < 0 || valueCount > count)
+        {
+            ParquetThrow.InvalidData($"The {where} gave {valueCount:N0} values for a batch of {count:N0} rows from row {firstRow:N0}.");
+        }
+
+        int next = 0;
+        for (int i = 0; i < count; i++)
+        {
+            if (levels is not null && levels[i] != maxDefinition)
+            {
+                builder.AppendNull();
+                continue;
+            }
+
+            if (next == valueCount)
+            {
+                ParquetThrow.InvalidData($"The {where} has more defined rows than values in the batch from row {firstRow:N0}.");
+            }
+
+            ByteArray value = values[next++];
+            if (value.Length < 0)
+            {
+                ParquetThrow.InvalidData($"The {where} gave a value of {value.Length:N0} bytes at row {firstRow + i:N0}.");
+            }
+
+            builder.Append(new ReadOnlySpan<byte>((void*)value.Pointer, value.Length));
+        }
+
+        if (next != valueCount)
+        {
+            ParquetThrow.InvalidData($"The {where} gave {valueCount:N0} values for the {next:N0} defined rows of the batch from row {firstRow:N0}.");
+        }
+    }
+}
