@@ -8,14 +8,7 @@ namespace jemalloc.Caching;
 /// </summary>
 internal sealed class CacheFlight
 {
-    internal CacheFlight(byte[] key, ulong hash)
-    {
-        Key = key;
-        Hash = hash;
-    }
-
-    /// <summary>The key's bytes.</summary>
-    internal byte[] Key { get; }
+    internal CacheFlight(ulong hash) => Hash = hash;
 
     /// <summary>The key's hash.</summary>
     internal ulong Hash { get; }

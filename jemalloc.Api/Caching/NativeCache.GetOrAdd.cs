@@ -163,7 +163,7 @@ public sealed partial class NativeCache
                 return flight;
             }
 
-            flight = new CacheFlight(key.ToArray(), hash);
+            flight = new CacheFlight(hash);
             _flights.Add(hash, flight);
             first = true;
             return flight;
