@@ -17,7 +17,7 @@ public sealed class LayeringTests
     internal static readonly string[] Layers =
     [
         "Internal", "Interop", "Simd", "Mallctl", "Configuration", "HugePages", "ArenaBooks", "Memory", "Jem", "Ledger",
-        "Buffers", "Arenas", "Records / IO / Tuning", "Columns",
+        "Buffers", "Arenas", "Records / IO / Tuning", "Columns / Caching",
     ];
 
     private static readonly string s_api = Path.Combine(RepositoryRoot(), "jemalloc.Api");
