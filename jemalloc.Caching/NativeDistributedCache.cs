@@ -1,4 +1,5 @@
 using System.Buffers;
+using System.Diagnostics;
 using jemalloc.Caching.Internal;
 using Microsoft.Extensions.Caching.Distributed;
 using Microsoft.Extensions.Options;
@@ -25,6 +26,7 @@ namespace jemalloc.Caching;
 /// </remarks>
 public sealed class NativeDistributedCache : IBufferDistributedCache, IDisposable
 {
+    private static readonly TimeSpan DisposeWait = TimeSpan.FromSeconds(1);
     private readonly bool _ownsCache;
     private volatile bool _disposed;
 
@@ -249,10 +251,14 @@ public sealed class NativeDistributedCache : IBufferDistributedCache, IDisposabl
 
     /// <summary>
     /// Ends this cache: its calls throw <see cref="ObjectDisposedException"/> afterwards. The
-    /// <see cref="NativeCache"/> it created is freed; one passed to its constructor is left to its owner.
-    /// Safe to call again.
+    /// <see cref="NativeCache"/> it created is freed, once the calls already under way on other threads
+    /// have let go of their values (it waits up to a second for them); one passed to its constructor is
+    /// left to its owner. Safe to call again.
     /// </summary>
-    /// <exception cref="InvalidOperationException">Leases on the cache it created are still open: nothing is freed, and this cache stays usable.</exception>
+    /// <exception cref="InvalidOperationException">
+    /// Leases on the cache it created are still open after that second (leases taken through
+    /// <see cref="Cache"/> and not ended): nothing is freed, and this cache stays usable.
+    /// </exception>
     public void Dispose()
     {
         if (_disposed)
@@ -260,13 +266,33 @@ public sealed class NativeDistributedCache : IBufferDistributedCache, IDisposabl
             return;
         }
 
-        if (_ownsCache)
+        // From here on new calls are refused; a call that passed its check just before may still hold a
+        // lease on its value while it copies it, which makes the NativeCache refuse to go.
+        _disposed = true;
+        if (!_ownsCache)
         {
-            // First, so that a refusal (leases still open) leaves this cache as it was.
-            Cache.Dispose();
+            return;
         }
 
-        _disposed = true;
+        var waited = Stopwatch.StartNew();
+        while (true)
+        {
+            try
+            {
+                Cache.Dispose();
+                return;
+            }
+            catch (InvalidOperationException) when (waited.Elapsed < DisposeWait)
+            {
+                Thread.Sleep(1);
+            }
+            catch (InvalidOperationException)
+            {
+                // Leases the application holds: it may end them and dispose again.
+                _disposed = false;
+                throw;
+            }
+        }
     }
 
     private void Set(string key, ReadOnlySpan<byte> value, DistributedCacheEntryOptions options)
