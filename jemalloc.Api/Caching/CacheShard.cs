@@ -429,7 +429,7 @@ internal sealed unsafe partial class CacheShard
         {
             if (segment is not null)
             {
-                RetireOne(generation, segment, unpinned);
+                generation.RetireAtDrop(segment, unpinned);
             }
         }
 
@@ -439,16 +439,6 @@ internal sealed unsafe partial class CacheShard
         }
 
         _free.Clear();
-    }
-
-    private static void RetireOne(CacheGeneration generation, CacheSegment segment, List<CacheSegment> unpinned)
-    {
-        generation.AddOutstanding(segment);
-        if (segment.TryRetire())
-        {
-            generation.RemoveOutstanding(segment);
-            unpinned.Add(segment);
-        }
     }
 
     /// <summary>Frees the index and ghost tables (the shard is closed).</summary>
