@@ -11,7 +11,7 @@
 #   ./build.sh native          only this machine's native library
 #   ./build.sh native-all      the native libraries for linux-x64, linux-arm64 and win-x64
 #   ./build.sh pack            ... then makes the NuGet package (all three natives) and the add-on packages
-#                              (jemalloc.NET.Parquet, jemalloc.NET.Arrow) into artifacts/packages
+#                              (jemalloc.NET.Parquet, jemalloc.NET.Arrow, jemalloc.NET.Caching) into artifacts/packages
 #   ./build.sh test-linux-arm64 [ARGS]  only the linux-arm64 part of test (ARGS go to the test runner)
 #   ./build.sh test-win-x64 [ARGS]  only the win-x64 part of test (under wine)
 #   ./build.sh test-package    an app referencing only the package, and one referencing the add-on
@@ -348,7 +348,7 @@ build_solution() {
 
 # The add-on packages: each depends on the core package (same version) and on its own library's
 # package, which brings that library's natives; they carry no natives of their own.
-readonly ADDON_PROJECTS=(jemalloc.Parquet/jemalloc.Parquet.csproj jemalloc.Arrow/jemalloc.Arrow.csproj)
+readonly ADDON_PROJECTS=(jemalloc.Parquet/jemalloc.Parquet.csproj jemalloc.Arrow/jemalloc.Arrow.csproj jemalloc.Caching/jemalloc.Caching.csproj)
 
 # The documentation site: DocFX, a local .NET tool (.config/dotnet-tools.json), reads the library's
 # project for the API reference, and docs/, README.md and CHANGELOG.md for the articles (docfx.json,
@@ -531,9 +531,10 @@ test_emulated_rid() {
 emulator_name() { case "$1" in linux-arm64) echo "qemu-user" ;; win-x64) echo "wine" ;; *) echo "native" ;; esac; }
 
 # Apps that reference only the packages, published for each RID and run there: what a user gets.
-# PackageConsumer uses jemalloc.NET; AddOnConsumer uses jemalloc.NET.Parquet and jemalloc.NET.Arrow,
-# whose dependencies ship natives for every RID here (ParquetSharp's ParquetSharpNative for linux-x64,
-# linux-arm64 and win-x64; Apache.Arrow is managed code), so both run on every target.
+# PackageConsumer uses jemalloc.NET; AddOnConsumer uses jemalloc.NET.Parquet, jemalloc.NET.Arrow and
+# jemalloc.NET.Caching, whose dependencies ship natives for every RID here (ParquetSharp's
+# ParquetSharpNative for linux-x64, linux-arm64 and win-x64; Apache.Arrow and the
+# Microsoft.Extensions packages are managed code), so both run on every target.
 test_package() {
   local work="$ROOT/artifacts/package-test" version rid project started=$SECONDS
   # A version of its own, so no package cached by an earlier restore can stand in for this build.
