@@ -42,7 +42,7 @@ public static class CacheData
     private static readonly byte[] Filler = "abcdefghijklmnopqrstuvwxyz0123456789-_abcdefghijklmnopqrstuvwxyz0123456789"u8.ToArray();
     private static readonly byte[] Hex = "0123456789abcdef"u8.ToArray();
 
-    // The switch that corrupts one read's check, once per process (jembench's tests prove the checks catch it).
+    // The switch that corrupts one read's check, once per side (jembench's tests prove the checks catch it).
     private static int _corrupted;
 
     /// <summary>SplitMix64's finalizer: a well-mixed 64-bit hash of <paramref name="x"/>.</summary>
@@ -106,6 +106,12 @@ public static class CacheData
         ulong h = Mix((ulong)index ^ ExpirySalt);
         return h % 10 < 3 ? TimeSpan.FromMilliseconds(1000 + (double)((h >> 8) % 4001)) : TimeSpan.Zero;
     }
+
+    /// <summary>
+    /// With jembench's hidden fault switch on (<see cref="BrokenResultSwitch"/>), the next value checked is corrupted
+    /// before its check: each side calls this as it starts, so each side's first read is.
+    /// </summary>
+    public static void CorruptNextCheck() => Volatile.Write(ref _corrupted, 0);
 
     /// <summary>Writes key <paramref name="index"/>'s value of version <paramref name="version"/> over the whole of <paramref name="value"/>'s ends.</summary>
     public static void WriteValue(Span<byte> value, int index, int version)
