@@ -204,6 +204,13 @@ public static class CacheCommand
             error.WriteLine($"cache: WRONG RESULT: {e.Message}");
             return null;
         }
+#pragma warning disable CA1031 // A cache that throws fails its side, as a child process that dies of it does: the other sides still run.
+        catch (Exception e)
+#pragma warning restore CA1031
+        {
+            error.WriteLine($"cache: the {CacheSides.Name(side)} side threw {e.GetType().Name}: {e.Message}");
+            return null;
+        }
     }
 
     private static CacheSideResult? RunChild(IReadOnlyList<string> jembench, CacheSide side, CacheOptions options, TextWriter error)
