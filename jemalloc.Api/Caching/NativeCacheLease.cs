@@ -1,4 +1,8 @@
 using System.Diagnostics.CodeAnalysis;
+using System.Runtime.CompilerServices;
+using jemalloc.Caching;
+using jemalloc.Internal;
+using jemalloc.Ledger;
 
 namespace jemalloc;
 
@@ -12,25 +16,102 @@ namespace jemalloc;
 /// <see cref="Dispose"/> ends the lease once, through this or any copy; its members throw
 /// <see cref="ObjectDisposedException"/> afterwards. <see langword="default"/> is an empty lease that holds nothing.
 /// </remarks>
-public ref struct NativeCacheLease
+public unsafe ref struct NativeCacheLease
 {
+    private const string TypeName = nameof(NativeCacheLease);
+
+    // The segment the value is in, pinned until the lease ends; its memory cannot be reused or freed meanwhile.
+    private readonly CacheSegment? _segment;
+    private readonly byte* _value;
+    private readonly int _length;
+    // Spent by the first Dispose of any copy, so the pin is dropped exactly once.
+    private readonly LedgerBlock _token;
+
+    private NativeCacheLease(CacheSegment segment, byte* value, int length, LedgerBlock token)
+    {
+        _segment = segment;
+        _value = value;
+        _length = length;
+        _token = token;
+    }
+
     /// <summary>The value's length in bytes.</summary>
     /// <exception cref="ObjectDisposedException">The lease has ended.</exception>
-    public readonly int Length => throw new NotImplementedException();
+    public readonly int Length
+    {
+        get
+        {
+            ThrowIfEnded();
+            return _length;
+        }
+    }
 
     /// <summary>Whether the lease is still open (not disposed through this or any copy).</summary>
-    public readonly bool IsOpen => throw new NotImplementedException();
+    public readonly bool IsOpen => !_token.IsDefault && _token.IsLive;
 
     /// <summary>The value's bytes.</summary>
     /// <exception cref="ObjectDisposedException">The lease has ended.</exception>
     [UnscopedRef]
-    public readonly ReadOnlySpan<byte> Span => throw new NotImplementedException();
+    public readonly ReadOnlySpan<byte> Span
+    {
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        get
+        {
+            ThrowIfEnded();
+            return new ReadOnlySpan<byte>(_value, _length);
+        }
+    }
 
     /// <summary>The value read as one <typeparamref name="T"/>.</summary>
     /// <exception cref="ObjectDisposedException">The lease has ended.</exception>
     /// <exception cref="InvalidOperationException">The value's length is not the size of <typeparamref name="T"/>.</exception>
-    public readonly T Read<T>() where T : unmanaged => throw new NotImplementedException();
+    public readonly T Read<T>() where T : unmanaged
+    {
+        ThrowIfEnded();
+        if (_length != sizeof(T))
+        {
+            NativeCache.ThrowWrongValueSize(_length, sizeof(T), typeof(T));
+        }
+
+        return Unsafe.ReadUnaligned<T>(_value);
+    }
 
     /// <summary>Ends the lease; once, through any copy. Safe to call again.</summary>
-    public void Dispose() => throw new NotImplementedException();
+    public readonly void Dispose()
+    {
+        if (_segment is not null && _token.SpendToken())
+        {
+            _segment.Unpin();
+        }
+    }
+
+    /// <summary>
+    /// Opens a lease on a value whose segment the caller has just pinned; on failure the pin is dropped.
+    /// </summary>
+    /// <exception cref="InvalidOperationException">The ledger is full.</exception>
+    internal static NativeCacheLease Open(CacheSegment segment, byte* value, int length)
+    {
+        LedgerBlock token;
+        try
+        {
+            token = LedgerBlock.TakeToken();
+        }
+        catch
+        {
+            segment.Unpin();
+            throw;
+        }
+
+        return new NativeCacheLease(segment, value, length, token);
+    }
+
+    // A default lease holds nothing and ends nothing: its members give an empty value.
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private readonly void ThrowIfEnded()
+    {
+        if (_segment is not null && !_token.IsLive)
+        {
+            ThrowHelper.ThrowObjectDisposed(TypeName);
+        }
+    }
 }

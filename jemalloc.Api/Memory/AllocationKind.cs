@@ -32,4 +32,10 @@ public enum AllocationKind
     /// arena: each open read scope leases it, so the arena cannot be reset or disposed under a reader.
     /// </summary>
     StringStoreScopeAnchor,
+
+    /// <summary>A segment of a <c>NativeCache</c>: many entries appended one after another.</summary>
+    CacheSegment,
+
+    /// <summary>A table of a <c>NativeCache</c>: a shard's index or its ghost table.</summary>
+    CacheIndex,
 }

@@ -162,14 +162,15 @@ internal static class FolderDependencies
     }
 
     // The runtime's own assemblies from the trusted platform list (not the test's dependencies, which include
-    // jemalloc.Api.dll itself and would make every type ambiguous), plus the one package jemalloc.Api uses.
+    // jemalloc.Api.dll itself and would make every type ambiguous), plus the packages jemalloc.Api uses.
     private static List<MetadataReference> References()
     {
         string runtime = Path.GetDirectoryName(typeof(object).Assembly.Location)!;
         string tensors = typeof(System.Numerics.Tensors.TensorPrimitives).Assembly.Location;
+        string hashing = typeof(System.IO.Hashing.XxHash3).Assembly.Location;
         return ((string)AppContext.GetData("TRUSTED_PLATFORM_ASSEMBLIES")!)
             .Split(Path.PathSeparator)
-            .Where(p => string.Equals(Path.GetDirectoryName(p), runtime, StringComparison.Ordinal) || p == tensors)
+            .Where(p => string.Equals(Path.GetDirectoryName(p), runtime, StringComparison.Ordinal) || p == tensors || p == hashing)
             .Select(p => (MetadataReference)MetadataReference.CreateFromFile(p))
             .ToList();
     }

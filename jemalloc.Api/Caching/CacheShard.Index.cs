@@ -1,0 +1,170 @@
+using System.Diagnostics;
+using System.Runtime.CompilerServices;
+using jemalloc.Ledger;
+
+namespace jemalloc.Caching;
+
+// The index (open addressing, linear probing, backward-shift deletion) and the ghost table.
+internal sealed unsafe partial class CacheShard
+{
+    // ---------------------------------------------------------------- ghost table
+
+    private bool InGhost(uint hash, ushort tag) =>
+        _ghost != null && _ghost[hash & (uint)_ghostMask] == Fingerprint(hash, tag);
+
+    private void AddGhost(uint hash, ushort tag)
+    {
+        if (_ghost != null)
+        {
+            _ghost[hash & (uint)_ghostMask] = Fingerprint(hash, tag);
+        }
+    }
+
+    private static uint Fingerprint(uint hash, ushort tag) => ((uint)tag << 16) | (hash >> 16) | 1;
+
+    // ---------------------------------------------------------------- index
+
+    private void EnsureIndexRoom()
+    {
+        if (_slots != null && (_count + 1) * 4L <= (_mask + 1) * 3L)
+        {
+            return;
+        }
+
+        long slots = _slots == null ? InitialIndexSlots : (_mask + 1) * 2L;
+        int barren = 0;
+        while (true)
+        {
+            // Evicting may have made room meanwhile.
+            if (_slots != null && (_count + 1) * 4L <= (_mask + 1) * 3L)
+            {
+                return;
+            }
+
+            if (TryResize(slots))
+            {
+                return;
+            }
+
+            if (!FreeSomething(ref barren, slots * sizeof(ulong)))
+            {
+                NativeCache.ThrowNoRoom(slots * sizeof(ulong), _generation.Budget);
+            }
+        }
+    }
+
+    private bool TryResize(long slotCount)
+    {
+        ulong* slots = (ulong*)_generation.TryAllocateTable(slotCount * sizeof(ulong), out LedgerBlock indexBlock, out long indexHeld);
+        if (slots == null)
+        {
+            return false;
+        }
+
+        long ghostCount = slotCount / 2;
+        uint* ghost = (uint*)_generation.TryAllocateTable(ghostCount * sizeof(uint), out LedgerBlock ghostBlock, out long ghostHeld);
+        if (ghost == null)
+        {
+            _generation.FreeBlock(indexBlock, indexHeld);
+            return false;
+        }
+
+        int mask = (int)(slotCount - 1);
+        if (_slots != null)
+        {
+            for (int i = 0; i <= _mask; i++)
+            {
+                ulong value = _slots[i];
+                if (value != 0)
+                {
+                    uint hash = CacheEntry.Hash(EntryOf(value, out _));
+                    int j = (int)hash & mask;
+                    while (slots[j] != 0)
+                    {
+                        j = (j + 1) & mask;
+                    }
+
+                    slots[j] = value;
+                }
+            }
+
+            _generation.FreeBlock(_indexBlock, _indexHeld);
+            _generation.FreeBlock(_ghostBlock, _ghostHeld);
+        }
+
+        _slots = slots;
+        _mask = mask;
+        _indexBlock = indexBlock;
+        _indexHeld = indexHeld;
+        _ghost = ghost;
+        _ghostMask = (int)(ghostCount - 1);
+        _ghostBlock = ghostBlock;
+        _ghostHeld = ghostHeld;
+        return true;
+    }
+
+    private void Insert(ulong location, uint hash)
+    {
+        int i = (int)hash & _mask;
+        while (_slots[i] != 0)
+        {
+            i = (i + 1) & _mask;
+        }
+
+        _slots[i] = location;
+    }
+
+    // Backward-shift deletion: each following entry of the run moves back into the hole unless
+    // its home slot lies between the hole and where it sits.
+    private void RemoveSlot(int slot)
+    {
+        int hole = slot;
+        int i = slot;
+        while (true)
+        {
+            i = (i + 1) & _mask;
+            ulong value = _slots[i];
+            if (value == 0)
+            {
+                break;
+            }
+
+            int home = (int)CacheEntry.Hash(EntryOf(value, out _)) & _mask;
+            bool stays = hole <= i ? home > hole && home <= i : home > hole || home <= i;
+            if (!stays)
+            {
+                _slots[hole] = value;
+                hole = i;
+            }
+        }
+
+        _slots[hole] = 0;
+    }
+
+    private int SlotOf(ushort segmentId, int offset, uint hash)
+    {
+        ulong location = Pack(0, segmentId, offset) & LocationMask;
+        int i = (int)hash & _mask;
+        while (true)
+        {
+            ulong value = _slots[i];
+            Debug.Assert(value != 0, "A live entry of a segment is indexed.");
+            if ((value & LocationMask) == location)
+            {
+                return i;
+            }
+
+            i = (i + 1) & _mask;
+        }
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private byte* EntryOf(ulong value, out CacheSegment segment)
+    {
+        segment = _segments[(int)((value >> 32) & 0xFFFF)]!;
+        return segment.Pointer + ((value & 0xFFFF_FFFF) << 3);
+    }
+
+    private static ulong Pack(ushort tag, ushort segmentId, int offset) =>
+        ((ulong)tag << 48) | ((ulong)segmentId << 32) | (uint)(offset >> 3);
+}

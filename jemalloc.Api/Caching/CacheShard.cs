@@ -1,0 +1,465 @@
+using System.Buffers;
+using System.Numerics;
+using System.Runtime.CompilerServices;
+using jemalloc.Ledger;
+
+namespace jemalloc.Caching;
+
+/// <summary>
+/// One shard of a <see cref="NativeCache"/> generation, under its own lock: the index of its keys, its
+/// segments in their logs (S3-FIFO's small and main logs, and the TTL logs of expiring entries), the
+/// ghost table of keys recently evicted from the small log, and its counters.
+/// </summary>
+/// <remarks>
+/// <para>
+/// The index is open addressing with linear probing and backward-shift deletion: each 8-byte slot is
+/// the key's 16-bit tag, its segment's number and its offset in eighths; 0 is an empty slot (segment
+/// numbers start at 1). It doubles at 3/4 load, rehashed from the hash in each entry's header.
+/// </para>
+/// <para>
+/// Every member but the constructor runs under <see cref="Gate"/>; <see cref="Closed"/> is set, under
+/// it, when the generation is dropped, after which nothing touches the shard.
+/// </para>
+/// </remarks>
+internal sealed unsafe partial class CacheShard
+{
+    internal const int SmallLog = 0;
+    internal const int MainLog = 1;
+    internal const int FirstTtlLog = 2;
+    internal const int TtlLogCount = 24;
+
+    private const int InitialIndexSlots = 512;
+    private const int FreeSegmentsKept = 2;
+    private const ulong LocationMask = 0xFFFF_FFFF_FFFF;
+
+    private readonly NativeCache _cache;
+    private readonly CacheGeneration _generation;
+    private readonly Queue<CacheSegment>?[] _logs = new Queue<CacheSegment>?[FirstTtlLog + TtlLogCount];
+    private readonly CacheSegment?[] _heads = new CacheSegment?[FirstTtlLog + TtlLogCount];
+    private readonly long[] _logBytes = new long[FirstTtlLog + TtlLogCount];
+    private readonly Stack<CacheSegment> _free = new();
+    private readonly Stack<ushort> _freeIds = new();
+    private CacheSegment?[] _segments = new CacheSegment?[16];
+    private int _nextId = 1;
+    private long _sequence;
+    private long _segmentBytes;
+
+    private LedgerBlock _indexBlock;
+    private ulong* _slots;
+    private int _mask = -1;
+    private long _indexHeld;
+    private LedgerBlock _ghostBlock;
+    private uint* _ghost;
+    private int _ghostMask;
+    private long _ghostHeld;
+
+    private int _count;
+    private long _keyValueBytes;
+    private long _entryBytes;
+    private long _nextSweepMs;
+
+    internal CacheShard(NativeCache cache, CacheGeneration generation)
+    {
+        _cache = cache;
+        _generation = generation;
+    }
+
+    /// <summary>The shard's lock.</summary>
+    internal Lock Gate { get; } = new();
+
+    /// <summary>Whether the generation was dropped: callers go to the cache's current one.</summary>
+    internal bool Closed { get; set; }
+
+    /// <summary>The counters.</summary>
+    internal ref CacheCounters Counters => ref _counters;
+
+    /// <summary>Entries indexed now.</summary>
+    internal int Count => _count;
+
+    /// <summary>Their key and value bytes.</summary>
+    internal long KeyValueBytes => _keyValueBytes;
+
+    /// <summary>A moment (cache clock) from which the next call may sweep expired segments.</summary>
+    internal long NextSweepMs
+    {
+        get => _nextSweepMs;
+        set => _nextSweepMs = value;
+    }
+
+    /// <summary>Bumped whenever entries move or leave; a caller that saw one value may keep an entry pointer until it changes.</summary>
+    internal long Version { get; private set; }
+
+    private CacheCounters _counters;
+
+    // ---------------------------------------------------------------- lookups
+
+    /// <summary>Finds <paramref name="key"/>: its slot and entry.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal bool Find(ReadOnlySpan<byte> key, uint hash, ushort tag, out int slot, out byte* entry)
+    {
+        if (_slots != null)
+        {
+            int i = (int)hash & _mask;
+            while (true)
+            {
+                ulong value = _slots[i];
+                if (value == 0)
+                {
+                    break;
+                }
+
+                if ((ushort)(value >> 48) == tag)
+                {
+                    byte* candidate = EntryOf(value, out _);
+                    if (CacheEntry.Hash(candidate) == hash && CacheEntry.KeyLength(candidate) == key.Length &&
+                        new ReadOnlySpan<byte>(CacheEntry.Key(candidate), key.Length).SequenceEqual(key))
+                    {
+                        slot = i;
+                        entry = candidate;
+                        return true;
+                    }
+                }
+
+                i = (i + 1) & _mask;
+            }
+        }
+
+        slot = -1;
+        entry = null;
+        return false;
+    }
+
+    /// <summary>The segment of the entry in <paramref name="slot"/>.</summary>
+    internal CacheSegment SegmentAt(int slot) => _segments[(int)((_slots[slot] >> 32) & 0xFFFF)]!;
+
+    /// <summary>Drops the entry in <paramref name="slot"/> (removed, or found expired): it is dead, its bytes wait for its segment's reclaim.</summary>
+    internal void Drop(int slot, byte* entry)
+    {
+        CacheEntry.MarkDead(entry);
+        RemoveSlot(slot);
+        _count--;
+        _keyValueBytes -= CacheEntry.KeyLength(entry) + (long)CacheEntry.ValueLength(entry);
+        _entryBytes -= CacheEntry.Size(entry);
+        Version++;
+    }
+
+    // ---------------------------------------------------------------- writes
+
+    /// <summary>
+    /// Writes an entry, replacing the key's old one: makes room first (evicting in this shard, then
+    /// in others), so a write that throws leaves the old value in place.
+    /// </summary>
+    /// <returns>The new entry, and its segment (for a lease the caller may take under the same lock).</returns>
+    /// <exception cref="InvalidOperationException">Open leases keep so much memory that the entry cannot fit.</exception>
+    internal byte* Write(ReadOnlySpan<byte> key, ulong hash64, in ReadOnlySequence<byte> sequenceValue, ReadOnlySpan<byte> spanValue, bool fromSequence, in CacheExpiry expiry, long nowMs, out CacheSegment segment)
+    {
+        uint hash = (uint)hash64;
+        ushort tag = (ushort)(hash64 >> 32);
+        long valueLength = fromSequence ? sequenceValue.Length : spanValue.Length;
+        long size = CacheEntry.SizeOf(key.Length, valueLength, expiry.Bytes);
+
+        EnsureIndexRoom();
+        bool found = Find(key, hash, tag, out int slot, out byte* old);
+        long version = Version;
+        int log;
+        int hits = 0;
+        if (expiry.Expires)
+        {
+            log = TtlLogOf(expiry, nowMs);
+        }
+        else if (found)
+        {
+            log = SegmentAt(slot).Log == SmallLog ? SmallLog : MainLog;
+            hits = CacheEntry.Hits(old);
+        }
+        else
+        {
+            log = InGhost(hash, tag) ? MainLog : SmallLog;
+        }
+
+        byte* entry = Append(size, log, out segment);
+        if (Version != version)
+        {
+            // Making room moved or evicted entries, perhaps the old one.
+            found = Find(key, hash, tag, out slot, out old);
+        }
+
+        CacheEntry.WriteHeader(entry, key.Length, (int)valueLength, hash, tag, expiry, hits);
+        byte* keyBytes = CacheEntry.Key(entry);
+        key.CopyTo(new Span<byte>(keyBytes, key.Length));
+        Span<byte> destination = new(keyBytes + key.Length, (int)valueLength);
+        if (fromSequence)
+        {
+            sequenceValue.CopyTo(destination);
+        }
+        else
+        {
+            spanValue.CopyTo(destination);
+        }
+
+        if (expiry.Expires)
+        {
+            segment.MaxDeadline = Math.Max(segment.MaxDeadline, expiry.DeadlineMs);
+        }
+
+        ulong location = Pack(tag, segment.Id, (int)(entry - segment.Pointer));
+        if (found)
+        {
+            CacheEntry.MarkDead(old);
+            _keyValueBytes -= CacheEntry.KeyLength(old) + (long)CacheEntry.ValueLength(old);
+            _entryBytes -= CacheEntry.Size(old);
+            _slots[slot] = location;
+            _counters.Replaced++;
+            Version++;
+        }
+        else
+        {
+            Insert(location, hash);
+            _count++;
+        }
+
+        _keyValueBytes += key.Length + valueLength;
+        _entryBytes += size;
+        _counters.Writes++;
+        return entry;
+    }
+
+    private static int TtlLogOf(in CacheExpiry expiry, long nowMs)
+    {
+        long ttl = expiry.SlidingMs > 0 ? expiry.SlidingMs : expiry.DeadlineMs - nowMs;
+        long seconds = Math.Max(1, ttl / 1000);
+        return FirstTtlLog + Math.Min(TtlLogCount - 1, BitOperations.Log2((ulong)seconds));
+    }
+
+    // Room for an entry of `size` bytes at the head of `log`, or in a segment of its own.
+    private byte* Append(long size, int log, out CacheSegment segment)
+    {
+        if (size > _generation.SegmentBytes)
+        {
+            segment = ObtainLarge(size);
+            segment.Used = (int)size;
+            AddToLog(segment, log);
+            return segment.Pointer;
+        }
+
+        CacheSegment? head = _heads[log];
+        if (head is null || head.Used + size > head.Capacity)
+        {
+            head = ObtainStandard();
+            AddToLog(head, log);
+            _heads[log] = head;
+        }
+
+        byte* entry = head.Pointer + head.Used;
+        head.Used += (int)size;
+        segment = head;
+        return entry;
+    }
+
+    private void AddToLog(CacheSegment segment, int log)
+    {
+        segment.Log = log;
+        segment.Sequence = ++_sequence;
+        (_logs[log] ??= new Queue<CacheSegment>()).Enqueue(segment);
+        _logBytes[log] += segment.HeldBytes;
+    }
+
+    // A standard segment, numbered: a spare (keeping one for copying entries forward), a new one
+    // within the budget, one reclaimed here, or room freed in another shard.
+    private CacheSegment ObtainStandard()
+    {
+        int barren = 0;
+        while (true)
+        {
+            if (_free.Count > 1 || (_free.Count == 1 && !HasReclaimable))
+            {
+                CacheSegment spare = _free.Pop();
+                if (TryNumber(spare))
+                {
+                    return spare;
+                }
+
+                _free.Push(spare);
+            }
+            else if (HasFreeNumber && _generation.TryAllocateSegment(_generation.SegmentBytes, large: false) is { } fresh)
+            {
+                _ = TryNumber(fresh);
+                _segmentBytes += fresh.HeldBytes;
+                return fresh;
+            }
+
+            if (ReclaimOne(barren >= 2, out bool freed))
+            {
+                barren = freed ? 0 : barren + 1;
+                continue;
+            }
+
+            if (!_cache.FreeRoomElsewhere(this, _generation.SegmentBytes))
+            {
+                NativeCache.ThrowNoRoom(_generation.SegmentBytes, _generation.Budget);
+            }
+        }
+    }
+
+    private CacheSegment ObtainLarge(long size)
+    {
+        int barren = 0;
+        while (true)
+        {
+            if (HasFreeNumber && _generation.TryAllocateSegment((int)size, large: true) is { } fresh)
+            {
+                _ = TryNumber(fresh);
+                _segmentBytes += fresh.HeldBytes;
+                return fresh;
+            }
+
+            if (!FreeSomething(ref barren, size))
+            {
+                NativeCache.ThrowNoRoom(size, _generation.Budget);
+            }
+        }
+    }
+
+    // One step towards more room in the budget; false when nothing more can be done anywhere.
+    private bool FreeSomething(ref int barren, long needed)
+    {
+        if (_free.Count > 0)
+        {
+            FreeSpare();
+            return true;
+        }
+
+        if (ReclaimOne(barren >= 2, out bool freed))
+        {
+            barren = freed ? 0 : barren + 1;
+            return true;
+        }
+
+        return _cache.FreeRoomElsewhere(this, needed);
+    }
+
+    /// <summary>
+    /// For a write in another shard: gives memory back to the budget (a spare segment, or one
+    /// reclaimed here); false if this shard has nothing to give.
+    /// </summary>
+    internal bool GiveBack()
+    {
+        for (int attempt = 0; attempt < 4; attempt++)
+        {
+            if (_free.Count > 0)
+            {
+                FreeSpare();
+                return true;
+            }
+
+            if (!ReclaimOne(attempt >= 2, out _))
+            {
+                return false;
+            }
+        }
+
+        if (_free.Count > 0)
+        {
+            FreeSpare();
+            return true;
+        }
+
+        return false;
+    }
+
+    private void FreeSpare()
+    {
+        CacheSegment spare = _free.Pop();
+        _segmentBytes -= spare.HeldBytes;
+        _generation.FreeSegment(spare);
+    }
+
+    private bool HasReclaimable
+    {
+        get
+        {
+            foreach (Queue<CacheSegment>? queue in _logs)
+            {
+                if (queue is { Count: > 0 })
+                {
+                    return true;
+                }
+            }
+
+            return false;
+        }
+    }
+
+    private bool HasFreeNumber => _freeIds.Count > 0 || _nextId <= ushort.MaxValue;
+
+    private bool TryNumber(CacheSegment segment)
+    {
+        ushort id;
+        if (_freeIds.Count > 0)
+        {
+            id = _freeIds.Pop();
+        }
+        else if (_nextId <= ushort.MaxValue)
+        {
+            id = (ushort)_nextId++;
+            if (id >= _segments.Length)
+            {
+                Array.Resize(ref _segments, Math.Min(ushort.MaxValue + 1, _segments.Length * 2));
+            }
+        }
+        else
+        {
+            return false;
+        }
+
+        segment.Id = id;
+        _segments[id] = segment;
+        return true;
+    }
+
+    // ---------------------------------------------------------------- the generation's end
+
+    /// <summary>
+    /// Retires every segment (the shard is closed): those no lease pins are added to
+    /// <paramref name="unpinned"/>, the others counted as outstanding in <paramref name="generation"/>.
+    /// </summary>
+    internal void RetireAll(CacheGeneration generation, List<CacheSegment> unpinned)
+    {
+        foreach (CacheSegment? segment in _segments)
+        {
+            if (segment is not null)
+            {
+                RetireOne(generation, segment, unpinned);
+            }
+        }
+
+        foreach (CacheSegment segment in _free)
+        {
+            unpinned.Add(segment);
+        }
+
+        _free.Clear();
+    }
+
+    private static void RetireOne(CacheGeneration generation, CacheSegment segment, List<CacheSegment> unpinned)
+    {
+        generation.AddOutstanding(segment);
+        if (segment.TryRetire())
+        {
+            generation.RemoveOutstanding(segment);
+            unpinned.Add(segment);
+        }
+    }
+
+    /// <summary>Frees the index and ghost tables (the shard is closed).</summary>
+    internal void FreeTables()
+    {
+        if (_slots != null)
+        {
+            _generation.FreeBlock(_indexBlock, _indexHeld);
+            _generation.FreeBlock(_ghostBlock, _ghostHeld);
+            _slots = null;
+            _ghost = null;
+        }
+    }
+}
