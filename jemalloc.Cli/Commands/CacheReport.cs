@@ -168,7 +168,13 @@ public static class CacheReport
             return;
         }
 
-        double ratio = other == 0 ? (native == 0 ? 1 : double.PositiveInfinity) : native / other;
+        if (native == 0 && other == 0)
+        {
+            output.WriteLine($"  {what}: 0 on both sides (goal {(lowerIsBetter ? "<=" : ">=")} {target.ToString("F3", CultureInfo.InvariantCulture)}x): met");
+            return;
+        }
+
+        double ratio = other == 0 ? double.PositiveInfinity : native / other;
         bool met = lowerIsBetter ? ratio <= target : ratio >= target;
         output.WriteLine(string.Create(CultureInfo.InvariantCulture,
             $"  {what}: {ratio:F3}x (goal {(lowerIsBetter ? "<=" : ">=")} {target:F3}x): {(met ? "met" : "NOT met")}"));
