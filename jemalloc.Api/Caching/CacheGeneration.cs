@@ -162,18 +162,24 @@ internal sealed unsafe class CacheGeneration
         DropOutstanding();
     }
 
-    /// <summary>Counts one segment retired under leases by <see cref="Drop"/>, before it is retired.</summary>
-    internal void AddOutstanding(CacheSegment segment)
+    /// <summary>
+    /// Retires one segment of a dropped generation: added to <paramref name="unpinned"/> if no lease
+    /// pins it, otherwise listed and counted until its last lease ends.
+    /// </summary>
+    internal void RetireAtDrop(CacheSegment segment, List<CacheSegment> unpinned)
     {
-        Interlocked.Increment(ref _outstanding);
-        Budget.AddPinned(segment.HeldBytes);
-    }
+        lock (_gate)
+        {
+            if (segment.TryRetire())
+            {
+                unpinned.Add(segment);
+                return;
+            }
 
-    /// <summary>Takes back <see cref="AddOutstanding"/> for a segment no lease pinned after all.</summary>
-    internal void RemoveOutstanding(CacheSegment segment)
-    {
-        Interlocked.Decrement(ref _outstanding);
-        Budget.AddPinned(-segment.HeldBytes);
+            _retiredPinned.Add(segment);
+            Interlocked.Increment(ref _outstanding);
+            Budget.AddPinned(segment.HeldBytes);
+        }
     }
 
     private void DropOutstanding()

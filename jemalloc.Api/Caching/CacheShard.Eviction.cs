@@ -249,6 +249,12 @@ internal sealed unsafe partial class CacheShard
     {
         for (int log = FirstTtlLog; log < _logs.Length; log++)
         {
+            if (_logs[log] is { Count: > 0 } first && first.Peek().MaxDeadline <= nowMs)
+            {
+                // Entries that move forward go to a new head, not into a segment this sweep is about to visit.
+                _heads[log] = null;
+            }
+
             while (_logs[log] is { Count: > 0 } queue && queue.Peek().MaxDeadline <= nowMs)
             {
                 _ = Reclaim(log, force: false, sweeping: true, nowMs);

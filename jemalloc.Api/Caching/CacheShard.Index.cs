@@ -1,4 +1,3 @@
-using System.Diagnostics;
 using System.Runtime.CompilerServices;
 using jemalloc.Ledger;
 
@@ -46,7 +45,7 @@ internal sealed unsafe partial class CacheShard
                 return;
             }
 
-            if (!FreeSomething(ref barren, slots * sizeof(ulong)))
+            if (!FreeSomething(ref barren))
             {
                 NativeCache.ThrowNoRoom(slots * sizeof(ulong), _generation.Budget);
             }
@@ -148,7 +147,12 @@ internal sealed unsafe partial class CacheShard
         while (true)
         {
             ulong value = _slots[i];
-            Debug.Assert(value != 0, "A live entry of a segment is indexed.");
+            if (value == 0)
+            {
+                // Every live entry of a segment is indexed; reaching an empty slot is a bug, not bad input.
+                throw new InvalidOperationException("NativeCache: a live entry of a segment is missing from its shard's index.");
+            }
+
             if ((value & LocationMask) == location)
             {
                 return i;

@@ -294,7 +294,7 @@ internal sealed unsafe partial class CacheShard
                 continue;
             }
 
-            if (!_cache.FreeRoomElsewhere(this, _generation.SegmentBytes))
+            if (!NativeCache.FreeRoomElsewhere(this, _generation.Shards))
             {
                 NativeCache.ThrowNoRoom(_generation.SegmentBytes, _generation.Budget);
             }
@@ -313,7 +313,7 @@ internal sealed unsafe partial class CacheShard
                 return fresh;
             }
 
-            if (!FreeSomething(ref barren, size))
+            if (!FreeSomething(ref barren))
             {
                 NativeCache.ThrowNoRoom(size, _generation.Budget);
             }
@@ -321,7 +321,7 @@ internal sealed unsafe partial class CacheShard
     }
 
     // One step towards more room in the budget; false when nothing more can be done anywhere.
-    private bool FreeSomething(ref int barren, long needed)
+    private bool FreeSomething(ref int barren)
     {
         if (_free.Count > 0)
         {
@@ -335,7 +335,7 @@ internal sealed unsafe partial class CacheShard
             return true;
         }
 
-        return _cache.FreeRoomElsewhere(this, needed);
+        return NativeCache.FreeRoomElsewhere(this, _generation.Shards);
     }
 
     /// <summary>
@@ -429,7 +429,7 @@ internal sealed unsafe partial class CacheShard
         {
             if (segment is not null)
             {
-                RetireOne(generation, segment, unpinned);
+                generation.RetireAtDrop(segment, unpinned);
             }
         }
 
@@ -439,16 +439,6 @@ internal sealed unsafe partial class CacheShard
         }
 
         _free.Clear();
-    }
-
-    private static void RetireOne(CacheGeneration generation, CacheSegment segment, List<CacheSegment> unpinned)
-    {
-        generation.AddOutstanding(segment);
-        if (segment.TryRetire())
-        {
-            generation.RemoveOutstanding(segment);
-            unpinned.Add(segment);
-        }
     }
 
     /// <summary>Frees the index and ghost tables (the shard is closed).</summary>

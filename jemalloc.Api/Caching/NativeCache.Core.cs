@@ -434,16 +434,9 @@ public sealed unsafe partial class NativeCache
     /// other shards of the same generation. The caller holds its own shard's lock, so others are
     /// only tried (waiting a little, never indefinitely), which cannot deadlock.
     /// </summary>
-    internal bool FreeRoomElsewhere(CacheShard requester, long needed)
+    internal static bool FreeRoomElsewhere(CacheShard requester, CacheShard[] shards)
     {
-        _ = needed;
-        CacheShard[] shards = Volatile.Read(ref _generation).Shards;
         int start = Array.IndexOf(shards, requester);
-        if (start < 0)
-        {
-            return false;
-        }
-
         for (int round = 0; round < 8; round++)
         {
             for (int step = 1; step < shards.Length; step++)
