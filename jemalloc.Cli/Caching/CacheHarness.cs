@@ -85,7 +85,8 @@ public static class CacheHarness
         if (settings.Workloads.Any(w => w is >= CacheWorkload.YcsbA and <= CacheWorkload.Scan))
         {
             using CacheSubject subject = CacheSides.Create(side, space, capacity, expiring: false, prepareKeys: false);
-            sampler.Watch(subject);
+            // Whatever happens, the sampler lets go of the cache before it is freed.
+            using var watch = sampler.Watching(subject);
             fillSeconds = Fill(subject, Team(teams, settings.OnceThreads), entries, expiring: false);
             progress.WriteLine(string.Create(CultureInfo.InvariantCulture, $"cache: {subject.Name}: filled {entries:N0} keys in {fillSeconds:F1} s."));
             foreach ((CacheWorkload workload, double writes) in new[] { (CacheWorkload.YcsbC, 0.0), (CacheWorkload.YcsbB, 0.05), (CacheWorkload.YcsbA, 0.5) })
@@ -113,7 +114,6 @@ public static class CacheHarness
             managedBytes = Math.Max(0, GC.GetTotalMemory(forceFullCollection: false) - baseline);
             nativeBytes = subject.NativeStatistics()?.AllocatedBytes ?? 0;
             (entriesHeld, entryBytes) = subject.Contents();
-            sampler.Watch(null);
         }
 
         GC.Collect();
@@ -158,7 +158,7 @@ public static class CacheHarness
         Dictionary<int, WorkerTeam> teams, CacheMemorySampler sampler)
     {
         using CacheSubject subject = CacheSides.Create(side, space, capacity, expiring: true, prepareKeys: false);
-        sampler.Watch(subject);
+        using var watch = sampler.Watching(subject);
         int threads = settings.OnceThreads;
         _ = Fill(subject, Team(teams, threads), settings.Entries, expiring: true);
         CacheRunResult run = Timed(subject, CacheWorkload.Expiry, Team(teams, threads),
@@ -168,7 +168,6 @@ public static class CacheHarness
         subject.TrimExpired();
         long after = subject.Contents().Entries;
         sampler.Sample();
-        sampler.Watch(null);
         return run with { EntriesBeforeExpiry = before, EntriesAfterExpiry = after };
     }
 

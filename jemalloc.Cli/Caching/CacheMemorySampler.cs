@@ -31,8 +31,16 @@ public sealed class CacheMemorySampler : IDisposable
     /// <summary>Samples in which the cache's allocated bytes or its arenas' passed its budget.</summary>
     public int SamplesOverBudget { get; private set; }
 
-    /// <summary>The cache sampled from now on (null: none).</summary>
-    public void Watch(CacheSubject? subject)
+    /// <summary>Samples <paramref name="subject"/> from now until the result is disposed, which must be before the cache is freed.</summary>
+    /// <returns>What stops the sampling of the cache: once disposed, no sample of it is under way or will start.</returns>
+    public IDisposable Watching(CacheSubject subject)
+    {
+        ArgumentNullException.ThrowIfNull(subject);
+        Watch(subject);
+        return new Unwatch(this);
+    }
+
+    private void Watch(CacheSubject? subject)
     {
         lock (_lock)
         {
@@ -72,5 +80,10 @@ public sealed class CacheMemorySampler : IDisposable
         {
             _ = done.WaitOne();
         }
+    }
+
+    private sealed class Unwatch(CacheMemorySampler sampler) : IDisposable
+    {
+        public void Dispose() => sampler.Watch(null);
     }
 }
