@@ -14,6 +14,8 @@ public sealed class BitFasterSubject : CacheSubject
     private readonly ICache<string, byte[]> _cache;
 
     /// <summary>Creates the cache.</summary>
+    /// <exception cref="ArgumentNullException"><paramref name="space"/> or <paramref name="capacity"/> is null.</exception>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="side"/> is not a BitFaster side, or the capacity is below BitFaster's smallest.</exception>
     public BitFasterSubject(CacheSide side, CacheKeySpace space, CacheCapacity capacity, bool expiring) : base(side, space)
     {
         ArgumentNullException.ThrowIfNull(capacity);

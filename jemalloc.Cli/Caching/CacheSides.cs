@@ -22,6 +22,8 @@ public static class CacheSides
     /// <param name="capacity">What it may hold.</param>
     /// <param name="expiring">Whether entries will have lifetimes (BitFaster then needs its time-aware caches).</param>
     /// <param name="prepareKeys">Whether to make every key before the runs (BitFaster's small shapes).</param>
+    /// <exception cref="ArgumentNullException"><paramref name="space"/> or <paramref name="capacity"/> is null.</exception>
+    /// <exception cref="ArgumentOutOfRangeException">The capacity is out of the cache's range (e.g. a budget below <see cref="NativeCache.MinimumBudgetBytes"/>).</exception>
     public static CacheSubject Create(CacheSide side, CacheKeySpace space, CacheCapacity capacity, bool expiring, bool prepareKeys)
     {
         ArgumentNullException.ThrowIfNull(space);

@@ -7,6 +7,7 @@ namespace jemalloc.Cli.Caching;
 public abstract class CacheSubject : IDisposable
 {
     /// <summary>Wraps a cache over <paramref name="space"/>'s keys.</summary>
+    /// <exception cref="ArgumentNullException"><paramref name="space"/> is null.</exception>
     protected CacheSubject(CacheSide side, CacheKeySpace space)
     {
         ArgumentNullException.ThrowIfNull(space);

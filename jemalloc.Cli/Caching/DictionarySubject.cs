@@ -8,6 +8,7 @@ public sealed class DictionarySubject : CacheSubject
     private readonly ConcurrentDictionary<string, byte[]> _map = new();
 
     /// <summary>Creates the dictionary.</summary>
+    /// <exception cref="ArgumentNullException"><paramref name="space"/> is null.</exception>
     public DictionarySubject(CacheKeySpace space) : base(CacheSide.Dictionary, space)
     {
     }

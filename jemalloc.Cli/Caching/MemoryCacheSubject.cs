@@ -11,6 +11,8 @@ public sealed class MemoryCacheSubject : CacheSubject
     private readonly MemoryCache _cache;
 
     /// <summary>Creates the cache.</summary>
+    /// <exception cref="ArgumentNullException"><paramref name="space"/> or <paramref name="capacity"/> is null.</exception>
+    /// <exception cref="ArgumentOutOfRangeException">The size limit is negative.</exception>
     public MemoryCacheSubject(CacheKeySpace space, CacheCapacity capacity) : base(CacheSide.MemoryCache, space)
     {
         ArgumentNullException.ThrowIfNull(capacity);

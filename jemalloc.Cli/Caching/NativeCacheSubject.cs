@@ -10,6 +10,8 @@ public sealed class NativeCacheSubject : CacheSubject
     private readonly NativeCache _cache;
 
     /// <summary>Creates the cache.</summary>
+    /// <exception cref="ArgumentNullException"><paramref name="space"/> or <paramref name="capacity"/> is null.</exception>
+    /// <exception cref="ArgumentOutOfRangeException">The budget is below <see cref="NativeCache.MinimumBudgetBytes"/>.</exception>
     public NativeCacheSubject(CacheKeySpace space, CacheCapacity capacity) : base(CacheSide.Native, space)
     {
         ArgumentNullException.ThrowIfNull(capacity);
