@@ -12,7 +12,7 @@ internal sealed unsafe partial class CacheShard
     /// neither FIFO log has one): entries that earned it move forward, the rest leave.
     /// </summary>
     /// <param name="force">Evict every entry whatever its hits (after reclaims that freed nothing).</param>
-    /// <param name="freed">Whether any entry left.</param>
+    /// <param name="freed">Whether the reclaim made progress: an entry left, or entries left the small log.</param>
     /// <returns>False if the shard has no segment to reclaim.</returns>
     private bool ReclaimOne(bool force, out bool freed)
     {
@@ -23,7 +23,9 @@ internal sealed unsafe partial class CacheShard
             return false;
         }
 
-        freed = Reclaim(log, force, sweeping: false, nowMs: long.MinValue);
+        // Moving entries out of the small log is progress even when none leaves: their hits start
+        // again at zero in the main log, whose next reclaim evicts them unless read meanwhile.
+        freed = Reclaim(log, force, sweeping: false, nowMs: long.MinValue) || log == SmallLog;
         return true;
     }
 

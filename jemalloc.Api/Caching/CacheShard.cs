@@ -285,6 +285,16 @@ internal sealed unsafe partial class CacheShard
             {
                 _ = TryNumber(fresh);
                 _segmentBytes += fresh.HeldBytes;
+                if (_free.Count == 0 && _generation.Budget.Allocated > _generation.Budget.Limit / 2 &&
+                    _generation.TryAllocateSegment(_generation.SegmentBytes, large: false) is { } reserve)
+                {
+                    // The spare that entries moving forward go to once the budget is full (reclaims
+                    // refill it): taken while there is room, but only past half the budget, so a cache
+                    // far from full does not hold a spare per shard.
+                    _free.Push(reserve);
+                    _segmentBytes += reserve.HeldBytes;
+                }
+
                 return fresh;
             }
 
@@ -344,6 +354,13 @@ internal sealed unsafe partial class CacheShard
     /// </summary>
     internal bool GiveBack()
     {
+        if (_count == 0 && !HasReclaimable && _free.Count == 0 && _slots != null)
+        {
+            // An empty shard's tables are all it holds: they go too, and come back with its next write.
+            FreeTables();
+            return true;
+        }
+
         for (int attempt = 0; attempt < 4; attempt++)
         {
             if (_free.Count > 0)
@@ -441,7 +458,7 @@ internal sealed unsafe partial class CacheShard
         _free.Clear();
     }
 
-    /// <summary>Frees the index and ghost tables (the shard is closed).</summary>
+    /// <summary>Frees the index and ghost tables (the shard is closed, or empty).</summary>
     internal void FreeTables()
     {
         if (_slots != null)

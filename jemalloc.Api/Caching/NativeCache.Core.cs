@@ -17,6 +17,8 @@ public sealed unsafe partial class NativeCache
     // A string key up to this many UTF-8 bytes is encoded on the stack; a longer one in a pooled array.
     private const int StackKeyBytes = 512;
     private const int MaxShards = 1024;
+    // The least budget a shard may have: room for its tables and a few small segments.
+    private const int MinShardBytes = 64 << 10;
     private const int MinSegmentBytes = 4 << 10;
     private const int MaxSegmentBytes = 4 << 20;
     // Writes a shard takes between looks at the clock for a sweep of its expired segments.
@@ -83,6 +85,11 @@ public sealed unsafe partial class NativeCache
             ThrowHelper.ThrowArgumentOutOfRange(nameof(options) + "." + nameof(NativeCacheOptions.ShardCount), options.ShardCount, $"The shard count must be a power of two from 1 to {MaxShards}, or 0 to choose it.");
         }
 
+        if (options.ShardCount > options.BudgetBytes / MinShardBytes)
+        {
+            ThrowHelper.ThrowArgumentOutOfRange(nameof(options) + "." + nameof(NativeCacheOptions.ShardCount), options.ShardCount, $"{options.ShardCount} shards need a budget of at least {options.ShardCount * (long)MinShardBytes:N0} bytes ({MinShardBytes / 1024} KiB each, for a few segments and the tables); the budget is {options.BudgetBytes:N0}.");
+        }
+
         TimeSpan interval = options.ExpirationScanInterval;
         if (interval != Timeout.InfiniteTimeSpan && (interval <= TimeSpan.Zero || interval.TotalMilliseconds > int.MaxValue))
         {
@@ -104,10 +111,10 @@ public sealed unsafe partial class NativeCache
         return shards;
     }
 
-    // About 32 segments a shard, a power of two from 4 KiB to 4 MiB.
+    // About 128 segments a shard (the heads being filled and the spare are a small share of it), a power of two from 4 KiB to 4 MiB.
     private static int SegmentBytesFor(long budget, int shards)
     {
-        long share = Math.Max(1, budget / shards / 32);
+        long share = Math.Max(1, budget / shards / 128);
         long size = (long)BitOperations.RoundUpToPowerOf2((ulong)share);
         if (size > share)
         {
@@ -417,11 +424,12 @@ public sealed unsafe partial class NativeCache
         }
     }
 
-    // An entry bigger than the budget, less the tables every shard keeps, can never be written.
+    // An entry bigger than the budget, less the tables of its shard, can never be written.
     private void CheckFits(int keyLength, long valueLength, int expiryBytes)
     {
         long size = CacheEntry.SizeOf(keyLength, valueLength, expiryBytes);
-        long room = _budget.Limit - (_tableBytesPerShard * _shardCount);
+        // The writer's shard keeps its tables; the others give theirs back once emptied.
+        long room = _budget.Limit - _tableBytesPerShard;
         long needed = size <= _segmentBytes ? _segmentBytes : size > int.MaxValue - MaxSegmentBytes ? long.MaxValue : Volatile.Read(ref _generation).UsableSize(size);
         if (needed > room)
         {

@@ -10,6 +10,38 @@ public sealed class NativeCacheBasicTests : LeakCheckedTest
     private const long Budget = 16 << 20;
 
     [Fact]
+    public void The_usage_example_of_the_docs_runs()
+    {
+        byte[] payload = CacheTestData.Value(7, 1, 64);
+        string user = string.Empty;
+        #region example: cache-usage
+        using var cache = new NativeCache(new NativeCacheOptions { BudgetBytes = 64L << 20 });
+
+        cache.Set("user:42", "{\"name\":\"Ada\"}"u8);
+        cache.Set("session:7"u8, payload, new NativeCacheEntryOptions { SlidingExpiration = TimeSpan.FromMinutes(20) });
+
+        if (cache.TryGet("user:42", out NativeCacheLease lease))
+        {
+            using (lease)
+            {
+                user = Encoding.UTF8.GetString(lease.Span);   // the value in place: valid until the lease ends
+            }
+        }
+
+        // One factory call per missing key, however many threads ask at once.
+        using NativeCacheLease report = cache.GetOrAdd("report:2026"u8, 2026,
+            static (key, year, writer) => writer.Write(Encoding.UTF8.GetBytes($"report {year}")));
+
+        NativeCacheStatistics statistics = cache.GetStatistics();   // hits, misses, evictions, bytes, ...
+        #endregion
+
+        Assert.Equal("{\"name\":\"Ada\"}", user);
+        Assert.Equal("report 2026", Encoding.UTF8.GetString(report.Span));
+        Assert.Equal(3, statistics.Entries);
+        Assert.True(cache.ContainsKey("session:7"u8));
+    }
+
+    [Fact]
     public void A_value_written_under_a_byte_key_is_read_back_through_every_read()
     {
         using var cache = new NativeCache(Budget);
