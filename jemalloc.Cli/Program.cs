@@ -29,7 +29,7 @@ public static class Program
         typeof(MallocOptions), typeof(ArrayOptions), typeof(BufferOptions), typeof(HugeArrayOptions),
         typeof(VectorOptions), typeof(AllocOptions), typeof(InfoOptions), typeof(MicroOptions),
         typeof(HugePagesOptions), typeof(ArenaOptions), typeof(RecordsOptions), typeof(IoOptions), typeof(ColumnarOptions),
-        typeof(StringsOptions),
+        typeof(StringsOptions), typeof(CacheOptions),
     ];
 
     /// <summary>"jembench" and its version, from this assembly (not the process's entry assembly, which may be a test host).</summary>
@@ -74,6 +74,7 @@ public static class Program
                 IoOptions o => IoCommand.Run(o, output, error),
                 ColumnarOptions o => ColumnarCommand.Run(o, output, error),
                 StringsOptions o => StringsCommand.Run(o, output, error),
+                CacheOptions o => CacheCommand.Run(o, output, error),
                 _ => throw new CommandLineException($"Unknown verb {parsed.Value.GetType().Name}."),
             };
         }
