@@ -23,9 +23,11 @@ public sealed class NativeRecordTable : IRecordTable
     /// <summary>Builds the table of <paramref name="count"/> records.</summary>
     public NativeRecordTable(long count)
     {
-        // Huge pages: a lookup touches three random places of hundreds of MiB (index, row, score); with
-        // 4 KiB pages each also misses the TLB, and the page walk misses the cache.
-        AllocationOptions options = AllocationOptions.WithHugePages;
+        // What the library gives an array of this size made without options (huge pages where this
+        // host's measurement favours them): this side shows the library as a user gets it. Huge pages
+        // would spare a lookup's three random places TLB misses, but where their first touch is dearer
+        // they slow the build.
+        AllocationOptions options = HugePagePolicy.DefaultFor<NativeRecord>(count);
         _rows = new HugeArray<NativeRecord>(count, options);
         _scores = new HugeArray<double>(count, options);
         _nameColumn = new HugeArray<StoredUtf8String>(count, options);
