@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using System.Runtime.InteropServices;
+using System.Runtime.Versioning;
 using jemalloc.HugePages;
 using jemalloc.Interop;
 
@@ -11,17 +12,27 @@ namespace jemalloc.Memory;
 /// through the library's own allocation path, one advised for huge pages as an array would be, the
 /// other held to 4 KiB pages with <c>MADV_NOHUGEPAGE</c> (in mode <c>always</c> the kernel would
 /// otherwise give it huge pages, and in mode <c>madvise</c> jemalloc may hand back memory advised
-/// earlier). Each round drops both probes' pages (<c>MADV_DONTNEED</c>), so every touch faults fresh
-/// pages in, and writes each probe whole, as filling a new array does; the rounds alternate which
-/// probe goes first, and the best round of each counts, since interference only ever slows a round.
+/// earlier). Both are dropped first (<c>MADV_DONTNEED</c>), so that pages jemalloc kept resident fault
+/// again, then written slice by slice, as filling a new array does, the two probes taking turns and
+/// alternating which goes first.
 /// </summary>
+/// <remarks>
+/// Every slice is memory the probe never touched before, and the cost is the whole probe's (all its
+/// slices), not its best slice: the kernel hands a freshly freed huge page back cheaply, but a big
+/// load needs huge pages the kernel must make anew, which on some hosts (a virtual machine whose
+/// free memory is reported to the host, for one) costs many times more. Touching the same memory again
+/// after dropping it, or keeping the best slice, would measure only the cheap case.
+/// </remarks>
 internal static unsafe class FirstTouchProbe
 {
-    /// <summary>Each probe's size: eight huge pages, enough for the fault cost to dominate the timer's.</summary>
-    internal const long ProbeBytes = 16L << 20;
+    /// <summary>Each slice: eight huge pages, enough for the fault cost to dominate the timer's.</summary>
+    internal const long SliceBytes = 16L << 20;
 
-    /// <summary>Fresh touches of each probe.</summary>
-    internal const int Rounds = 5;
+    /// <summary>Slices per probe (turns of each page size).</summary>
+    internal const int Rounds = 4;
+
+    /// <summary>Each probe's size.</summary>
+    internal const long ProbeBytes = SliceBytes * Rounds;
 
     private const double BytesPerGiB = 1L << 30;
 
@@ -35,11 +46,11 @@ internal static unsafe class FirstTouchProbe
 
         nuint size = (nuint)ProbeBytes;
         int flags = HugePageAdvisor.AlignFlags(0);
-        void* normal;
-        void* huge;
+        byte* normal;
+        byte* huge;
         try
         {
-            normal = NativeAllocator.Allocate(size, flags, hugePages: false, zero: false);
+            normal = (byte*)NativeAllocator.Allocate(size, flags, hugePages: false, zero: false);
         }
         catch (OutOfMemoryException)
         {
@@ -48,7 +59,7 @@ internal static unsafe class FirstTouchProbe
 
         try
         {
-            huge = NativeAllocator.Allocate(size, flags, hugePages: true, zero: false);
+            huge = (byte*)NativeAllocator.Allocate(size, flags, hugePages: true, zero: false);
         }
         catch (OutOfMemoryException)
         {
@@ -63,33 +74,33 @@ internal static unsafe class FirstTouchProbe
                 return HugePageMeasurement.NotMeasured(mode, $"the kernel refused MADV_NOHUGEPAGE (errno {Marshal.GetLastPInvokeError()}), so no probe is sure to be in 4 KiB pages.");
             }
 
-            double bestNormal = double.PositiveInfinity;
-            double bestHuge = double.PositiveInfinity;
+            if (Libc.Madvise((nint)normal, size, Libc.MadvDontNeed) != 0 || Libc.Madvise((nint)huge, size, Libc.MadvDontNeed) != 0)
+            {
+                return HugePageMeasurement.NotMeasured(mode, $"the kernel refused MADV_DONTNEED (errno {Marshal.GetLastPInvokeError()}), so the probe's pages could not be made fresh.");
+            }
+
+            double normalSeconds = 0;
+            double hugeSeconds = 0;
             for (int round = 0; round < Rounds; round++)
             {
                 bool hugeFirst = (round & 1) != 0;
                 for (int turn = 0; turn < 2; turn++)
                 {
                     bool isHuge = (turn == 0) == hugeFirst;
-                    double seconds = TouchFresh(isHuge ? huge : normal, size);
-                    if (seconds < 0)
-                    {
-                        return HugePageMeasurement.NotMeasured(mode, $"the kernel refused MADV_DONTNEED (errno {Marshal.GetLastPInvokeError()}), so the probe's pages could not be made fresh.");
-                    }
-
+                    double seconds = Touch((isHuge ? huge : normal) + (round * SliceBytes), (nuint)SliceBytes);
                     if (isHuge)
                     {
-                        bestHuge = Math.Min(bestHuge, seconds);
+                        hugeSeconds += seconds;
                     }
                     else
                     {
-                        bestNormal = Math.Min(bestNormal, seconds);
+                        normalSeconds += seconds;
                     }
                 }
             }
 
             double fraction = HugePageProbe.Query((nint)huge, size, SystemHugePageSource.Instance).HugePageFraction;
-            return HugePageMeasurement.Decide(mode, PerGiB(bestNormal), PerGiB(bestHuge), fraction, ProbeBytes, Rounds);
+            return HugePageMeasurement.Decide(mode, PerGiB(normalSeconds), PerGiB(hugeSeconds), fraction, ProbeBytes, Rounds);
         }
         finally
         {
@@ -106,21 +117,15 @@ internal static unsafe class FirstTouchProbe
         }
     }
 
-    // Milliseconds per GiB of a probe touched in this many seconds; 0 (not timed) when the clock saw nothing.
-    private static double PerGiB(double seconds) =>
-        seconds > 0 && !double.IsInfinity(seconds) ? seconds * 1000 * BytesPerGiB / ProbeBytes : 0;
+    // Milliseconds per GiB of a whole probe written in this many seconds; 0 (not timed) when the clock saw nothing.
+    private static double PerGiB(double seconds) => seconds > 0 ? seconds * 1000 * BytesPerGiB / ProbeBytes : 0;
 
-    // Drops the probe's pages, then writes it whole and returns the seconds taken; -1 when the pages cannot be dropped.
-    [System.Runtime.Versioning.SupportedOSPlatform("linux")]
-    private static double TouchFresh(void* probe, nuint size)
+    // Writes the slice whole (its first touch: the probe dropped its pages) and returns the seconds taken.
+    [SupportedOSPlatform("linux")]
+    private static double Touch(byte* slice, nuint size)
     {
-        if (Libc.Madvise((nint)probe, size, Libc.MadvDontNeed) != 0)
-        {
-            return -1;
-        }
-
         long start = Stopwatch.GetTimestamp();
-        NativeMemory.Fill(probe, size, 0x5A);
+        NativeMemory.Fill(slice, size, 0x5A);
         return Stopwatch.GetElapsedTime(start).TotalSeconds;
     }
 }

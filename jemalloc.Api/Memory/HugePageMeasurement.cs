@@ -9,11 +9,11 @@ namespace jemalloc;
 /// </summary>
 /// <param name="Mode">The kernel's transparent huge page mode when the measurement was made.</param>
 /// <param name="HugePages">Whether arrays created without options ask for huge pages (from <see cref="HugePagePolicy.ThresholdBytes"/>).</param>
-/// <param name="NormalPageMillisecondsPerGiB">The best first-touch cost of fresh memory in 4 KiB pages, in milliseconds per GiB (0 when not measured).</param>
-/// <param name="HugePageMillisecondsPerGiB">The best first-touch cost of fresh memory advised for huge pages, in milliseconds per GiB (0 when not measured).</param>
+/// <param name="NormalPageMillisecondsPerGiB">The first-touch cost of fresh memory in 4 KiB pages over the whole probe, in milliseconds per GiB (0 when not measured).</param>
+/// <param name="HugePageMillisecondsPerGiB">The first-touch cost of fresh memory advised for huge pages over the whole probe, in milliseconds per GiB (0 when not measured).</param>
 /// <param name="HugePageFraction">The share of the huge-page probe the kernel backed with huge pages, from 0 to 1 (0 when not measured).</param>
-/// <param name="ProbeBytes">The size of each probe in bytes (0 when not measured).</param>
-/// <param name="Rounds">How many times each probe was touched fresh (0 when not measured).</param>
+/// <param name="ProbeBytes">The size of each probe (4 KiB pages, huge pages) in bytes (0 when not measured).</param>
+/// <param name="Rounds">How many slices each probe was written in, taking turns with the other (0 when not measured).</param>
 /// <param name="Reason">A sentence saying why the choice was made.</param>
 public readonly record struct HugePageMeasurement(
     TransparentHugePageMode Mode,
@@ -26,7 +26,7 @@ public readonly record struct HugePageMeasurement(
     string Reason)
 {
     /// <summary>
-    /// How much dearer (best against best) the first touch of huge pages may be and still be chosen:
+    /// How much dearer the first touch of huge pages may be and still be chosen:
     /// 10%. First touch is paid once per page, while fewer TLB misses on every later random read
     /// are not in the probe, so huge pages get the benefit of a margin about as wide as the noise.
     /// </summary>
@@ -45,7 +45,7 @@ public readonly record struct HugePageMeasurement(
     internal static HugePageMeasurement Decide(TransparentHugePageMode mode, double normalMsPerGiB, double hugeMsPerGiB, double hugeFraction, long probeBytes, int rounds)
     {
         string figures = string.Create(CultureInfo.InvariantCulture,
-            $"first touch of fresh memory costs {hugeMsPerGiB:F0} ms/GiB in huge pages against {normalMsPerGiB:F0} ms/GiB in 4 KiB pages (best of {rounds} rounds of {probeBytes / 1048576.0:0.#} MiB each, kernel mode {mode.ToString().ToLowerInvariant()})");
+            $"first touch of fresh memory costs {hugeMsPerGiB:F0} ms/GiB in huge pages against {normalMsPerGiB:F0} ms/GiB in 4 KiB pages ({probeBytes / 1048576.0:0.#} MiB of each written in {rounds} interleaved slices, kernel mode {mode.ToString().ToLowerInvariant()})");
         if (!(normalMsPerGiB > 0 && hugeMsPerGiB > 0))
         {
             return new(mode, false, normalMsPerGiB, hugeMsPerGiB, hugeFraction, probeBytes, rounds,
@@ -61,10 +61,10 @@ public readonly record struct HugePageMeasurement(
         double ratio = hugeMsPerGiB / normalMsPerGiB;
         bool huge = ratio <= 1 + Margin;
         string verdict = huge
-            ? string.Create(CultureInfo.InvariantCulture, $"huge pages: their first touch is {ratio:F2}x that of 4 KiB pages, within the {Margin:P0} margin, and they save TLB misses after")
-            : string.Create(CultureInfo.InvariantCulture, $"4 KiB pages: the first touch of huge pages is {ratio:F2}x dearer, more than the {Margin:P0} margin");
+            ? string.Create(CultureInfo.InvariantCulture, $"huge pages: their first touch costs {ratio:F2}x that of 4 KiB pages (up to {1 + Margin:F2}x is accepted, since they also save TLB misses)")
+            : string.Create(CultureInfo.InvariantCulture, $"4 KiB pages: the first touch of huge pages costs {ratio:F2}x that of 4 KiB pages, more than the {1 + Margin:F2}x accepted");
         return new(mode, huge, normalMsPerGiB, hugeMsPerGiB, hugeFraction, probeBytes, rounds,
-            string.Create(CultureInfo.InvariantCulture, $"{verdict}; {figures}, {hugeFraction:P0} of the huge-page probe in huge pages."));
+            string.Create(CultureInfo.InvariantCulture, $"{verdict}; {figures}, {hugeFraction * 100:F0}% of the huge-page probe in huge pages."));
     }
 
     /// <summary>The choice where nothing is measured: 4 KiB pages, because <paramref name="why"/>.</summary>

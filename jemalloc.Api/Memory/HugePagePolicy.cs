@@ -22,9 +22,9 @@ namespace jemalloc;
 /// 4 KiB page or one per 2 MiB huge page; on many hosts huge pages make that cheaper (and random reads
 /// miss the TLB less), but on some (virtual machines among them) the kernel clears a fresh huge page
 /// at a far higher cost per byte, and huge pages make big loads slower. The first array that would ask
-/// for them (or <see cref="Measure"/>) touches two fresh probes of 16 MiB, one in 4 KiB pages and one
-/// in huge pages, a few times each, and huge pages are chosen unless their best first touch costs more
-/// than 10% over the 4 KiB pages' best. <see cref="Measurement"/> reads the figures and the reason;
+/// for them (or <see cref="Measure"/>) writes two fresh probes of 64 MiB, one in 4 KiB pages and one in
+/// huge pages, in turns, and huge pages are chosen unless their first touch costs more than 10% over
+/// the 4 KiB pages'. <see cref="Measurement"/> reads the figures and the reason;
 /// <c>jembench info</c> prints them. Where the OS offers no huge pages, nothing is measured.
 /// </para>
 /// <para>
@@ -95,7 +95,7 @@ public static class HugePagePolicy
     /// Makes the measurement if it is not made yet (whatever <see cref="Selection"/> is) and returns it:
     /// the first-touch cost of fresh memory with 4 KiB pages and with huge pages on this host, the
     /// choice and why. Made once per process; threads that ask meanwhile wait for it. An application
-    /// can call this at start-up to keep the measuring (tens of milliseconds) off its first big array.
+    /// can call this at start-up to keep the measuring (two 64 MiB probes, each written once) off its first big array.
     /// Where the OS offers no huge pages, nothing is measured and the choice is 4 KiB pages.
     /// </summary>
     public static HugePageMeasurement Measure()

@@ -81,8 +81,8 @@ public sealed class HugePageMeasurementTests
             Assert.True(measured.NormalPageMillisecondsPerGiB > 0, measured.Reason);
             Assert.True(measured.HugePageMillisecondsPerGiB > 0, measured.Reason);
             Assert.InRange(measured.HugePageFraction, 0.0, 1.0);
-            Assert.Equal(16 * MiB, measured.ProbeBytes);
-            Assert.Equal(5, measured.Rounds);
+            Assert.Equal(64 * MiB, measured.ProbeBytes);
+            Assert.Equal(4, measured.Rounds);
             bool expected = measured.HugePageFraction > 0
                 && measured.HugePageMillisecondsPerGiB <= measured.NormalPageMillisecondsPerGiB * (1 + HugePageMeasurement.Margin);
             Assert.Equal(expected, measured.HugePages);
@@ -114,7 +114,7 @@ public sealed class HugePageMeasurementTests
         ulong taken = MallctlKeys.Thread.Allocated.Get() - allocated;
         Assert.Equal(taken, MallctlKeys.Thread.Deallocated.Get() - deallocated);
         // Two probes through jemalloc where something was measured, nothing where not.
-        Assert.Equal(measured.Measured ? 2UL * 16 * MiB : 0, taken);
+        Assert.Equal(measured.Measured ? 2UL * 64 * MiB : 0, taken);
     }
 
     [Fact]
