@@ -1,6 +1,5 @@
 using System.Diagnostics;
 using System.Runtime.InteropServices;
-using System.Runtime.Versioning;
 using jemalloc.HugePages;
 using jemalloc.Interop;
 
@@ -121,7 +120,6 @@ internal static unsafe class FirstTouchProbe
     private static double PerGiB(double seconds) => seconds > 0 ? seconds * 1000 * BytesPerGiB / ProbeBytes : 0;
 
     // Writes the slice whole (its first touch: the probe dropped its pages) and returns the seconds taken.
-    [SupportedOSPlatform("linux")]
     private static double Touch(byte* slice, nuint size)
     {
         long start = Stopwatch.GetTimestamp();
