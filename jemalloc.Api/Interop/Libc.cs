@@ -26,4 +26,10 @@ internal static partial class Libc
 
     /// <summary><c>MADV_HUGEPAGE</c> on Linux.</summary>
     internal const int MadvHugePage = 14;
+
+    /// <summary><c>MADV_NOHUGEPAGE</c> on Linux.</summary>
+    internal const int MadvNoHugePage = 15;
+
+    /// <summary><c>MADV_DONTNEED</c> on Linux: private anonymous pages are dropped and read as zero, freshly faulted, on their next touch.</summary>
+    internal const int MadvDontNeed = 4;
 }

@@ -41,6 +41,14 @@ public static class JemSettings
         set => HugePagePolicy.ThresholdBytes = value;
     }
 
+    /// <summary>How arrays, writer blocks and pool blocks created without options decide on huge pages (measured, always or never): <see cref="HugePagePolicy.Selection"/>.</summary>
+    /// <exception cref="ArgumentOutOfRangeException">The value set is not one of <see cref="jemalloc.HugePageSelection"/>'s.</exception>
+    public static HugePageSelection HugePageSelection
+    {
+        get => HugePagePolicy.Selection;
+        set => HugePagePolicy.Selection = value;
+    }
+
     /// <summary>The size of a write from which fills and copies stream past the cache: <see cref="FillPolicy.NonTemporalThresholdBytes"/>.</summary>
     /// <exception cref="ArgumentOutOfRangeException">The value set is negative and not <see cref="FillPolicy.Automatic"/>.</exception>
     public static long NonTemporalThresholdBytes
@@ -80,6 +88,7 @@ public static class JemSettings
         var text = new StringBuilder();
         Line(text, nameof(NativeConfiguration), NativeConfiguration ?? "(none)", $"Jem.Init, {Jem.ConfigurationVariable}");
         Line(text, nameof(HugePageThresholdBytes), Bytes(HugePageThresholdBytes), "HugePagePolicy.ThresholdBytes");
+        Line(text, nameof(HugePageSelection), HugePageSelection.ToString().ToLowerInvariant(), $"HugePagePolicy.Selection, {HugePageVariables.Selection}");
         Line(text, nameof(NonTemporalThresholdBytes), NonTemporalThresholdBytes == FillPolicy.Automatic ? "automatic" : Bytes(NonTemporalThresholdBytes), "FillPolicy.NonTemporalThresholdBytes");
         Line(text, nameof(CheckedMode), CheckedMode ? "on" : "off", $"AllocationLedger.CheckedMode, {CheckedModeVariables.Enabled}");
         Line(text, nameof(QuarantineBytes), Bytes(QuarantineBytes), $"AllocationLedger.QuarantineBytes, {CheckedModeVariables.QuarantineBytes}");

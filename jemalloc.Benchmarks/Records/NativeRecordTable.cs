@@ -23,18 +23,16 @@ public sealed class NativeRecordTable : IRecordTable
     /// <summary>Builds the table of <paramref name="count"/> records.</summary>
     public NativeRecordTable(long count)
     {
-        // Huge pages: a lookup touches three random places of hundreds of MiB (index, row, score); with
-        // 4 KiB pages each also misses the TLB, and the page walk misses the cache.
-        AllocationOptions options = AllocationOptions.WithHugePages;
+        // Every block as the library gives it without options (huge pages only where this host's
+        // first-touch measurement favours them, HugePagePolicy.Selection): this side shows the library as a
+        // user gets it. Huge pages spare a lookup's three random reads TLB misses; where their first touch
+        // is dearer they slow the build, which is what the measurement weighs.
+        AllocationOptions options = HugePagePolicy.DefaultFor<NativeRecord>(count);
         _rows = new HugeArray<NativeRecord>(count, options);
         _scores = new HugeArray<double>(count, options);
         _rowOf = new NativeHashIndex<long>(count, options);
-        // The names on 4 KiB pages: only the scan reads them, a window in row order with its own
-        // prefetches, so huge pages save it less than their first touch costs the build where fresh
-        // 2 MiB pages fault slowly (on the VM of docs/results/records.md a 10M run's system time fell
-        // from 2.1-2.3 s to 0.4-0.7 s, the scan stayed above the struct side's rate).
-        _nameColumn = new HugeArray<StoredUtf8String>(count, AllocationOptions.Default);
-        _names = new Utf8StringStore(16 << 20, AllocationOptions.Default);
+        _nameColumn = new HugeArray<StoredUtf8String>(count, options);
+        _names = new Utf8StringStore(16 << 20, options);
         // A chunk at a time: the columns written through one lease each instead of a checked indexer
         // call per element, the chunk's names stored and its ids indexed in one bulk write each.
         const int Chunk = 4096;

@@ -181,6 +181,11 @@ public sealed class QuickRunTests : IDisposable
         Assert.Contains($"{System.Runtime.InteropServices.RuntimeInformation.ProcessArchitecture} process", result.Output, StringComparison.Ordinal);
         Assert.Contains($"pages: jemalloc {Jem.PageSize.ToString("N0", CultureInfo.InvariantCulture)} bytes (compiled in), OS {Environment.SystemPageSize.ToString("N0", CultureInfo.InvariantCulture)} bytes", result.Output, StringComparison.Ordinal);
         Assert.Contains($"transparent huge pages: {HugePageInfo.Mode}", result.Output, StringComparison.Ordinal);
+        // The huge-page measurement is made for the report and shown with its choice (or why there is none).
+        string policy = Assert.Single(result.Output.Split('\n'), l => l.StartsWith("huge-page policy: ", StringComparison.Ordinal));
+        Assert.DoesNotContain("not measured yet", policy, StringComparison.Ordinal);
+        Assert.Contains(HugePageInfo.IsAvailable ? " ms/GiB in huge pages against " : "4 KiB pages, not measured: ", policy, StringComparison.Ordinal);
+        Assert.Contains("HugePageSelection = ", result.Output, StringComparison.Ordinal);
     }
 
     [Fact]

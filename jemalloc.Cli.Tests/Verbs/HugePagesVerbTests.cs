@@ -24,6 +24,7 @@ public sealed class HugePagesVerbTests : IDisposable
 
         Assert.True(result.ExitCode == Program.ExitSuccess, result.All);
         Assert.Contains("every benchmark ran", result.Output, StringComparison.Ordinal);
+        Assert.Contains("Huge-page policy: ", result.Output, StringComparison.Ordinal);
         // Four create rows (the last timed operation's array kept, its elements counted, every element), three
         // columnar rows (two sums, every row of the result).
         Assert.Equal(12, ResultChecks.All.Count(c => c.Passed && c.Benchmark.StartsWith("hugepages create x100003: ", StringComparison.Ordinal)));

@@ -46,8 +46,8 @@ public static unsafe class ColumnarData
     }
 
     /// <summary>
-    /// Generates <paramref name="columns"/> columns of <paramref name="rows"/> rows (native, on huge
-    /// pages, all cores), writes them to a Parquet file compressed with <paramref name="codec"/>, and
+    /// Generates <paramref name="columns"/> columns of <paramref name="rows"/> rows (native, on the
+    /// library's default pages, all cores), writes them to a Parquet file compressed with <paramref name="codec"/>, and
     /// returns the right results. The columns are freed before it returns. The pages carry CRC-32
     /// checksums unless <paramref name="pageChecksums"/> is false.
     /// </summary>
@@ -66,7 +66,7 @@ public static unsafe class ColumnarData
             var sums = new double[columns];
             for (int c = 0; c < columns; c++)
             {
-                data[c] = new HugeArray<double>(rows, AllocationOptions.WithHugePages);
+                data[c] = new HugeArray<double>(rows);
                 Fill(data[c], c);
                 sums[c] = data[c].ParallelVectorSum();
             }

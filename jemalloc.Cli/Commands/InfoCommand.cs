@@ -65,6 +65,9 @@ public static class InfoCommand
         // Made now (a short measurement on a scratch block per size band), so that it can be shown with its figures.
         _ = FillPolicy.DecideAutomaticChoices();
         output.WriteLine($"fill policy: {FillPolicy.Describe()}");
+        // Made now (two fresh 16 MiB probes touched a few times), so that it can be shown with its figures.
+        _ = HugePagePolicy.Measure();
+        output.WriteLine($"huge-page policy: {HugePagePolicy.Describe()}");
         output.WriteLine();
         output.WriteLine("Library settings (JemSettings):");
         foreach (string setting in JemSettings.Describe().Split('\n', StringSplitOptions.RemoveEmptyEntries))

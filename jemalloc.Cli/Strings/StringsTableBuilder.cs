@@ -5,7 +5,7 @@ using Encoding = System.Text.Encoding;
 namespace jemalloc.Cli.Strings;
 
 /// <summary>
-/// Makes <see cref="StringsData"/>'s table row by row in native columns (on huge pages), adding up the
+/// Makes <see cref="StringsData"/>'s table row by row in native columns (on the pages the library chooses by default), adding up the
 /// right results as it goes, and writes it to Parquet. Owns its columns until disposed.
 /// </summary>
 internal sealed class StringsTableBuilder : IDisposable
@@ -14,9 +14,9 @@ internal sealed class StringsTableBuilder : IDisposable
 
     private readonly long _rows;
     private readonly HugeArray<long> _ids;
-    private readonly NativeStringColumnBuilder _categories = new(isUtf8: true, AllocationOptions.WithHugePages);
-    private readonly NativeStringColumnBuilder _regions = new(isUtf8: true, AllocationOptions.WithHugePages);
-    private readonly NativeStringColumnBuilder _notes = new(isUtf8: true, AllocationOptions.WithHugePages);
+    private readonly NativeStringColumnBuilder _categories = new(isUtf8: true);
+    private readonly NativeStringColumnBuilder _regions = new(isUtf8: true);
+    private readonly NativeStringColumnBuilder _notes = new(isUtf8: true);
     private readonly long[] _groupRows = new long[StringsData.Categories];
     private readonly long[] _groupCents = new long[StringsData.Categories];
     private HugeArray<Int128>? _amounts;
@@ -27,9 +27,9 @@ internal sealed class StringsTableBuilder : IDisposable
     public StringsTableBuilder(long rows)
     {
         _rows = rows;
-        _ids = new HugeArray<long>(rows, AllocationOptions.WithHugePages);
-        _amounts = new HugeArray<Int128>(rows, AllocationOptions.WithHugePages);
-        _amountValidity = new HugeArray<byte>((rows + 7) / 8, AllocationOptions.WithHugePages);
+        _ids = new HugeArray<long>(rows);
+        _amounts = new HugeArray<Int128>(rows);
+        _amountValidity = new HugeArray<byte>((rows + 7) / 8);
     }
 
     // Appends row `row` (rows come in order) and adds it to the results.

@@ -11,6 +11,7 @@ public sealed class HugePagePolicyTests
     [Fact]
     public void Arrays_from_the_threshold_up_ask_for_huge_pages_where_the_kernel_offers_them()
     {
+        using var always = HugePageSelectionScope.Set(HugePageSelection.Always); // what this test checks is the selection that asks
         Assert.Equal(2 * MiB, HugePagePolicy.DefaultThresholdBytes);
         Assert.Equal(2 * MiB, HugePagePolicy.ThresholdBytes);
         Assert.Equal(AllocationOptions.WithHugePages, HugePagePolicy.DefaultForBytes(2 * MiB, kernelOffersHugePages: true));
@@ -32,6 +33,7 @@ public sealed class HugePagePolicyTests
     [Fact]
     public void Record_structures_made_without_options_ask_the_policy_for_their_memory_as_arrays_do()
     {
+        using var always = HugePageSelectionScope.Set(HugePageSelection.Always); // what this test checks is the selection that asks
         // Huge-page options align an allocation to a huge page; without them a large block is only
         // page-aligned. Where the kernel offers none, the policy gives every size the default options.
         long alignment = HugePageInfo.IsAvailable ? 2 * MiB : 1;
@@ -54,6 +56,7 @@ public sealed class HugePagePolicyTests
     [Fact]
     public void The_default_for_a_byte_size_follows_the_threshold_in_force()
     {
+        using var always = HugePageSelectionScope.Set(HugePageSelection.Always); // what this test checks is the selection that asks
         bool offered = HugePageInfo.IsAvailable;
         try
         {
@@ -73,6 +76,7 @@ public sealed class HugePagePolicyTests
     [Fact]
     public void Element_counts_are_turned_into_bytes_without_overflow()
     {
+        using var always = HugePageSelectionScope.Set(HugePageSelection.Always); // what this test checks is the selection that asks
         bool offered = HugePageInfo.IsAvailable;
         Assert.Equal(offered, HugePagePolicy.DefaultFor<ulong>(MiB / 4).HugePages);
         Assert.False(HugePagePolicy.DefaultFor<ulong>(MiB / 4 - 1).HugePages);
@@ -83,6 +87,7 @@ public sealed class HugePagePolicyTests
     [Fact]
     public void The_threshold_can_be_changed_and_switched_off_but_not_negative()
     {
+        using var always = HugePageSelectionScope.Set(HugePageSelection.Always); // what this test checks is the selection that asks
         try
         {
             HugePagePolicy.ThresholdBytes = 64 * MiB;
@@ -102,8 +107,9 @@ public sealed class HugePagePolicyTests
     }
 
     [Fact]
-    public void A_big_array_created_without_options_is_advised_for_huge_pages_on_this_machine()
+    public void A_big_array_created_without_options_under_the_always_selection_is_advised_for_huge_pages_on_this_machine()
     {
+        using var always = HugePageSelectionScope.Set(HugePageSelection.Always); // what this test checks is the selection that asks
         using var huge = new HugeArray<ulong>(8 * MiB / sizeof(ulong));
         using var safe = new SafeArray<ulong>((int)(4 * MiB / sizeof(ulong)));
         huge.Fill(3);

@@ -18,6 +18,14 @@ public sealed class JemSettingsTests
             HugePagePolicy.ThresholdBytes = 16L << 20;
             Assert.Equal(16L << 20, JemSettings.HugePageThresholdBytes);
 
+            using (Support.HugePageSelectionScope.Set(HugePageSelection.Measured))
+            {
+                JemSettings.HugePageSelection = HugePageSelection.Never;
+                Assert.Equal(HugePageSelection.Never, HugePagePolicy.Selection);
+                HugePagePolicy.Selection = HugePageSelection.Always;
+                Assert.Equal(HugePageSelection.Always, JemSettings.HugePageSelection);
+            }
+
             JemSettings.NonTemporalThresholdBytes = 123_456;
             Assert.Equal(123_456, FillPolicy.NonTemporalThresholdBytes);
             FillPolicy.NonTemporalThresholdBytes = FillPolicy.Never;
@@ -50,6 +58,7 @@ public sealed class JemSettingsTests
     {
         Assert.Throws<ArgumentOutOfRangeException>(() => JemSettings.HugePageThresholdBytes = -1);
         Assert.Throws<ArgumentOutOfRangeException>(() => JemSettings.NonTemporalThresholdBytes = -2);
+        Assert.Throws<ArgumentOutOfRangeException>(() => JemSettings.HugePageSelection = (HugePageSelection)3);
         Assert.Throws<ArgumentOutOfRangeException>(() => JemSettings.QuarantineBytes = -1);
         // jemalloc is loaded by the tests around this one: its options can no longer change.
         _ = Jem.ArenaCount;
@@ -68,7 +77,7 @@ public sealed class JemSettingsTests
             string text = JemSettings.Describe();
             string[] lines = text.Split('\n', StringSplitOptions.RemoveEmptyEntries);
             string[] names = typeof(JemSettings).GetProperties().Select(p => p.Name).ToArray();
-            Assert.Equal(6, names.Length);
+            Assert.Equal(7, names.Length);
             Assert.Equal(names.Length, lines.Length);
             foreach (string name in names)
             {
@@ -76,6 +85,7 @@ public sealed class JemSettingsTests
             }
 
             Assert.Contains("HugePageThresholdBytes = 12,345,678 bytes (HugePagePolicy.ThresholdBytes)", lines);
+            Assert.Contains($"HugePageSelection = {HugePagePolicy.Selection.ToString().ToLowerInvariant()} (HugePagePolicy.Selection, JEMALLOC_NET_HUGE_PAGES)", lines);
             HugePagePolicy.ThresholdBytes = long.MaxValue;
             Assert.Contains("HugePageThresholdBytes = never (HugePagePolicy.ThresholdBytes)", JemSettings.Describe().Split('\n'));
         }
