@@ -246,8 +246,10 @@ public sealed partial class NativeDictionaryColumn : IDisposable
     /// Frees the indices, the bitmap and the dictionary. Disposing again does nothing.
     /// </summary>
     /// <remarks>
-    /// Every array is checked before any is freed, so a refused dispose leaves the column whole (a lease
-    /// another thread takes between the check and the frees can still refuse a later array's).
+    /// Every array, the dictionary's included, is checked before any is freed, so a refused dispose leaves
+    /// the column whole (a lease another thread takes between the check and the frees can still refuse a
+    /// later array's; the freed ones then throw <see cref="ObjectDisposedException"/>, and a later
+    /// <c>Dispose</c> frees the rest).
     /// </remarks>
     /// <exception cref="InvalidOperationException">An array is leased, held or acquired (an open read scope, an Arrow view or export, a write); nothing was freed.</exception>
     public void Dispose()
@@ -277,14 +279,17 @@ public sealed partial class NativeDictionaryColumn : IDisposable
             ColumnChecks.ThrowIfInUse(Dictionary.Data, TypeName, "dictionary's data");
         }
 
-        if (Interlocked.Exchange(ref _disposed, 1) != 0)
+        if (Dictionary.Validity is { IsValid: true })
         {
-            return;
+            ColumnChecks.ThrowIfInUse(Dictionary.Validity, TypeName, "dictionary's validity bitmap");
         }
 
+        // Marked disposed only once everything is freed: a lease taken between the checks and the frees
+        // refuses a later array's free, and a later Dispose must still free the rest.
         Indices.Dispose();
         Validity?.Dispose();
         Dictionary.Dispose();
+        Volatile.Write(ref _disposed, 1);
     }
 
     private unsafe void CheckIndices()
