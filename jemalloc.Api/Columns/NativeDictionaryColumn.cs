@@ -53,6 +53,9 @@ public sealed partial class NativeDictionaryColumn : IDisposable
     {
         ArgumentNullException.ThrowIfNull(indices);
         ArgumentNullException.ThrowIfNull(dictionary);
+        // The checks below read only the dictionary's length: a disposed one must be refused here, not at the first read.
+        dictionary.Offsets.ThrowIfInvalid();
+        dictionary.Data.ThrowIfInvalid();
         if (validity is not null && (ReferenceEquals(validity, dictionary.Data) || ReferenceEquals(validity, dictionary.Validity)))
         {
             ThrowHelper.ThrowArgument(nameof(validity), "The validity bitmap must be an array of its own, not one of the dictionary's.");
@@ -179,7 +182,10 @@ public sealed partial class NativeDictionaryColumn : IDisposable
     }
 
     /// <summary>Whether row <paramref name="row"/> holds <paramref name="value"/>, compared as UTF-8 bytes (a null row holds nothing: false; a <see langword="null"/> string matches only a null row).</summary>
-    /// <inheritdoc cref="GetIndex"/>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="row"/> is negative or not less than <see cref="Length"/>.</exception>
+    /// <exception cref="ArgumentException"><paramref name="value"/> holds a lone surrogate (it has no UTF-8 form, so no row can hold it).</exception>
+    /// <exception cref="InvalidDataException">The row's index is not one of the dictionary's.</exception>
+    /// <exception cref="ObjectDisposedException">The column was disposed.</exception>
     public bool ValueEquals(long row, string? value)
     {
         if (value is null)

@@ -222,6 +222,32 @@ public sealed class NativeDictionaryColumnAttackTests : LeakCheckedTest
         Assert.InRange(column.Dictionary.Length, 1, 2);
     }
 
+    [Fact]
+    public void A_string_with_a_lone_surrogate_is_refused_by_the_searches_not_matched_as_U_FFFD()
+    {
+        // U+FFFD is what a lenient encoder writes for a lone surrogate: a row holding it must not match one.
+        using NativeDictionaryColumn column = NativeDictionaryColumnTestData.Build(["\uFFFD", "x"]);
+        using NativeStringColumn plain = column.ToStringColumn();
+        Assert.Equal("value", Assert.Throws<ArgumentException>(() => column.IndexOf("\uD800")).ParamName);
+        Assert.Equal("value", Assert.Throws<ArgumentException>(() => column.IndexOf("a\uDC00", 0)).ParamName);
+        Assert.Equal("value", Assert.Throws<ArgumentException>(() => column.ValueEquals(0, "\uD800")).ParamName);
+        Assert.Equal("value", Assert.Throws<ArgumentException>(() => plain.IndexOf("\uD800")).ParamName);
+        Assert.Equal("value", Assert.Throws<ArgumentException>(() => plain.ValueEquals(0, "\uD800")).ParamName);
+        Assert.Equal(0, column.IndexOf("\uFFFD"));
+        Assert.True(column.ValueEquals(0, "\uFFFD"));
+        Assert.Equal(0, plain.IndexOf("\uFFFD"));
+    }
+
+    [Fact]
+    public void A_dictionary_already_disposed_is_refused_by_the_constructor()
+    {
+        NativeStringColumn dictionary = NativeDictionaryColumnTestData.BuildPlain([[0x61]], isUtf8: true);
+        dictionary.Dispose();
+        using var indices = new HugeArray<int>(1);
+        Assert.Throws<ObjectDisposedException>(() => new NativeDictionaryColumn(indices, null, dictionary, 1));
+        Assert.Throws<ObjectDisposedException>(() => new NativeDictionaryColumn(indices, null, dictionary, 0));
+    }
+
     private static byte[][] MakeValues(Random random, bool isUtf8, int count)
     {
         string[] pieces = ["a", "ab", "é", "日本", "😀", "z", "", "\u0000", "ÿ"];
