@@ -70,4 +70,30 @@ public sealed class DictionaryImportAttackTests
         Assert.Null(slice.GetString(0));
         Assert.Equal("c", slice.GetString(1));
     }
+
+    [Fact]
+    public void A_column_of_only_nulls_with_garbage_indices_shows_as_an_empty_dictionary_and_copies_back_as_only_nulls()
+    {
+        using var builder = new NativeDictionaryColumnBuilder();
+        for (int i = 0; i < 16; i++)
+        {
+            builder.AppendNull();
+        }
+
+        using NativeDictionaryColumn column = builder.Build();
+        column.Indices[0] = int.MinValue;
+        column.Indices[15] = int.MaxValue;
+        using (NativeArrowColumn view = column.ToArrow(largeOffsets: false, maxChunkLength: 8))
+        {
+            Assert.Equal(2, view.ChunkCount);
+            var first = Assert.IsType<DictionaryArray>(view.Chunks.ArrowArray(0));
+            Assert.Equal(0, first.Dictionary.Length);
+            Assert.Equal(8, first.NullCount);
+            using NativeDictionaryColumn back = view.Chunks.ToNativeDictionaryColumn(AllocationOptions.Default);
+            Assert.Equal(16, back.NullCount);
+            Assert.Equal(0, back.Dictionary.Length);
+        }
+
+        Assert.Equal(0, column.Indices.Handle.LeaseCount);
+    }
 }
