@@ -184,7 +184,9 @@ public static class ArrowImportExtensions
                 long index = ReadIndex(indices.Slice(at * width, width), signed);
                 if (index < 0 || index >= values.Length)
                 {
-                    throw new ArgumentException($"Row {i:N0} of chunk {c} has index {index:N0}; the chunk's dictionary has {values.Length:N0} values.", nameof(column));
+                    // An unsigned 64-bit index past long.MaxValue read as negative: the message gives the index written.
+                    string written = index < 0 && !signed ? ((ulong)index).ToString("N0", System.Globalization.CultureInfo.CurrentCulture) : index.ToString("N0", System.Globalization.CultureInfo.CurrentCulture);
+                    throw new ArgumentException($"Row {i:N0} of chunk {c} has index {written}; the chunk's dictionary has {values.Length:N0} values.", nameof(column));
                 }
 
                 if (values.IsNull((int)index))

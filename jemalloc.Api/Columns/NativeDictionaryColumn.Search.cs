@@ -22,6 +22,7 @@ public sealed partial class NativeDictionaryColumn
     /// <summary>The first row that holds <paramref name="value"/> (compared as UTF-8 bytes), or -1.</summary>
     /// <param name="value">The string to find.</param>
     /// <exception cref="ArgumentNullException"><paramref name="value"/> is <see langword="null"/>.</exception>
+    /// <exception cref="ArgumentException"><paramref name="value"/> holds a lone surrogate (it has no UTF-8 form, so no row can hold it).</exception>
     /// <exception cref="InvalidDataException">A row's index is not one of the dictionary's.</exception>
     /// <exception cref="ObjectDisposedException">The column was disposed.</exception>
     public long IndexOf(string value) => IndexOf(value, 0);
@@ -30,6 +31,7 @@ public sealed partial class NativeDictionaryColumn
     /// <param name="value">The string to find.</param>
     /// <param name="startRow">The row to start at.</param>
     /// <exception cref="ArgumentNullException"><paramref name="value"/> is <see langword="null"/>.</exception>
+    /// <exception cref="ArgumentException"><paramref name="value"/> holds a lone surrogate (it has no UTF-8 form, so no row can hold it).</exception>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="startRow"/> is negative or greater than <see cref="Length"/>.</exception>
     /// <exception cref="InvalidDataException">A row's index is not one of the dictionary's.</exception>
     /// <exception cref="ObjectDisposedException">The column was disposed.</exception>

@@ -53,6 +53,9 @@ public sealed partial class NativeDictionaryColumn : IDisposable
     {
         ArgumentNullException.ThrowIfNull(indices);
         ArgumentNullException.ThrowIfNull(dictionary);
+        // The checks below read only the dictionary's length: a disposed one must be refused here, not at the first read.
+        dictionary.Offsets.ThrowIfInvalid();
+        dictionary.Data.ThrowIfInvalid();
         if (validity is not null && (ReferenceEquals(validity, dictionary.Data) || ReferenceEquals(validity, dictionary.Validity)))
         {
             ThrowHelper.ThrowArgument(nameof(validity), "The validity bitmap must be an array of its own, not one of the dictionary's.");
@@ -179,7 +182,10 @@ public sealed partial class NativeDictionaryColumn : IDisposable
     }
 
     /// <summary>Whether row <paramref name="row"/> holds <paramref name="value"/>, compared as UTF-8 bytes (a null row holds nothing: false; a <see langword="null"/> string matches only a null row).</summary>
-    /// <inheritdoc cref="GetIndex"/>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="row"/> is negative or not less than <see cref="Length"/>.</exception>
+    /// <exception cref="ArgumentException"><paramref name="value"/> holds a lone surrogate (it has no UTF-8 form, so no row can hold it).</exception>
+    /// <exception cref="InvalidDataException">The row's index is not one of the dictionary's.</exception>
+    /// <exception cref="ObjectDisposedException">The column was disposed.</exception>
     public bool ValueEquals(long row, string? value)
     {
         if (value is null)
@@ -246,8 +252,10 @@ public sealed partial class NativeDictionaryColumn : IDisposable
     /// Frees the indices, the bitmap and the dictionary. Disposing again does nothing.
     /// </summary>
     /// <remarks>
-    /// Every array is checked before any is freed, so a refused dispose leaves the column whole (a lease
-    /// another thread takes between the check and the frees can still refuse a later array's).
+    /// Every array, the dictionary's included, is checked before any is freed, so a refused dispose leaves
+    /// the column whole (a lease another thread takes between the check and the frees can still refuse a
+    /// later array's; the freed ones then throw <see cref="ObjectDisposedException"/>, and a later
+    /// <c>Dispose</c> frees the rest).
     /// </remarks>
     /// <exception cref="InvalidOperationException">An array is leased, held or acquired (an open read scope, an Arrow view or export, a write); nothing was freed.</exception>
     public void Dispose()
@@ -277,14 +285,17 @@ public sealed partial class NativeDictionaryColumn : IDisposable
             ColumnChecks.ThrowIfInUse(Dictionary.Data, TypeName, "dictionary's data");
         }
 
-        if (Interlocked.Exchange(ref _disposed, 1) != 0)
+        if (Dictionary.Validity is { IsValid: true })
         {
-            return;
+            ColumnChecks.ThrowIfInUse(Dictionary.Validity, TypeName, "dictionary's validity bitmap");
         }
 
+        // Marked disposed only once everything is freed: a lease taken between the checks and the frees
+        // refuses a later array's free, and a later Dispose must still free the rest.
         Indices.Dispose();
         Validity?.Dispose();
         Dictionary.Dispose();
+        Volatile.Write(ref _disposed, 1);
     }
 
     private unsafe void CheckIndices()

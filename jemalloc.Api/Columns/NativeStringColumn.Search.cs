@@ -16,6 +16,7 @@ public sealed partial class NativeStringColumn
     /// <summary>The first row that holds <paramref name="value"/> (compared as UTF-8 bytes), or -1.</summary>
     /// <param name="value">The string to find.</param>
     /// <exception cref="ArgumentNullException"><paramref name="value"/> is <see langword="null"/>.</exception>
+    /// <exception cref="ArgumentException"><paramref name="value"/> holds a lone surrogate (it has no UTF-8 form, so no row can hold it).</exception>
     /// <exception cref="InvalidDataException">A row's offsets do not describe bytes inside <see cref="Data"/>.</exception>
     /// <exception cref="ObjectDisposedException">The column was disposed.</exception>
     public long IndexOf(string value) => IndexOf(value, 0);
@@ -50,6 +51,7 @@ public sealed partial class NativeStringColumn
     /// <summary>The first row at or after <paramref name="startRow"/> that holds <paramref name="value"/> (compared as UTF-8 bytes), or -1.</summary>
     /// <inheritdoc cref="IndexOf(ReadOnlySpan{byte}, long)"/>
     /// <exception cref="ArgumentNullException"><paramref name="value"/> is <see langword="null"/>.</exception>
+    /// <exception cref="ArgumentException"><paramref name="value"/> holds a lone surrogate (it has no UTF-8 form, so no row can hold it).</exception>
     public long IndexOf(string value, long startRow)
     {
         ArgumentNullException.ThrowIfNull(value);

@@ -172,6 +172,7 @@ public sealed partial class NativeStringColumn : IDisposable
 
     /// <summary>Whether row <paramref name="row"/> holds <paramref name="value"/>, compared as UTF-8 bytes (a null row holds nothing: false; a <see langword="null"/> string matches only a null row).</summary>
     /// <inheritdoc cref="ValueEquals(long, ReadOnlySpan{byte})"/>
+    /// <exception cref="ArgumentException"><paramref name="value"/> holds a lone surrogate (it has no UTF-8 form, so no row can hold it).</exception>
     public bool ValueEquals(long row, string? value)
     {
         if (value is null)

@@ -3,7 +3,7 @@ using System.Text;
 
 namespace jemalloc.Columns;
 
-/// <summary>A string's UTF-8 bytes for one comparison, in a rented array returned on dispose.</summary>
+/// <summary>A string's UTF-8 bytes for one comparison, in a rented array returned on dispose; a lone surrogate is an <see cref="ArgumentException"/>.</summary>
 internal readonly ref struct Utf8Text
 {
     private readonly byte[] _rented;
@@ -12,7 +12,16 @@ internal readonly ref struct Utf8Text
     internal Utf8Text(string value)
     {
         _rented = ArrayPool<byte>.Shared.Rent(Encoding.UTF8.GetMaxByteCount(value.Length));
-        _length = Encoding.UTF8.GetBytes(value, _rented);
+        try
+        {
+            // Strict: a lone surrogate has no UTF-8 form; encoded as U+FFFD it would match a row holding U+FFFD.
+            _length = Utf8Strict.GetBytes(value, _rented);
+        }
+        catch
+        {
+            ArrayPool<byte>.Shared.Return(_rented);
+            throw;
+        }
     }
 
     internal ReadOnlySpan<byte> Bytes => _rented.AsSpan(0, _length);
