@@ -38,6 +38,7 @@ internal static class Scenarios
         AddOnBadInputScenarios.Register(All);
         MallctlBadInputScenarios.Register(All);
         MallctlArenaResetScenarios.Register(All);
+        NativeCacheAttackInChildScenarios.Register(All);
     }
 
     internal static int Run(string name)
