@@ -469,7 +469,8 @@ publish_for() {
 
 # The test classes run under emulation (by class-name prefix). Every public type, loading,
 # configuration (Jem.Init in a fresh process), the ledger's checks, mallctl, arenas, statistics,
-# huge-page reporting, system memory, SIMD, records and I/O; left out, because they are slow under an
+# huge-page reporting, system memory, SIMD, records, I/O and the cache (its locks and atomics on a
+# weaker memory model: ARM64); left out, because they are slow under an
 # emulator and test nothing that differs per platform: the stress suite and most of the adversarial
 # suite (hundreds of child processes and timed races), the big-memory tests, the BenchmarkDotNet and
 # jembench runs (timing means nothing there) and the package test (needs the SDK; the package is
@@ -480,9 +481,10 @@ readonly EMULATED_CLASSES=(
   jemalloc.Tests.Native. jemalloc.Tests.Buffers. jemalloc.Tests.Ledger. jemalloc.Tests.Arenas.JemArenaTests
   jemalloc.Tests.HugePages.HugePageInfoTests jemalloc.Tests.HugePages.HugePagePolicyTests jemalloc.Tests.Memory.
   jemalloc.Tests.Simd. jemalloc.Tests.Tuning. jemalloc.Tests.Records. jemalloc.Tests.IO.
+  jemalloc.Tests.Caching.
 )
 readonly EMULATED_EXCLUDED=(jemalloc.Tests.Buffers.StressTests jemalloc.Tests.Buffers.HugeArrayBigMemoryTests
-  jemalloc.Tests.IO.NativeBufferWriterBigMemoryTests)
+  jemalloc.Tests.IO.NativeBufferWriterBigMemoryTests jemalloc.Tests.Caching.NativeCacheAttack)
 readonly EMULATED_TRAIT="Emulated=representative"
 
 # Left out under wine only, by name: a test whose worker threads throw and catch exceptions in a
