@@ -68,6 +68,9 @@ public sealed unsafe partial class NativeCache
     /// <summary>The number of shards.</summary>
     internal int ShardCount => _shardCount;
 
+    /// <summary>The shard a key's bytes belong to now (for tests that hold a shard's lock).</summary>
+    internal CacheShard ShardOfKey(ReadOnlySpan<byte> key) => ShardOf(XxHash3.HashToUInt64(key));
+
     /// <summary>The cache's clock, in milliseconds.</summary>
     internal long NowMs() => _time.GetUtcNow().ToUnixTimeMilliseconds();
 
@@ -385,11 +388,13 @@ public sealed unsafe partial class NativeCache
 
         CheckFits(key.Length, valueLength, expiry.Bytes);
         ulong hash = XxHash3.HashToUInt64(key);
+        int barrenWaits = 0;
         while (true)
         {
             CacheShard shard = ShardOf(hash);
             CacheSegment segment;
             byte* entry;
+            long roomNeeded;
             lock (shard.Gate)
             {
                 if (shard.Closed)
@@ -408,6 +413,12 @@ public sealed unsafe partial class NativeCache
                 }
 
                 entry = shard.Write(key, hash, sequence, span, fromSequence, expiry, nowMs, out segment);
+                if (entry == null)
+                {
+                    roomNeeded = shard.RoomNeeded;
+                    goto NoRoom;
+                }
+
                 if (!lease)
                 {
                     opened = default;
@@ -419,9 +430,48 @@ public sealed unsafe partial class NativeCache
 
             opened = NativeCacheLease.Open(segment, CacheEntry.Value(entry), CacheEntry.ValueLength(entry));
             return;
+        NoRoom:
+            // Out of this shard's lock, the others are waited for rather than tried. A pass that frees
+            // nothing anywhere, twice running, means open leases pin the memory.
+            if (WaitForRoomElsewhere(shard))
+            {
+                barrenWaits = 0;
+            }
+            else if (++barrenWaits == 2)
+            {
+                ThrowNoRoom(roomNeeded, _budget);
+            }
+
+            continue;
         Closed:
             WaitForGeneration();
         }
+    }
+
+    /// <summary>
+    /// For a write whose shard found no room and could not enter the others (see
+    /// <see cref="FreeRoomElsewhere"/>): enters each other shard of its generation in turn, waiting for its lock,
+    /// until one gives memory back. The caller holds no shard's lock, and this holds one at a time, so it
+    /// cannot deadlock.
+    /// </summary>
+    /// <returns>Whether a shard gave memory back.</returns>
+    private static bool WaitForRoomElsewhere(CacheShard requester)
+    {
+        CacheShard[] shards = requester.Generation.Shards;
+        int start = Array.IndexOf(shards, requester);
+        for (int step = 1; step < shards.Length; step++)
+        {
+            CacheShard shard = shards[(start + step) % shards.Length];
+            lock (shard.Gate)
+            {
+                if (!shard.Closed && shard.GiveBack())
+                {
+                    return true;
+                }
+            }
+        }
+
+        return false;
     }
 
     // An entry bigger than the budget, less the tables of its shard, can never be written.
@@ -440,7 +490,8 @@ public sealed unsafe partial class NativeCache
     /// <summary>
     /// For a write in <paramref name="requester"/> that found no room there: gives memory back from
     /// other shards of the same generation. The caller holds its own shard's lock, so others are
-    /// only tried (waiting a little, never indefinitely), which cannot deadlock.
+    /// only tried (waiting a little, never indefinitely), which cannot deadlock; when this fails the
+    /// write leaves its lock and waits for them (<see cref="WaitForRoomElsewhere"/>).
     /// </summary>
     internal static bool FreeRoomElsewhere(CacheShard requester, CacheShard[] shards)
     {
