@@ -4,6 +4,7 @@ using System.Numerics;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Text;
+using System.Text.Unicode;
 using jemalloc.Caching;
 using jemalloc.Internal;
 
@@ -159,7 +160,20 @@ public sealed unsafe partial class NativeCache
         return rented;
     }
 
-    private static ReadOnlySpan<byte> Utf8Key(string key, Span<byte> buffer) => buffer[..Encoding.UTF8.GetBytes(key, buffer)];
+    // Strict, as the jemalloc.NET.Caching add-on encodes: a lone surrogate would otherwise become
+    // U+FFFD, and two different strings one key.
+    private static ReadOnlySpan<byte> Utf8Key(string key, Span<byte> buffer)
+    {
+        if (Utf8.FromUtf16(key, buffer, out int charsRead, out int written, replaceInvalidSequences: false) != OperationStatus.Done)
+        {
+            ThrowKeyNotUtf16(charsRead);
+        }
+
+        return buffer[..written];
+    }
+
+    private static void ThrowKeyNotUtf16(int index) =>
+        ThrowHelper.ThrowArgument("key", $"The key is not valid UTF-16: it has a lone surrogate at index {index}. A NativeCache keys a string by its UTF-8 bytes, which cannot represent one (with it, two different keys would be the same).");
 
     private static void Return(byte[]? rented)
     {
