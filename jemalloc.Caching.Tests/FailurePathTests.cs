@@ -61,6 +61,22 @@ public sealed class FailurePathTests
     }
 
     [Fact]
+    public void A_key_with_a_lone_surrogate_is_refused_as_the_NativeCache_itself_refuses_it()
+    {
+        using NativeDistributedCache cache = NewCache();
+        // The add-on and the core encode alike: same exception type, parameter and message.
+        foreach (string key in new[] { "\uD800", "\uDC00", "a\uD83Db", "\uDE00\uD83D", new string('k', 600) + "\uD800" })
+        {
+            var addOn = Assert.Throws<ArgumentException>(() => cache.Set(key, [1], NoExpiry));
+            var core = Assert.Throws<ArgumentException>(() => cache.Cache.Set(key, [1]));
+            Assert.Equal(addOn.ParamName, core.ParamName);
+            Assert.Equal(addOn.Message, core.Message);
+        }
+
+        Assert.Equal(0, cache.Cache.Count);
+    }
+
+    [Fact]
     public void A_key_with_a_lone_surrogate_is_refused_rather_than_mixed_up_with_another()
     {
         using NativeDistributedCache cache = NewCache();

@@ -23,11 +23,12 @@ internal sealed unsafe partial class CacheShard
 
     // ---------------------------------------------------------------- index
 
-    private void EnsureIndexRoom()
+    // False (with RoomNeeded set) when other shards must give room first, which the caller waits for outside this lock.
+    private bool EnsureIndexRoom()
     {
         if (_slots != null && (_count + 1) * 4L <= (_mask + 1) * 3L)
         {
-            return;
+            return true;
         }
 
         long slots = _slots == null ? InitialIndexSlots : (_mask + 1) * 2L;
@@ -37,17 +38,18 @@ internal sealed unsafe partial class CacheShard
             // Evicting may have made room meanwhile.
             if (_slots != null && (_count + 1) * 4L <= (_mask + 1) * 3L)
             {
-                return;
+                return true;
             }
 
             if (TryResize(slots))
             {
-                return;
+                return true;
             }
 
             if (!FreeSomething(ref barren))
             {
-                NativeCache.ThrowNoRoom(slots * sizeof(ulong), _generation.Budget);
+                RoomNeeded = slots * sizeof(ulong);
+                return false;
             }
         }
     }

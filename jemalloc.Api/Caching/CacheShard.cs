@@ -64,6 +64,9 @@ internal sealed unsafe partial class CacheShard
         _generation = generation;
     }
 
+    /// <summary>The generation the shard belongs to.</summary>
+    internal CacheGeneration Generation => _generation;
+
     /// <summary>The shard's lock.</summary>
     internal Lock Gate { get; } = new();
 
@@ -146,11 +149,19 @@ internal sealed unsafe partial class CacheShard
     // ---------------------------------------------------------------- writes
 
     /// <summary>
-    /// Writes an entry, replacing the key's old one: makes room first (evicting in this shard, then
-    /// in others), so a write that throws leaves the old value in place.
+    /// Bytes a write that returned null needs other shards to give back: they were only tried (their locks
+    /// may be held), so the caller waits for them, one at a time, once it has left this shard's lock.
     /// </summary>
-    /// <returns>The new entry, and its segment (for a lease the caller may take under the same lock).</returns>
-    /// <exception cref="InvalidOperationException">Open leases keep so much memory that the entry cannot fit.</exception>
+    internal long RoomNeeded { get; private set; }
+
+    /// <summary>
+    /// Writes an entry, replacing the key's old one: makes room first (evicting in this shard, then
+    /// trying others), so a write that fails leaves the old value in place.
+    /// </summary>
+    /// <returns>
+    /// The new entry, and its segment (for a lease the caller may take under the same lock); null if the
+    /// other shards could not be entered or had nothing to give (see <see cref="RoomNeeded"/>), the key's old value unchanged.
+    /// </returns>
     internal byte* Write(ReadOnlySpan<byte> key, ulong hash64, in ReadOnlySequence<byte> sequenceValue, ReadOnlySpan<byte> spanValue, bool fromSequence, in CacheExpiry expiry, long nowMs, out CacheSegment segment)
     {
         uint hash = (uint)hash64;
@@ -158,7 +169,12 @@ internal sealed unsafe partial class CacheShard
         long valueLength = fromSequence ? sequenceValue.Length : spanValue.Length;
         long size = CacheEntry.SizeOf(key.Length, valueLength, expiry.Bytes);
 
-        EnsureIndexRoom();
+        if (!EnsureIndexRoom())
+        {
+            segment = null!;
+            return null;
+        }
+
         bool found = Find(key, hash, tag, out int slot, out byte* old);
         long version = Version;
         int log;
@@ -178,6 +194,11 @@ internal sealed unsafe partial class CacheShard
         }
 
         byte* entry = Append(size, log, out segment);
+        if (entry == null)
+        {
+            return null;
+        }
+
         if (Version != version)
         {
             // Making room moved or evicted entries, perhaps the old one.
@@ -231,12 +252,19 @@ internal sealed unsafe partial class CacheShard
         return FirstTtlLog + Math.Min(TtlLogCount - 1, BitOperations.Log2((ulong)seconds));
     }
 
-    // Room for an entry of `size` bytes at the head of `log`, or in a segment of its own.
+    // Room for an entry of `size` bytes at the head of `log`, or in a segment of its own; null if other shards must give room first.
     private byte* Append(long size, int log, out CacheSegment segment)
     {
         if (size > _generation.SegmentBytes)
         {
-            segment = ObtainLarge(size);
+            CacheSegment? large = ObtainLarge(size);
+            if (large is null)
+            {
+                segment = null!;
+                return null;
+            }
+
+            segment = large;
             segment.Used = (int)size;
             AddToLog(segment, log);
             return segment.Pointer;
@@ -246,6 +274,12 @@ internal sealed unsafe partial class CacheShard
         if (head is null || head.Used + size > head.Capacity)
         {
             head = ObtainStandard();
+            if (head is null)
+            {
+                segment = null!;
+                return null;
+            }
+
             AddToLog(head, log);
             _heads[log] = head;
         }
@@ -265,8 +299,8 @@ internal sealed unsafe partial class CacheShard
     }
 
     // A standard segment, numbered: a spare (keeping one for copying entries forward), a new one
-    // within the budget, one reclaimed here, or room freed in another shard.
-    private CacheSegment ObtainStandard()
+    // within the budget, one reclaimed here, or room freed in another shard; null if the others could not give it.
+    private CacheSegment? ObtainStandard()
     {
         int barren = 0;
         while (true)
@@ -306,12 +340,13 @@ internal sealed unsafe partial class CacheShard
 
             if (!NativeCache.FreeRoomElsewhere(this, _generation.Shards))
             {
-                NativeCache.ThrowNoRoom(_generation.SegmentBytes, _generation.Budget);
+                RoomNeeded = _generation.SegmentBytes;
+                return null;
             }
         }
     }
 
-    private CacheSegment ObtainLarge(long size)
+    private CacheSegment? ObtainLarge(long size)
     {
         int barren = 0;
         while (true)
@@ -325,7 +360,8 @@ internal sealed unsafe partial class CacheShard
 
             if (!FreeSomething(ref barren))
             {
-                NativeCache.ThrowNoRoom(size, _generation.Budget);
+                RoomNeeded = size;
+                return null;
             }
         }
     }

@@ -4,6 +4,7 @@ using System.Numerics;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Text;
+using System.Text.Unicode;
 using jemalloc.Caching;
 using jemalloc.Internal;
 
@@ -67,6 +68,9 @@ public sealed unsafe partial class NativeCache
 
     /// <summary>The number of shards.</summary>
     internal int ShardCount => _shardCount;
+
+    /// <summary>The shard a key's bytes belong to now (for tests that hold a shard's lock).</summary>
+    internal CacheShard ShardOfKey(ReadOnlySpan<byte> key) => ShardOf(XxHash3.HashToUInt64(key));
 
     /// <summary>The cache's clock, in milliseconds.</summary>
     internal long NowMs() => _time.GetUtcNow().ToUnixTimeMilliseconds();
@@ -156,7 +160,20 @@ public sealed unsafe partial class NativeCache
         return rented;
     }
 
-    private static ReadOnlySpan<byte> Utf8Key(string key, Span<byte> buffer) => buffer[..Encoding.UTF8.GetBytes(key, buffer)];
+    // Strict, as the jemalloc.NET.Caching add-on encodes: a lone surrogate would otherwise become
+    // U+FFFD, and two different strings one key.
+    private static ReadOnlySpan<byte> Utf8Key(string key, Span<byte> buffer)
+    {
+        if (Utf8.FromUtf16(key, buffer, out int charsRead, out int written, replaceInvalidSequences: false) != OperationStatus.Done)
+        {
+            ThrowKeyNotUtf16(charsRead);
+        }
+
+        return buffer[..written];
+    }
+
+    private static void ThrowKeyNotUtf16(int index) =>
+        ThrowHelper.ThrowArgument("key", $"The key is not valid UTF-16: it has a lone surrogate at index {index}. A NativeCache keys a string by its UTF-8 bytes, which cannot represent one (with it, two different keys would be the same).");
 
     private static void Return(byte[]? rented)
     {
@@ -385,11 +402,13 @@ public sealed unsafe partial class NativeCache
 
         CheckFits(key.Length, valueLength, expiry.Bytes);
         ulong hash = XxHash3.HashToUInt64(key);
+        int barrenWaits = 0;
         while (true)
         {
             CacheShard shard = ShardOf(hash);
             CacheSegment segment;
             byte* entry;
+            long roomNeeded;
             lock (shard.Gate)
             {
                 if (shard.Closed)
@@ -408,6 +427,12 @@ public sealed unsafe partial class NativeCache
                 }
 
                 entry = shard.Write(key, hash, sequence, span, fromSequence, expiry, nowMs, out segment);
+                if (entry == null)
+                {
+                    roomNeeded = shard.RoomNeeded;
+                    goto NoRoom;
+                }
+
                 if (!lease)
                 {
                     opened = default;
@@ -419,9 +444,48 @@ public sealed unsafe partial class NativeCache
 
             opened = NativeCacheLease.Open(segment, CacheEntry.Value(entry), CacheEntry.ValueLength(entry));
             return;
+        NoRoom:
+            // Out of this shard's lock, the others are waited for rather than tried. A pass that frees
+            // nothing anywhere, twice running, means open leases pin the memory.
+            if (WaitForRoomElsewhere(shard))
+            {
+                barrenWaits = 0;
+            }
+            else if (++barrenWaits == 2)
+            {
+                ThrowNoRoom(roomNeeded, _budget);
+            }
+
+            continue;
         Closed:
             WaitForGeneration();
         }
+    }
+
+    /// <summary>
+    /// For a write whose shard found no room and could not enter the others (see
+    /// <see cref="FreeRoomElsewhere"/>): enters each other shard of its generation in turn, waiting for its lock,
+    /// until one gives memory back. The caller holds no shard's lock, and this holds one at a time, so it
+    /// cannot deadlock.
+    /// </summary>
+    /// <returns>Whether a shard gave memory back.</returns>
+    private static bool WaitForRoomElsewhere(CacheShard requester)
+    {
+        CacheShard[] shards = requester.Generation.Shards;
+        int start = Array.IndexOf(shards, requester);
+        for (int step = 1; step < shards.Length; step++)
+        {
+            CacheShard shard = shards[(start + step) % shards.Length];
+            lock (shard.Gate)
+            {
+                if (!shard.Closed && shard.GiveBack())
+                {
+                    return true;
+                }
+            }
+        }
+
+        return false;
     }
 
     // An entry bigger than the budget, less the tables of its shard, can never be written.
@@ -440,7 +504,8 @@ public sealed unsafe partial class NativeCache
     /// <summary>
     /// For a write in <paramref name="requester"/> that found no room there: gives memory back from
     /// other shards of the same generation. The caller holds its own shard's lock, so others are
-    /// only tried (waiting a little, never indefinitely), which cannot deadlock.
+    /// only tried (waiting a little, never indefinitely), which cannot deadlock; when this fails the
+    /// write leaves its lock and waits for them (<see cref="WaitForRoomElsewhere"/>).
     /// </summary>
     internal static bool FreeRoomElsewhere(CacheShard requester, CacheShard[] shards)
     {

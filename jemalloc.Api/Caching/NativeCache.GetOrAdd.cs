@@ -6,12 +6,14 @@ using jemalloc.Caching;
 namespace jemalloc;
 
 // GetOrAdd and GetOrAddAsync: a miss runs one factory per key, whoever else asks meanwhile waits
-// for it (the flights table, keyed by the key's hash; a different key with the same 64-bit hash
-// only waits and tries again).
+// for it (the flights table, matched by the key's bytes), and gets the bytes the factory produced
+// if the value left the cache before it could read it.
 public sealed partial class NativeCache
 {
-    private readonly Dictionary<ulong, CacheFlight> _flights = [];
-    private readonly Lock _flightGate = new();
+    private readonly CacheFlights _flights = new();
+
+    /// <summary>The flights of GetOrAdd calls in the air (for tests).</summary>
+    internal CacheFlights Flights => _flights;
 
     private NativeCacheLease GetOrAddCore<TState>(scoped ReadOnlySpan<byte> key, TState state, NativeCacheValueFactory<TState> factory, scoped in NativeCacheEntryOptions options)
     {
@@ -28,8 +30,20 @@ public sealed partial class NativeCache
             CacheFlight flight = JoinFlight(key, out bool first);
             if (!first)
             {
-                // Rethrows the factory's exception; false or true, the next pass reads or tries again.
-                _ = flight.Done.Task.GetAwaiter().GetResult();
+                // Rethrows the factory's exception; false: the first caller gave up, and this one tries again.
+                if (flight.Done.Task.GetAwaiter().GetResult() && flight.Value is { } produced)
+                {
+                    if (TryGetCore(key, out lease))
+                    {
+                        return lease;
+                    }
+
+                    // Evicted, removed or expired before this caller could read it: the flight's bytes
+                    // go back in, rather than a second factory call.
+                    SetCore(key, default, produced, fromSequence: false, options, lease: true, out lease);
+                    return lease;
+                }
+
                 continue;
             }
 
@@ -38,6 +52,7 @@ public sealed partial class NativeCache
                 using CachePooledWriter writer = new();
                 factory(key, state, writer);
                 SetCore(key, default, writer.WrittenSpan, fromSequence: false, options, lease: true, out lease);
+                EndFlight(flight, writer.WrittenSpan);
             }
             catch (Exception e)
             {
@@ -45,7 +60,6 @@ public sealed partial class NativeCache
                 throw;
             }
 
-            EndFlight(flight, stored: true);
             return lease;
         }
     }
@@ -76,10 +90,16 @@ public sealed partial class NativeCache
             CacheFlight flight = JoinFlight(key.Span, out bool first);
             if (!first)
             {
-                _ = await flight.Done.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
+                bool stored = await flight.Done.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
                 if (TryRead(key.Span, state, reader, out TResult? waited))
                 {
                     return waited;
+                }
+
+                if (stored && flight.Value is { } produced)
+                {
+                    // Gone before this caller could read it: the bytes the factory produced, not a second call.
+                    return reader(produced, state);
                 }
 
                 continue;
@@ -91,7 +111,7 @@ public sealed partial class NativeCache
                 // Another caller may have stored it between the miss and the flight.
                 if (TryRead(key.Span, state, reader, out TResult? raced))
                 {
-                    EndFlight(flight, stored: true);
+                    EndFlight(flight, stored: false);
                     return raced;
                 }
 
@@ -119,7 +139,7 @@ public sealed partial class NativeCache
     private TResult StoreAndRead<TState, TResult>(CacheFlight flight, ReadOnlySpan<byte> key, CachePooledWriter writer, TState state, NativeCacheValueReader<TState, TResult> reader, in NativeCacheEntryOptions options)
     {
         SetCore(key, default, writer.WrittenSpan, fromSequence: false, options, lease: true, out NativeCacheLease lease);
-        EndFlight(flight, stored: true);
+        EndFlight(flight, writer.WrittenSpan);
         using (lease)
         {
             return reader(lease.Span, state);
@@ -153,47 +173,34 @@ public sealed partial class NativeCache
 
     private CacheFlight JoinFlight(ReadOnlySpan<byte> key, out bool first)
     {
-        ulong hash = XxHash3.HashToUInt64(key);
-        lock (_flightGate)
-        {
-            ThrowIfDisposed();
-            if (_flights.TryGetValue(hash, out CacheFlight? flight))
-            {
-                first = false;
-                return flight;
-            }
+        ThrowIfDisposed();
+        return _flights.Join(key, XxHash3.HashToUInt64(key), out first);
+    }
 
-            flight = new CacheFlight(hash);
-            _flights.Add(hash, flight);
-            first = true;
-            return flight;
+    // The value stored: copied for the waiters, if any joined (none can join once the flight has left the table).
+    private void EndFlight(CacheFlight flight, ReadOnlySpan<byte> value)
+    {
+        if (_flights.Leave(flight) > 0)
+        {
+            flight.Value = value.ToArray();
         }
+
+        _ = flight.Done.TrySetResult(true);
     }
 
     private void EndFlight(CacheFlight flight, bool stored)
     {
-        Leave(flight);
+        _ = _flights.Leave(flight);
         _ = flight.Done.TrySetResult(stored);
     }
 
     private void EndFlight(CacheFlight flight, Exception exception)
     {
-        Leave(flight);
+        _ = _flights.Leave(flight);
         if (flight.Done.TrySetException(exception))
         {
             // Observed here, so a flight no one waited for does not raise UnobservedTaskException.
             _ = flight.Done.Task.Exception;
-        }
-    }
-
-    private void Leave(CacheFlight flight)
-    {
-        lock (_flightGate)
-        {
-            if (_flights.TryGetValue(flight.Hash, out CacheFlight? current) && current == flight)
-            {
-                _ = _flights.Remove(flight.Hash);
-            }
         }
     }
 }

@@ -1,3 +1,4 @@
+using System.Runtime.CompilerServices;
 using System.Buffers;
 using jemalloc.Caching;
 
@@ -68,6 +69,7 @@ public sealed unsafe partial class NativeCache : IDisposable
 
     /// <summary>Looks a UTF-8 key up and, if found, leases its value.</summary>
     /// <exception cref="ArgumentNullException"><paramref name="key"/> is null.</exception>
+    [SkipLocalsInit] // The key's stack buffer is written by the encoder before it is read: zeroing it first costs a hit some nanoseconds.
     public bool TryGet(string key, out NativeCacheLease lease)
     {
         byte[]? rented = null;
@@ -154,6 +156,7 @@ public sealed unsafe partial class NativeCache : IDisposable
 
     /// <summary>Writes a UTF-8 key's value.</summary>
     /// <exception cref="ArgumentNullException"><paramref name="key"/> is null.</exception>
+    [SkipLocalsInit] // The key's stack buffer is written by the encoder before it is read: zeroing it first costs a hit some nanoseconds.
     public void Set(string key, ReadOnlySpan<byte> value, NativeCacheEntryOptions options = default)
     {
         byte[]? rented = null;
@@ -184,6 +187,7 @@ public sealed unsafe partial class NativeCache : IDisposable
     public bool Remove(ReadOnlySpan<byte> key) => Touch(key, TouchKind.Remove);
 
     /// <summary>Removes a UTF-8 key.</summary>
+    [SkipLocalsInit] // The key's stack buffer is written by the encoder before it is read: zeroing it first costs a hit some nanoseconds.
     public bool Remove(string key)
     {
         byte[]? rented = null;
