@@ -46,10 +46,12 @@ public sealed unsafe partial class NativeCache : IDisposable
     public long BudgetBytes => _budget.Limit;
 
     /// <summary>The number of entries now (expired entries not yet given back may be counted).</summary>
+    /// <exception cref="ObjectDisposedException">The cache was disposed.</exception>
     public long Count
     {
         get
         {
+            ThrowIfDisposed();
             long count = 0;
             foreach (CacheShard shard in Volatile.Read(ref _generation).Shards)
             {

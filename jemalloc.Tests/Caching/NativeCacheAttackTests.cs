@@ -193,4 +193,14 @@ public sealed partial class NativeCacheAttackTests : LeakCheckedTest
         Assert.Equal(3, thrown);
         Assert.False(lease.IsOpen);
     }
+
+    [Fact]
+    public void Count_after_Dispose_throws_ObjectDisposedException()
+    {
+        var cache = new NativeCache(NativeCache.MinimumBudgetBytes);
+        cache.Set("k", "v"u8);
+        Assert.Equal(1, cache.Count);
+        cache.Dispose();
+        Assert.Throws<ObjectDisposedException>(() => cache.Count);
+    }
 }
