@@ -8,10 +8,21 @@ namespace jemalloc.Caching;
 /// </summary>
 internal sealed class CacheFlight
 {
-    internal CacheFlight(ulong hash) => Hash = hash;
+    internal CacheFlight(ulong hash, int ownerThread, CacheFlight? outer)
+    {
+        Hash = hash;
+        OwnerThread = ownerThread;
+        Outer = outer;
+    }
 
     /// <summary>The key's hash.</summary>
     internal ulong Hash { get; }
+
+    /// <summary>The managed thread running a synchronous factory; 0 for an asynchronous one.</summary>
+    internal int OwnerThread { get; }
+
+    /// <summary>The asynchronous flight whose factory started this one's, if any (to find re-entry up the chain).</summary>
+    internal CacheFlight? Outer { get; }
 
     /// <summary>Completed when the first caller is done.</summary>
     internal TaskCompletionSource<bool> Done { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);

@@ -2,6 +2,7 @@ using System.Buffers;
 using System.Diagnostics.CodeAnalysis;
 using System.IO.Hashing;
 using jemalloc.Caching;
+using jemalloc.Internal;
 
 namespace jemalloc;
 
@@ -12,6 +13,9 @@ public sealed partial class NativeCache
 {
     private readonly Dictionary<ulong, CacheFlight> _flights = [];
     private readonly Lock _flightGate = new();
+    // The asynchronous flights whose factories run in this async flow (innermost first, via Outer):
+    // a factory awaiting a flight it owns would wait for itself.
+    private readonly AsyncLocal<CacheFlight?> _ownedFlight = new();
 
     private NativeCacheLease GetOrAddCore<TState>(scoped ReadOnlySpan<byte> key, TState state, NativeCacheValueFactory<TState> factory, scoped in NativeCacheEntryOptions options)
     {
@@ -25,7 +29,7 @@ public sealed partial class NativeCache
                 return lease;
             }
 
-            CacheFlight flight = JoinFlight(key, out bool first);
+            CacheFlight flight = JoinFlight(key, asynchronous: false, out bool first);
             if (!first)
             {
                 // Rethrows the factory's exception; false or true, the next pass reads or tries again.
@@ -73,7 +77,7 @@ public sealed partial class NativeCache
         while (true)
         {
             cancellationToken.ThrowIfCancellationRequested();
-            CacheFlight flight = JoinFlight(key.Span, out bool first);
+            CacheFlight flight = JoinFlight(key.Span, asynchronous: true, out bool first);
             if (!first)
             {
                 _ = await flight.Done.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
@@ -95,6 +99,8 @@ public sealed partial class NativeCache
                     return raced;
                 }
 
+                // An async method's AsyncLocal changes end with it: the caller's flow never sees this one.
+                _ownedFlight.Value = flight;
                 await factory(state, writer, cancellationToken).ConfigureAwait(false);
                 return StoreAndRead(flight, key.Span, writer, state, reader, options);
             }
@@ -151,23 +157,48 @@ public sealed partial class NativeCache
         }
     }
 
-    private CacheFlight JoinFlight(ReadOnlySpan<byte> key, out bool first)
+    private CacheFlight JoinFlight(ReadOnlySpan<byte> key, bool asynchronous, out bool first)
     {
         ulong hash = XxHash3.HashToUInt64(key);
+        CacheFlight? owned = _ownedFlight.Value;
         lock (_flightGate)
         {
             ThrowIfDisposed();
             if (_flights.TryGetValue(hash, out CacheFlight? flight))
             {
+                if (OwnsFlight(flight, owned))
+                {
+                    ThrowHelper.ThrowInvalidOperation("GetOrAdd was re-entered for the same key from its own factory; the factory would wait for itself.");
+                }
+
                 first = false;
                 return flight;
             }
 
-            flight = new CacheFlight(hash);
+            flight = new CacheFlight(hash, asynchronous ? 0 : Environment.CurrentManagedThreadId, asynchronous ? owned : null);
             _flights.Add(hash, flight);
             first = true;
             return flight;
         }
+    }
+
+    // Whether this caller runs the flight's factory: on this thread (synchronous) or up this async flow.
+    private static bool OwnsFlight(CacheFlight flight, CacheFlight? owned)
+    {
+        if (flight.OwnerThread == Environment.CurrentManagedThreadId)
+        {
+            return true;
+        }
+
+        for (; owned != null; owned = owned.Outer)
+        {
+            if (owned == flight)
+            {
+                return true;
+            }
+        }
+
+        return false;
     }
 
     private void EndFlight(CacheFlight flight, bool stored)
