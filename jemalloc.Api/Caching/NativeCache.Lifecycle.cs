@@ -127,6 +127,7 @@ public sealed partial class NativeCache
         long keyValueBytes = 0;
         long cleared;
         CacheGeneration generation;
+        CacheGeneration[] pending;
         lock (_lifecycle)
         {
             ThrowIfDisposed();
@@ -142,15 +143,20 @@ public sealed partial class NativeCache
                     keyValueBytes += shard.KeyValueBytes;
                 }
             }
+
+            // Taken with the generation, so one cleared meanwhile is not counted twice.
+            lock (_pendingGate)
+            {
+                pending = [.. _pending];
+            }
         }
 
-        long arenaBytes = ArenaAllocated(generation.Arena);
-        lock (_pendingGate)
+        // Outside the lifecycle lock (statistics flush thread caches); each generation reads its
+        // arena under its own lock, so one dropped meanwhile counts 0 rather than failing.
+        long arenaBytes = generation.ArenaAllocatedBytes();
+        foreach (CacheGeneration old in pending)
         {
-            foreach (CacheGeneration pending in _pending)
-            {
-                arenaBytes += ArenaAllocated(pending.Arena);
-            }
+            arenaBytes += old.ArenaAllocatedBytes();
         }
 
         return new NativeCacheStatistics
@@ -170,19 +176,5 @@ public sealed partial class NativeCache
             PinnedBytes = _budget.Pinned,
             BudgetBytes = _budget.Limit,
         };
-    }
-
-    private static long ArenaAllocated(JemArena arena)
-    {
-        try
-        {
-            ArenaStatistics statistics = arena.GetStatistics();
-            return statistics.SmallAllocatedBytes + statistics.LargeAllocatedBytes;
-        }
-        catch (ObjectDisposedException)
-        {
-            // Its last lease ended meanwhile and took the arena with it: it holds nothing now.
-            return 0;
-        }
     }
 }

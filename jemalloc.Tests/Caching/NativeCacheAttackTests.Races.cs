@@ -240,4 +240,98 @@ public sealed partial class NativeCacheAttackTests
             failures.Enqueue($"key {key}: a torn or foreign value of {value.Length} bytes (version read {version})");
         }
     }
+
+    [Fact]
+    public void GetStatistics_racing_Clear_gives_a_snapshot_never_a_MallctlException()
+    {
+        using var cache = new NativeCache(new NativeCacheOptions { BudgetBytes = 2 << 20, ShardCount = 2 });
+        Exception? clearerFailure = null;
+        bool stop = false;
+        int clears = 0;
+        var clearer = new Thread(() =>
+        {
+            try
+            {
+                // Bounded: every Clear makes an arena, and tens of thousands of them exhaust the process's mappings.
+                while (!Volatile.Read(ref stop) && Volatile.Read(ref clears) < 5_000)
+                {
+                    cache.Set("k", "v"u8);
+                    cache.Clear();
+                    Interlocked.Increment(ref clears);
+                }
+            }
+            catch (Exception exception)
+            {
+                clearerFailure = exception;
+            }
+        });
+        clearer.Start();
+        try
+        {
+            for (int i = 0; i < 200_000 && clearer.IsAlive; i++)
+            {
+                NativeCacheStatistics sample = cache.GetStatistics();
+                Assert.InRange(sample.Entries, 0, 1);
+                Assert.InRange(sample.ArenaAllocatedBytes, 0, sample.BudgetBytes);
+            }
+        }
+        finally
+        {
+            Volatile.Write(ref stop, true);
+            clearer.Join();
+        }
+
+        Assert.Null(clearerFailure);
+        Assert.True(Volatile.Read(ref clears) > 0);
+    }
+
+    [Fact]
+    public void GetStatistics_racing_the_last_lease_of_a_cleared_generation_gives_a_snapshot()
+    {
+        using var cache = new NativeCache(new NativeCacheOptions { BudgetBytes = 2 << 20, ShardCount = 2 });
+        Exception? failure = null;
+        bool stop = false;
+        var reader = new Thread(() =>
+        {
+            try
+            {
+                while (!Volatile.Read(ref stop))
+                {
+                    _ = cache.GetStatistics();
+                }
+            }
+            catch (Exception exception)
+            {
+                failure = exception;
+            }
+        });
+        reader.Start();
+        try
+        {
+            for (int i = 0; i < 5_000 && Volatile.Read(ref failure) is null; i++)
+            {
+                cache.Set("k", "v"u8);
+                Assert.True(cache.TryGet("k", out NativeCacheLease lease));
+                cache.Clear();
+                // The old generation's arena goes with this lease, while the reader may be reading it.
+                lease.Dispose();
+            }
+        }
+        finally
+        {
+            Volatile.Write(ref stop, true);
+            reader.Join();
+        }
+
+        Assert.Null(failure);
+    }
+
+    [Fact]
+    public void GetStatistics_after_Dispose_throws_ObjectDisposedException()
+    {
+        var cache = new NativeCache(NativeCache.MinimumBudgetBytes);
+        cache.Set("k", "v"u8);
+        cache.Dispose();
+        Assert.Throws<ObjectDisposedException>(() => cache.GetStatistics());
+    }
 }
