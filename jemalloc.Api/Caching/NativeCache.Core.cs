@@ -387,6 +387,9 @@ public sealed unsafe partial class NativeCache
         ulong hash = XxHash3.HashToUInt64(key);
         while (true)
         {
+            // Read before the write: a refusal with a Clear under way or begun since is no lack of room.
+            long clears = Volatile.Read(ref _clearsStarted);
+            long drops = Volatile.Read(ref _dropsDone);
             CacheShard shard = ShardOf(hash);
             CacheSegment segment;
             byte* entry;
@@ -407,7 +410,17 @@ public sealed unsafe partial class NativeCache
                     }
                 }
 
-                entry = shard.Write(key, hash, sequence, span, fromSequence, expiry, nowMs, out segment);
+                try
+                {
+                    entry = shard.Write(key, hash, sequence, span, fromSequence, expiry, nowMs, out segment);
+                }
+                catch (InvalidOperationException) when (ClearRaced(clears, drops))
+                {
+                    // The generation was being retired (its other shards closed) or the old one's memory
+                    // not yet given back: the write is retried on the current one once that is done.
+                    goto Raced;
+                }
+
                 if (!lease)
                 {
                     opened = default;
@@ -419,8 +432,26 @@ public sealed unsafe partial class NativeCache
 
             opened = NativeCacheLease.Open(segment, CacheEntry.Value(entry), CacheEntry.ValueLength(entry));
             return;
+        Raced:
+            WaitForDrops();
+            continue;
         Closed:
             WaitForGeneration();
+        }
+    }
+
+    // Whether a Clear was under way when a write began, or began since.
+    private bool ClearRaced(long clears, long drops) =>
+        drops != clears || Volatile.Read(ref _clearsStarted) != clears || Volatile.Read(ref _dropsDone) != drops;
+
+    // Waits for the Clears begun so far to have given their generations' memory back.
+    private void WaitForDrops()
+    {
+        long target = Volatile.Read(ref _clearsStarted);
+        SpinWait spin = default;
+        while (Volatile.Read(ref _dropsDone) < target)
+        {
+            spin.SpinOnce();
         }
     }
 

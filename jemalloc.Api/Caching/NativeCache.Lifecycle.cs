@@ -6,6 +6,9 @@ namespace jemalloc;
 // Clear, Dispose and the statistics.
 public sealed partial class NativeCache
 {
+    // Clears begun, and those whose old generation's drop is done (the budget then holds none of its unpinned memory).
+    private long _clearsStarted;
+    private long _dropsDone;
     // ---------------------------------------------------------------- Clear, Dispose, statistics
 
     private void ClearCore()
@@ -17,6 +20,8 @@ public sealed partial class NativeCache
             // Made first: if it cannot be, nothing changed.
             CacheGeneration next = new(this, _budget, _shardCount, _segmentBytes, _hugePages, _arenaGone);
             old = _generation;
+            // Before the shards close: a write they refuse from now on retries (SetCore).
+            _ = Interlocked.Increment(ref _clearsStarted);
             CloseShards(old);
             lock (_pendingGate)
             {
@@ -26,7 +31,14 @@ public sealed partial class NativeCache
             Volatile.Write(ref _generation, next);
         }
 
-        old.Drop();
+        try
+        {
+            old.Drop();
+        }
+        finally
+        {
+            _ = Interlocked.Increment(ref _dropsDone);
+        }
     }
 
     // Closes a generation's shards, one lock at a time: operations that find one closed wait for the
