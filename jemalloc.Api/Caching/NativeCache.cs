@@ -43,7 +43,15 @@ public sealed unsafe partial class NativeCache : IDisposable
     }
 
     /// <summary>The budget in bytes.</summary>
-    public long BudgetBytes => _budget.Limit;
+    /// <exception cref="ObjectDisposedException">The cache was disposed.</exception>
+    public long BudgetBytes
+    {
+        get
+        {
+            ThrowIfDisposed();
+            return _budget.Limit;
+        }
+    }
 
     /// <summary>The number of entries now (expired entries not yet given back may be counted).</summary>
     /// <exception cref="ObjectDisposedException">The cache was disposed.</exception>
