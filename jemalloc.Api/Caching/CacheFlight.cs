@@ -8,10 +8,12 @@ namespace jemalloc.Caching;
 /// </summary>
 internal sealed class CacheFlight
 {
-    internal CacheFlight(ulong hash, byte[] key)
+    internal CacheFlight(ulong hash, byte[] key, int ownerThread, CacheFlight? outer)
     {
         Hash = hash;
         Key = key;
+        OwnerThread = ownerThread;
+        Outer = outer;
     }
 
     /// <summary>The key's hash.</summary>
@@ -32,6 +34,31 @@ internal sealed class CacheFlight
     /// </summary>
     internal byte[]? Value { get; set; }
 
+    /// <summary>The managed thread running a synchronous factory; 0 for an asynchronous one.</summary>
+    internal int OwnerThread { get; }
+
+    /// <summary>The asynchronous flight whose factory started this one's, if any (to find re-entry up the chain).</summary>
+    internal CacheFlight? Outer { get; }
+
     /// <summary>Completed when the first caller is done.</summary>
     internal TaskCompletionSource<bool> Done { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+    /// <summary>Whether the caller runs this flight's factory: on <paramref name="thread"/> (synchronous) or up its async flow (<paramref name="owned"/>, innermost first).</summary>
+    internal bool IsOwnedBy(int thread, CacheFlight? owned)
+    {
+        if (OwnerThread == thread)
+        {
+            return true;
+        }
+
+        for (; owned != null; owned = owned.Outer)
+        {
+            if (owned == this)
+            {
+                return true;
+            }
+        }
+
+        return false;
+    }
 }

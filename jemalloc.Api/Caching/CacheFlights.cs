@@ -1,3 +1,5 @@
+using jemalloc.Internal;
+
 namespace jemalloc.Caching;
 
 /// <summary>
@@ -49,7 +51,13 @@ internal sealed class CacheFlights
     }
 
     /// <summary>Joins the flight of <paramref name="key"/>, or starts one (<paramref name="first"/>: the caller runs the factory).</summary>
-    internal CacheFlight Join(ReadOnlySpan<byte> key, ulong hash, out bool first)
+    /// <param name="key">The key.</param>
+    /// <param name="hash">Its hash.</param>
+    /// <param name="asynchronous">Whether the caller is GetOrAddAsync (its flight is owned by its async flow, not its thread).</param>
+    /// <param name="owned">The asynchronous flights whose factories run in the caller's async flow, innermost first.</param>
+    /// <param name="first">Whether the caller started the flight.</param>
+    /// <exception cref="InvalidOperationException">The caller runs the factory of the flight it would join: it would wait for itself.</exception>
+    internal CacheFlight Join(ReadOnlySpan<byte> key, ulong hash, bool asynchronous, CacheFlight? owned, out bool first)
     {
         lock (_gate)
         {
@@ -58,13 +66,18 @@ internal sealed class CacheFlights
             {
                 if (key.SequenceEqual(flight.Key))
                 {
+                    if (flight.IsOwnedBy(Environment.CurrentManagedThreadId, owned))
+                    {
+                        ThrowHelper.ThrowInvalidOperation("GetOrAdd was re-entered for the same key from its own factory; the factory would wait for itself.");
+                    }
+
                     flight.Waiters++;
                     first = false;
                     return flight;
                 }
             }
 
-            var started = new CacheFlight(hash, key.ToArray()) { Next = head };
+            var started = new CacheFlight(hash, key.ToArray(), asynchronous ? 0 : Environment.CurrentManagedThreadId, asynchronous ? owned : null) { Next = head };
             _byHash[hash] = started;
             first = true;
             return started;

@@ -19,6 +19,9 @@ internal sealed unsafe class CacheGeneration
     // Once cleared: one for the clear itself, plus one per segment a lease still pins.
     private int _outstanding;
     private bool _cleared;
+    // Set, under the gate, as the arena is disposed: statistics read it under the gate, so never a
+    // destroyed arena nor another that reused its index.
+    private bool _arenaDisposed;
 
     internal CacheGeneration(NativeCache cache, CacheBudget budget, int shardCount, int segmentBytes, bool hugePages, Action<CacheGeneration> arenaGone)
     {
@@ -57,6 +60,21 @@ internal sealed unsafe class CacheGeneration
 
                 return pins;
             }
+        }
+    }
+
+    /// <summary>jemalloc's count of the bytes allocated in the arena; 0 once it is gone.</summary>
+    internal long ArenaAllocatedBytes()
+    {
+        lock (_gate)
+        {
+            if (_arenaDisposed)
+            {
+                return 0;
+            }
+
+            ArenaStatistics statistics = Arena.GetStatistics();
+            return statistics.SmallAllocatedBytes + statistics.LargeAllocatedBytes;
         }
     }
 
@@ -190,7 +208,12 @@ internal sealed unsafe class CacheGeneration
         }
 
         // Every block still in the arena goes with it.
-        Arena.Dispose();
+        lock (_gate)
+        {
+            _arenaDisposed = true;
+            Arena.Dispose();
+        }
+
         Budget.Release(Interlocked.Exchange(ref _heldBytes, 0));
         _arenaGone(this);
     }

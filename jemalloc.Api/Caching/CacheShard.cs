@@ -348,6 +348,13 @@ internal sealed unsafe partial class CacheShard
 
     private CacheSegment? ObtainLarge(long size)
     {
+        // Bytes pinned by leases on retired segments no eviction can free: a segment that cannot fit
+        // beside them is refused before anything is evicted, so the key keeps its old value.
+        if (_generation.UsableSize(size) > _generation.Budget.Limit - _generation.Budget.Pinned)
+        {
+            NativeCache.ThrowNoRoom(size, _generation.Budget);
+        }
+
         int barren = 0;
         while (true)
         {

@@ -405,6 +405,9 @@ public sealed unsafe partial class NativeCache
         int barrenWaits = 0;
         while (true)
         {
+            // Read before the write: a refusal with a Clear under way or begun since is no lack of room.
+            long clears = Volatile.Read(ref _clearsStarted);
+            long drops = Volatile.Read(ref _dropsDone);
             CacheShard shard = ShardOf(hash);
             CacheSegment segment;
             byte* entry;
@@ -426,7 +429,17 @@ public sealed unsafe partial class NativeCache
                     }
                 }
 
-                entry = shard.Write(key, hash, sequence, span, fromSequence, expiry, nowMs, out segment);
+                try
+                {
+                    entry = shard.Write(key, hash, sequence, span, fromSequence, expiry, nowMs, out segment);
+                }
+                catch (InvalidOperationException) when (ClearRaced(clears, drops))
+                {
+                    // The generation was being retired (its other shards closed) or the old one's memory
+                    // not yet given back: the write is retried on the current one once that is done.
+                    goto Raced;
+                }
+
                 if (entry == null)
                 {
                     roomNeeded = shard.RoomNeeded;
@@ -446,16 +459,25 @@ public sealed unsafe partial class NativeCache
             return;
         NoRoom:
             // Out of this shard's lock, the others are waited for rather than tried. A pass that frees
-            // nothing anywhere, twice running, means open leases pin the memory.
+            // nothing anywhere, twice running, means open leases pin the memory, unless a Clear raced
+            // the write (its old generation's memory is given back once it is dropped).
             if (WaitForRoomElsewhere(shard))
             {
                 barrenWaits = 0;
+            }
+            else if (ClearRaced(clears, drops))
+            {
+                barrenWaits = 0;
+                WaitForDrops();
             }
             else if (++barrenWaits == 2)
             {
                 ThrowNoRoom(roomNeeded, _budget);
             }
 
+            continue;
+        Raced:
+            WaitForDrops();
             continue;
         Closed:
             WaitForGeneration();
@@ -486,6 +508,21 @@ public sealed unsafe partial class NativeCache
         }
 
         return false;
+    }
+
+    // Whether a Clear was under way when a write began, or began since.
+    private bool ClearRaced(long clears, long drops) =>
+        drops != clears || Volatile.Read(ref _clearsStarted) != clears || Volatile.Read(ref _dropsDone) != drops;
+
+    // Waits for the Clears begun so far to have given their generations' memory back.
+    private void WaitForDrops()
+    {
+        long target = Volatile.Read(ref _clearsStarted);
+        SpinWait spin = default;
+        while (Volatile.Read(ref _dropsDone) < target)
+        {
+            spin.SpinOnce();
+        }
     }
 
     // An entry bigger than the budget, less the tables of its shard, can never be written.

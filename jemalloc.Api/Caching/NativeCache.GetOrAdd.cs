@@ -12,6 +12,10 @@ public sealed partial class NativeCache
 {
     private readonly CacheFlights _flights = new();
 
+    // The asynchronous flights whose factories run in this async flow (innermost first, via Outer):
+    // a factory awaiting a flight it owns would wait for itself.
+    private readonly AsyncLocal<CacheFlight?> _ownedFlight = new();
+
     /// <summary>The flights of GetOrAdd calls in the air (for tests).</summary>
     internal CacheFlights Flights => _flights;
 
@@ -27,7 +31,7 @@ public sealed partial class NativeCache
                 return lease;
             }
 
-            CacheFlight flight = JoinFlight(key, out bool first);
+            CacheFlight flight = JoinFlight(key, asynchronous: false, out bool first);
             if (!first)
             {
                 // Rethrows the factory's exception; false: the first caller gave up, and this one tries again.
@@ -87,7 +91,7 @@ public sealed partial class NativeCache
         while (true)
         {
             cancellationToken.ThrowIfCancellationRequested();
-            CacheFlight flight = JoinFlight(key.Span, out bool first);
+            CacheFlight flight = JoinFlight(key.Span, asynchronous: true, out bool first);
             if (!first)
             {
                 bool stored = await flight.Done.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
@@ -115,6 +119,8 @@ public sealed partial class NativeCache
                     return raced;
                 }
 
+                // An async method's AsyncLocal changes end with it: the caller's flow never sees this one.
+                _ownedFlight.Value = flight;
                 await factory(state, writer, cancellationToken).ConfigureAwait(false);
                 return StoreAndRead(flight, key.Span, writer, state, reader, options);
             }
@@ -171,10 +177,10 @@ public sealed partial class NativeCache
         }
     }
 
-    private CacheFlight JoinFlight(ReadOnlySpan<byte> key, out bool first)
+    private CacheFlight JoinFlight(ReadOnlySpan<byte> key, bool asynchronous, out bool first)
     {
         ThrowIfDisposed();
-        return _flights.Join(key, XxHash3.HashToUInt64(key), out first);
+        return _flights.Join(key, XxHash3.HashToUInt64(key), asynchronous, _ownedFlight.Value, out first);
     }
 
     // The value stored: copied for the waiters, if any joined (none can join once the flight has left the table).

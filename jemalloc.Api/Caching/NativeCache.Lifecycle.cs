@@ -6,6 +6,9 @@ namespace jemalloc;
 // Clear, Dispose and the statistics.
 public sealed partial class NativeCache
 {
+    // Clears begun, and those whose old generation's drop is done (the budget then holds none of its unpinned memory).
+    private long _clearsStarted;
+    private long _dropsDone;
     // ---------------------------------------------------------------- Clear, Dispose, statistics
 
     private void ClearCore()
@@ -17,6 +20,8 @@ public sealed partial class NativeCache
             // Made first: if it cannot be, nothing changed.
             CacheGeneration next = new(this, _budget, _shardCount, _segmentBytes, _hugePages, _arenaGone);
             old = _generation;
+            // Before the shards close: a write they refuse from now on retries (SetCore).
+            _ = Interlocked.Increment(ref _clearsStarted);
             CloseShards(old);
             lock (_pendingGate)
             {
@@ -26,7 +31,14 @@ public sealed partial class NativeCache
             Volatile.Write(ref _generation, next);
         }
 
-        old.Drop();
+        try
+        {
+            old.Drop();
+        }
+        finally
+        {
+            _ = Interlocked.Increment(ref _dropsDone);
+        }
     }
 
     // Closes a generation's shards, one lock at a time: operations that find one closed wait for the
@@ -127,6 +139,7 @@ public sealed partial class NativeCache
         long keyValueBytes = 0;
         long cleared;
         CacheGeneration generation;
+        CacheGeneration[] pending;
         lock (_lifecycle)
         {
             ThrowIfDisposed();
@@ -142,15 +155,20 @@ public sealed partial class NativeCache
                     keyValueBytes += shard.KeyValueBytes;
                 }
             }
+
+            // Taken with the generation, so one cleared meanwhile is not counted twice.
+            lock (_pendingGate)
+            {
+                pending = [.. _pending];
+            }
         }
 
-        long arenaBytes = ArenaAllocated(generation.Arena);
-        lock (_pendingGate)
+        // Outside the lifecycle lock (statistics flush thread caches); each generation reads its
+        // arena under its own lock, so one dropped meanwhile counts 0 rather than failing.
+        long arenaBytes = generation.ArenaAllocatedBytes();
+        foreach (CacheGeneration old in pending)
         {
-            foreach (CacheGeneration pending in _pending)
-            {
-                arenaBytes += ArenaAllocated(pending.Arena);
-            }
+            arenaBytes += old.ArenaAllocatedBytes();
         }
 
         return new NativeCacheStatistics
@@ -170,19 +188,5 @@ public sealed partial class NativeCache
             PinnedBytes = _budget.Pinned,
             BudgetBytes = _budget.Limit,
         };
-    }
-
-    private static long ArenaAllocated(JemArena arena)
-    {
-        try
-        {
-            ArenaStatistics statistics = arena.GetStatistics();
-            return statistics.SmallAllocatedBytes + statistics.LargeAllocatedBytes;
-        }
-        catch (ObjectDisposedException)
-        {
-            // Its last lease ended meanwhile and took the arena with it: it holds nothing now.
-            return 0;
-        }
     }
 }

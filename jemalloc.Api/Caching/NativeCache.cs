@@ -44,13 +44,23 @@ public sealed unsafe partial class NativeCache : IDisposable
     }
 
     /// <summary>The budget in bytes.</summary>
-    public long BudgetBytes => _budget.Limit;
+    /// <exception cref="ObjectDisposedException">The cache was disposed.</exception>
+    public long BudgetBytes
+    {
+        get
+        {
+            ThrowIfDisposed();
+            return _budget.Limit;
+        }
+    }
 
     /// <summary>The number of entries now (expired entries not yet given back may be counted).</summary>
+    /// <exception cref="ObjectDisposedException">The cache was disposed.</exception>
     public long Count
     {
         get
         {
+            ThrowIfDisposed();
             long count = 0;
             foreach (CacheShard shard in Volatile.Read(ref _generation).Shards)
             {
@@ -216,6 +226,7 @@ public sealed unsafe partial class NativeCache : IDisposable
     /// next call tries again.
     /// </summary>
     /// <exception cref="ArgumentNullException"><paramref name="factory"/> is null.</exception>
+    /// <exception cref="InvalidOperationException">The factory asked for its own key again (it would wait for itself).</exception>
     public NativeCacheLease GetOrAdd<TState>(ReadOnlySpan<byte> key, TState state, NativeCacheValueFactory<TState> factory, NativeCacheEntryOptions options = default) => GetOrAddCore(key, state, factory, options);
 
     /// <summary>
@@ -225,6 +236,7 @@ public sealed unsafe partial class NativeCache : IDisposable
     /// </summary>
     /// <exception cref="ArgumentNullException"><paramref name="factory"/> or <paramref name="reader"/> is null.</exception>
     /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was canceled while this call waited or its factory ran.</exception>
+    /// <exception cref="InvalidOperationException">The factory asked for its own key again (it would wait for itself).</exception>
     public ValueTask<TResult> GetOrAddAsync<TState, TResult>(
         ReadOnlyMemory<byte> key, TState state, Func<TState, IBufferWriter<byte>, CancellationToken, ValueTask> factory,
         NativeCacheValueReader<TState, TResult> reader, NativeCacheEntryOptions options = default, CancellationToken cancellationToken = default)

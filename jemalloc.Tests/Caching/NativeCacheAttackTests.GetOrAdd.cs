@@ -122,6 +122,80 @@ public sealed partial class NativeCacheAttackTests
     }
 
     [Fact]
+    public void A_factory_that_asks_for_its_own_key_is_refused_instead_of_waiting_for_itself()
+    {
+        using var cache = new NativeCache(NativeCache.MinimumBudgetBytes);
+        // On its own thread, so that a deadlock fails this test instead of hanging the run.
+        Exception? outcome = null;
+        var thread = new Thread(() => outcome = Record.Exception(() => cache.GetOrAdd("k"u8, cache, static (key, inner, writer) =>
+        {
+            using NativeCacheLease nested = inner.GetOrAdd(key, 0, static (_, _, w) => w.Write("inner"u8));
+            writer.Write("outer"u8);
+        }).Dispose()));
+        thread.Start();
+        Assert.True(thread.Join(TimeSpan.FromMinutes(1)), "GetOrAdd re-entered from its own factory deadlocked");
+        InvalidOperationException refused = Assert.IsType<InvalidOperationException>(outcome);
+        Assert.Contains("re-entered for the same key from its own factory", refused.Message, StringComparison.Ordinal);
+        // Nothing stored, no flight left behind: the next call runs its factory.
+        Assert.False(cache.ContainsKey("k"u8));
+        using NativeCacheLease after = cache.GetOrAdd("k"u8, 0, static (_, _, writer) => writer.Write("later"u8));
+        Assert.Equal("later"u8.ToArray(), after.Span.ToArray());
+    }
+
+    [Fact]
+    public void A_factory_that_asks_for_another_key_still_gets_it()
+    {
+        using var cache = new NativeCache(NativeCache.MinimumBudgetBytes);
+        using (NativeCacheLease outer = cache.GetOrAdd("a"u8, cache, static (_, inner, writer) =>
+        {
+            using NativeCacheLease nested = inner.GetOrAdd("b"u8, 0, static (_, _, w) => w.Write("b"u8));
+            writer.Write(nested.Span);
+        }))
+        {
+            Assert.Equal("b"u8.ToArray(), outer.Span.ToArray());
+        }
+
+        Assert.Equal("b"u8.ToArray(), cache.GetBytes("b"u8));
+    }
+
+    [Fact]
+    public async Task An_async_factory_that_asks_for_its_own_key_is_refused_instead_of_waiting_for_itself()
+    {
+        // No await inside the factory: it runs on the test's thread (pool threads' first jemalloc use
+        // would count against the leak check); NativeCacheGetOrAddAsyncTests repeats it across a thread hop.
+        using var cache = new NativeCache(NativeCache.MinimumBudgetBytes);
+        byte[] key = "k"u8.ToArray();
+        Task<int> call = cache.GetOrAddAsync(key, cache, async (inner, writer, token) =>
+        {
+            _ = await inner.GetOrAddAsync(key, 0, static (_, w, _) => { w.Write("inner"u8); return ValueTask.CompletedTask; }, static (span, _) => span.Length, cancellationToken: token);
+            writer.Write("outer"u8);
+        }, static (span, _) => span.Length).AsTask();
+        Assert.True(call.IsCompleted, "GetOrAddAsync re-entered from its own factory waits for itself");
+        InvalidOperationException refused = await Assert.ThrowsAsync<InvalidOperationException>(() => call);
+        Assert.Contains("re-entered for the same key from its own factory", refused.Message, StringComparison.Ordinal);
+        Assert.False(cache.ContainsKey(key));
+        // The outer flow's scope ended with its call: asking again from here runs a factory.
+        int length = await cache.GetOrAddAsync(key, 0, static (_, w, _) => { w.Write("later"u8); return ValueTask.CompletedTask; }, static (span, _) => span.Length);
+        Assert.Equal(5, length);
+    }
+
+    [Fact]
+    public void A_sync_factory_that_asks_for_its_own_key_asynchronously_is_refused()
+    {
+        using var cache = new NativeCache(NativeCache.MinimumBudgetBytes);
+        byte[] key = "k"u8.ToArray();
+        Exception? outcome = Record.Exception(() => cache.GetOrAdd(key, cache, static (k, inner, writer) =>
+        {
+            ValueTask<int> nested = inner.GetOrAddAsync(k.ToArray(), 0, static (_, w, _) => { w.Write("inner"u8); return ValueTask.CompletedTask; }, static (span, _) => span.Length);
+            Assert.True(nested.IsCompleted, "the nested call waits for its own factory");
+            writer.Write("outer"u8);
+            _ = nested.AsTask().GetAwaiter().GetResult();
+        }).Dispose());
+        Assert.IsType<InvalidOperationException>(outcome);
+        Assert.False(cache.ContainsKey(key));
+    }
+
+    [Fact]
     public async Task GetOrAddAsync_canceled_before_it_starts_runs_no_factory()
     {
         using var cache = new NativeCache(NativeCache.MinimumBudgetBytes);

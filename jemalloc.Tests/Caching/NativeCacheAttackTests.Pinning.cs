@@ -108,7 +108,8 @@ public sealed partial class NativeCacheAttackTests
             int size = (int)(cache.BudgetBytes - (pinned.PinnedBytes / 2));
             InvalidOperationException refused = Assert.Throws<InvalidOperationException>(() => cache.Set("x", new byte[size]));
             Assert.Contains("lease", refused.Message, StringComparison.OrdinalIgnoreCase);
-            // Whether the old value stays is not asserted: it does not (the write evicts it making room; reported).
+            // Refused before anything was evicted: the key keeps its old value.
+            Assert.Equal("small"u8.ToArray(), cache.GetBytes("x"u8));
             Assert.True(cache.GetStatistics().AllocatedBytes <= cache.BudgetBytes);
             return;
         }

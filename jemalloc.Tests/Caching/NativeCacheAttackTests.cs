@@ -193,4 +193,16 @@ public sealed partial class NativeCacheAttackTests : LeakCheckedTest
         Assert.Equal(3, thrown);
         Assert.False(lease.IsOpen);
     }
+
+    [Fact]
+    public void Count_and_BudgetBytes_after_Dispose_throw_ObjectDisposedException()
+    {
+        var cache = new NativeCache(NativeCache.MinimumBudgetBytes);
+        cache.Set("k", "v"u8);
+        Assert.Equal(1, cache.Count);
+        cache.Dispose();
+        Assert.Throws<ObjectDisposedException>(() => cache.Count);
+        // The docs promise every member throws after Dispose, the budget too.
+        Assert.Throws<ObjectDisposedException>(() => cache.BudgetBytes);
+    }
 }

@@ -13,28 +13,28 @@ public sealed class NativeCacheFlightTests : LeakCheckedTest
     {
         var flights = new CacheFlights();
         const ulong SameHash = 42;
-        CacheFlight a = flights.Join([1, 2, 3], SameHash, out bool aFirst);
-        CacheFlight b = flights.Join([9], SameHash, out bool bFirst);
-        CacheFlight c = flights.Join([1, 2, 3, 4], SameHash, out bool cFirst);
+        CacheFlight a = flights.Join([1, 2, 3], SameHash, asynchronous: true, owned: null, out bool aFirst);
+        CacheFlight b = flights.Join([9], SameHash, asynchronous: true, owned: null, out bool bFirst);
+        CacheFlight c = flights.Join([1, 2, 3, 4], SameHash, asynchronous: true, owned: null, out bool cFirst);
         Assert.True(aFirst);
         Assert.True(bFirst);
         Assert.True(cFirst);
         Assert.NotSame(a, b);
         Assert.NotSame(a, c);
 
-        CacheFlight aAgain = flights.Join([1, 2, 3], SameHash, out bool aAgainFirst);
+        CacheFlight aAgain = flights.Join([1, 2, 3], SameHash, asynchronous: true, owned: null, out bool aAgainFirst);
         Assert.Same(a, aAgain);
         Assert.False(aAgainFirst);
-        CacheFlight bAgain = flights.Join([9], SameHash, out bool bAgainFirst);
+        CacheFlight bAgain = flights.Join([9], SameHash, asynchronous: true, owned: null, out bool bAgainFirst);
         Assert.Same(b, bAgain);
         Assert.False(bAgainFirst);
 
         // Leaving from the middle of the chain keeps the others joinable.
         Assert.Equal(1, flights.Leave(b));
         Assert.Equal(2, flights.Count);
-        Assert.Same(a, flights.Join([1, 2, 3], SameHash, out _));
-        Assert.Same(c, flights.Join([1, 2, 3, 4], SameHash, out _));
-        _ = flights.Join([9], SameHash, out bool bRestarted);
+        Assert.Same(a, flights.Join([1, 2, 3], SameHash, asynchronous: true, owned: null, out _));
+        Assert.Same(c, flights.Join([1, 2, 3, 4], SameHash, asynchronous: true, owned: null, out _));
+        _ = flights.Join([9], SameHash, asynchronous: true, owned: null, out bool bRestarted);
         Assert.True(bRestarted);
 
         Assert.Equal(2, flights.Leave(a));

@@ -104,4 +104,26 @@ public sealed class NativeCacheGetOrAddAsyncTests : IDisposable
         await Assert.ThrowsAsync<InvalidDataException>(async () => await cache.GetOrAddAsync("k"u8.ToArray(), 0, static (_, _, _) => throw new InvalidDataException("bad"), reader));
         Assert.False(cache.ContainsKey("k"u8));
     }
+
+    [Fact]
+    public async Task An_async_factory_that_asks_for_its_own_key_after_a_thread_hop_is_refused()
+    {
+        using var cache = new NativeCache(NativeCache.MinimumBudgetBytes);
+        byte[] key = "k"u8.ToArray();
+        Task<int> call = cache.GetOrAddAsync(key, cache, async (inner, writer, token) =>
+        {
+            await Task.Yield();
+            // The nested call runs on a pool thread, not the one that started the outer factory.
+            _ = await inner.GetOrAddAsync(key, 0, static (_, w, _) => { w.Write("inner"u8); return ValueTask.CompletedTask; }, static (span, _) => span.Length, cancellationToken: token);
+            writer.Write("outer"u8);
+        }, static (span, _) => span.Length).AsTask();
+        Task finished = await Task.WhenAny(call, Task.Delay(TimeSpan.FromMinutes(1)));
+        Assert.Same(call, finished);
+        InvalidOperationException refused = await Assert.ThrowsAsync<InvalidOperationException>(() => call);
+        Assert.Contains("re-entered for the same key from its own factory", refused.Message, StringComparison.Ordinal);
+        Assert.False(cache.ContainsKey(key));
+        // The outer flow's scope ended with its call: asking again from here runs a factory.
+        int length = await cache.GetOrAddAsync(key, 0, static (_, w, _) => { w.Write("later"u8); return ValueTask.CompletedTask; }, static (span, _) => span.Length);
+        Assert.Equal(5, length);
+    }
 }
