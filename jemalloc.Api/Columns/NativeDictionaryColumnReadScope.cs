@@ -1,5 +1,6 @@
 using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
+using jemalloc.Columns;
 using jemalloc.Internal;
 
 namespace jemalloc;
@@ -14,7 +15,7 @@ namespace jemalloc;
 /// outlive it. Disposing closes the scope once, through this or any copy; its members throw
 /// <see cref="ObjectDisposedException"/> afterwards.
 /// </remarks>
-public unsafe ref struct NativeDictionaryColumnReadScope
+public unsafe ref struct NativeDictionaryColumnReadScope : IVariableLengthRows
 {
     private const string TypeName = nameof(NativeDictionaryColumnReadScope);
 

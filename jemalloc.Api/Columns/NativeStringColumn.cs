@@ -113,7 +113,7 @@ public sealed partial class NativeStringColumn : IDisposable
     public int GetByteCount(long row)
     {
         using NativeStringColumnReadScope values = OpenRead();
-        return values.IsNull(row) ? 0 : values[row].Length;
+        return VariableLengthRows.GetByteCount(values, row);
     }
 
     /// <summary>Row <paramref name="row"/>'s value decoded from UTF-8, or <see langword="null"/> for a null row. Invalid UTF-8 becomes U+FFFD, as <see cref="Encoding.UTF8"/> decodes it.</summary>
@@ -123,13 +123,9 @@ public sealed partial class NativeStringColumn : IDisposable
     /// <exception cref="ObjectDisposedException">The column was disposed.</exception>
     public string? GetString(long row)
     {
-        if (!IsUtf8)
-        {
-            ThrowHelper.ThrowInvalidOperation("The column holds binary values, not UTF-8 text: read them with GetBytes or OpenRead.");
-        }
-
+        VariableLengthRows.ThrowIfBinary(IsUtf8);
         using NativeStringColumnReadScope values = OpenRead();
-        return values.IsNull(row) ? null : Encoding.UTF8.GetString(values[row]);
+        return VariableLengthRows.GetString(values, row);
     }
 
     /// <summary>A copy of row <paramref name="row"/>'s bytes, or <see langword="null"/> for a null row.</summary>
@@ -139,7 +135,7 @@ public sealed partial class NativeStringColumn : IDisposable
     public byte[]? GetBytes(long row)
     {
         using NativeStringColumnReadScope values = OpenRead();
-        return values.IsNull(row) ? null : values[row].ToArray();
+        return VariableLengthRows.GetBytes(values, row);
     }
 
     /// <summary>Copies row <paramref name="row"/>'s bytes to <paramref name="destination"/> and returns how many there were (0 for a null row).</summary>
@@ -150,14 +146,7 @@ public sealed partial class NativeStringColumn : IDisposable
     public int CopyTo(long row, Span<byte> destination)
     {
         using NativeStringColumnReadScope values = OpenRead();
-        ReadOnlySpan<byte> value = values.IsNull(row) ? default : values[row];
-        if (value.Length > destination.Length)
-        {
-            ThrowHelper.ThrowArgument(nameof(destination), $"Row {row:N0} holds {value.Length:N0} bytes; the destination has room for {destination.Length:N0}.");
-        }
-
-        value.CopyTo(destination);
-        return value.Length;
+        return VariableLengthRows.CopyTo(values, row, destination);
     }
 
     /// <summary>Whether row <paramref name="row"/> holds exactly the bytes <paramref name="value"/> (a null row holds nothing: false).</summary>
@@ -167,7 +156,7 @@ public sealed partial class NativeStringColumn : IDisposable
     public bool ValueEquals(long row, ReadOnlySpan<byte> value)
     {
         using NativeStringColumnReadScope values = OpenRead();
-        return !values.IsNull(row) && values[row].SequenceEqual(value);
+        return VariableLengthRows.ValueEquals(values, row, value);
     }
 
     /// <summary>Whether row <paramref name="row"/> holds <paramref name="value"/>, compared as UTF-8 bytes (a null row holds nothing: false; a <see langword="null"/> string matches only a null row).</summary>
@@ -189,7 +178,7 @@ public sealed partial class NativeStringColumn : IDisposable
     public bool StartsWith(long row, ReadOnlySpan<byte> prefix)
     {
         using NativeStringColumnReadScope values = OpenRead();
-        return !values.IsNull(row) && values[row].StartsWith(prefix);
+        return VariableLengthRows.StartsWith(values, row, prefix);
     }
 
     /// <summary>Whether row <paramref name="row"/>'s bytes end with <paramref name="suffix"/> (a null row: false).</summary>
@@ -197,7 +186,7 @@ public sealed partial class NativeStringColumn : IDisposable
     public bool EndsWith(long row, ReadOnlySpan<byte> suffix)
     {
         using NativeStringColumnReadScope values = OpenRead();
-        return !values.IsNull(row) && values[row].EndsWith(suffix);
+        return VariableLengthRows.EndsWith(values, row, suffix);
     }
 
     /// <summary>Whether row <paramref name="row"/>'s bytes contain <paramref name="part"/> (a null row: false).</summary>
@@ -205,7 +194,7 @@ public sealed partial class NativeStringColumn : IDisposable
     public bool Contains(long row, ReadOnlySpan<byte> part)
     {
         using NativeStringColumnReadScope values = OpenRead();
-        return !values.IsNull(row) && values[row].IndexOf(part) >= 0;
+        return VariableLengthRows.Contains(values, row, part);
     }
 
     /// <summary>
@@ -218,7 +207,7 @@ public sealed partial class NativeStringColumn : IDisposable
     public int CompareOrdinal(long row, ReadOnlySpan<byte> value)
     {
         using NativeStringColumnReadScope values = OpenRead();
-        return values.IsNull(row) ? -1 : values[row].SequenceCompareTo(value);
+        return VariableLengthRows.CompareOrdinal(values, row, value);
     }
 
     /// <summary>

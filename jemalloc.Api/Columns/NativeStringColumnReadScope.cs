@@ -15,7 +15,7 @@ namespace jemalloc;
 /// outlive it. Disposing closes the scope once, through this or any copy; its members throw
 /// <see cref="ObjectDisposedException"/> afterwards.
 /// </remarks>
-public unsafe ref struct NativeStringColumnReadScope
+public unsafe ref struct NativeStringColumnReadScope : IVariableLengthRows
 {
     private const string TypeName = nameof(NativeStringColumnReadScope);
 
