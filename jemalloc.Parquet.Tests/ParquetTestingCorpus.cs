@@ -63,14 +63,6 @@ internal static class ParquetTestingCorpus
     };
 
     /// <summary>
-    /// Well-formed columns our reader refuses, by "file|column", with the reason the corpus README gives:
-    /// each is asserted to throw exactly this exception, naming the file, the column and its types.
-    /// </summary>
-    public static IReadOnlyDictionary<string, Type> Refusals { get; } = new Dictionary<string, Type>(StringComparer.Ordinal)
-    {
-    };
-
-    /// <summary>
     /// Well-formed files ("file") or columns ("file|column") DuckDB cannot read, each with a file or column
     /// of the same values that DuckDB reads (the same data without the codec or encoding DuckDB lacks),
     /// against which our reading is compared instead.

@@ -262,7 +262,7 @@ public sealed partial class NativeParquetReader
     {
         if (descriptor.MaxRepetitionLevel > 0)
         {
-            ParquetThrow.NotSupported($"Column '{column}' of '{_path}' is repeated (a list or map); only flat columns can be read into native columns.");
+            ParquetThrow.Repeated(descriptor, column, _path);
         }
     }
 

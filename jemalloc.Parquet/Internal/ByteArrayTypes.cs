@@ -16,7 +16,7 @@ internal static class ByteArrayTypes
     {
         if (descriptor.MaxRepetitionLevel > 0)
         {
-            ParquetThrow.NotSupported($"Column '{column}' of '{file}' is repeated (a list or map); only flat columns can be read into native columns.");
+            ParquetThrow.Repeated(descriptor, column, file);
         }
 
         PhysicalType physical = descriptor.PhysicalType;
