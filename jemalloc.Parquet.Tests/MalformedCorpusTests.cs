@@ -47,6 +47,35 @@ public sealed class MalformedCorpusTests : LedgerBalanced
             Assert.All(outcomes, pair => Assert.Equal(MalformedExpectation.SameAsDuckDb, pair.Value));
         });
 
+    [Fact]
+    public void A_damaged_schema_giving_a_column_no_physical_type_is_refused_on_open_naming_the_file_and_column()
+    {
+        // PARQUET-1481: the Thrift of the schema is damaged; ParquetSharp opens it and reports the column's
+        // physical type as a number the format does not have.
+        string path = ParquetTestingCorpus.PathOf("bad_data/PARQUET-1481.parquet");
+        long live = AllocationLedger.LiveCount;
+        InvalidDataException error = Assert.Throws<InvalidDataException>(() => new NativeParquetReader(path));
+        Assert.Contains(path, error.Message, StringComparison.Ordinal);
+        Assert.Contains("column 'Handle'", error.Message, StringComparison.Ordinal);
+        Assert.Contains("physical type", error.Message, StringComparison.Ordinal);
+        Assert.Equal(live, AllocationLedger.LiveCount);
+    }
+
+    [Theory(Timeout = Timeout)]
+    [InlineData("data/datapage_v1-corrupt-checksum.parquet", "b", "page 1 of row group 0")]
+    [InlineData("data/rle-dict-uncompressed-corrupt-checksum.parquet", "long_field", "page 0 of row group 0")]
+    public Task A_page_with_a_corrupt_checksum_is_refused_naming_the_file_column_row_group_and_page(string file, string column, string page) =>
+        Task.Run(() =>
+        {
+            string path = ParquetTestingCorpus.PathOf(file);
+            using var reader = new NativeParquetReader(path);
+            InvalidDataException error = Assert.Throws<InvalidDataException>(() => CorpusValues.ReadOurs(reader, column));
+            Assert.Contains(path, error.Message, StringComparison.Ordinal);
+            Assert.Contains($"'{column}'", error.Message, StringComparison.Ordinal);
+            Assert.Contains("fails its page checksum at " + page, error.Message, StringComparison.Ordinal);
+            Assert.IsType<ParquetSharp.ParquetException>(error.InnerException);
+        });
+
     // Each column's outcome: the exception type's name (its message checked to name the file), or whether
     // the values are DuckDB's (compared row by row) or DuckDB cannot read them.
     private static SortedDictionary<string, string> Outcomes(string file, ParquetReadOptions options)
