@@ -29,28 +29,28 @@ internal static class CorpusValues
         switch (info.PhysicalType)
         {
             case PhysicalType.Boolean:
-                return Nullable<bool>(reader, column, v => v ? "true" : "false");
+                return ReadNullable<bool>(reader, column, v => v ? "true" : "false");
             case PhysicalType.Int32 when IsInt(info, 32, signed: false):
-                return Nullable<uint>(reader, column, v => v.ToString(CultureInfo.InvariantCulture));
+                return ReadNullable<uint>(reader, column, v => v.ToString(CultureInfo.InvariantCulture));
             case PhysicalType.Int32:
                 // INT(8), INT(16), UINT(8) and UINT(16) read as int too: it holds all their values.
-                return Nullable<int>(reader, column, v => v.ToString(CultureInfo.InvariantCulture));
+                return ReadNullable<int>(reader, column, v => v.ToString(CultureInfo.InvariantCulture));
             case PhysicalType.Int64 when IsInt(info, 64, signed: false):
-                return Nullable<ulong>(reader, column, v => v.ToString(CultureInfo.InvariantCulture));
+                return ReadNullable<ulong>(reader, column, v => v.ToString(CultureInfo.InvariantCulture));
             case PhysicalType.Int64 when info.LogicalType == LogicalTypeEnum.Time && info.TimeUnit == TimeUnit.Nanos:
                 // DuckDB's TIME holds microseconds: nanoseconds are compared at that resolution.
-                return Nullable<long>(reader, column, v => Math.DivRem(v, 1000).Quotient.ToString(CultureInfo.InvariantCulture));
+                return ReadNullable<long>(reader, column, v => Math.DivRem(v, 1000).Quotient.ToString(CultureInfo.InvariantCulture));
             case PhysicalType.Int64:
-                return Nullable<long>(reader, column, v => v.ToString(CultureInfo.InvariantCulture));
+                return ReadNullable<long>(reader, column, v => v.ToString(CultureInfo.InvariantCulture));
             case PhysicalType.Int96:
                 // DuckDB reads INT96 as a TIMESTAMP of microseconds: the values are compared at that resolution.
-                return Nullable<Int96>(reader, column, v => EpochMicros(v).ToString(CultureInfo.InvariantCulture));
+                return ReadNullable<Int96>(reader, column, v => EpochMicros(v).ToString(CultureInfo.InvariantCulture));
             case PhysicalType.Float:
-                return Nullable<float>(reader, column, v => Text(v));
+                return ReadNullable<float>(reader, column, v => Text(v));
             case PhysicalType.Double:
-                return Nullable<double>(reader, column, Text);
+                return ReadNullable<double>(reader, column, Text);
             case PhysicalType.FixedLenByteArray when info.LogicalType == LogicalTypeEnum.Float16:
-                return Nullable<Half>(reader, column, v => Text((double)v));
+                return ReadNullable<Half>(reader, column, v => Text((double)v));
             case PhysicalType.FixedLenByteArray:
             {
                 using FixedSizeBinaryColumn values = reader.ReadFixedSizeBinaryColumn(column);
@@ -136,7 +136,7 @@ internal static class CorpusValues
         && info.LogicalTypeText.Contains(FormattableString.Invariant($"bitWidth={width}"), StringComparison.Ordinal)
         && info.LogicalTypeText.Contains(signed ? "isSigned=true" : "isSigned=false", StringComparison.Ordinal);
 
-    private static string?[] Nullable<T>(NativeParquetReader reader, string column, Func<T, string> text)
+    private static string?[] ReadNullable<T>(NativeParquetReader reader, string column, Func<T, string> text)
         where T : unmanaged, IEquatable<T>
     {
         using NullableColumn<T> values = reader.ReadNullableColumn<T>(column);

@@ -4,7 +4,7 @@ namespace jemalloc.Parquet.Tests;
 
 /// <summary>
 /// Apache parquet-testing's files, vendored in Corpus/parquet-testing (its README.md names the commit,
-/// the licence and what each refusal below is for), and what the tests expect of each.
+/// the licence and every file's outcome), and what the tests expect of each.
 /// </summary>
 internal static class ParquetTestingCorpus
 {
