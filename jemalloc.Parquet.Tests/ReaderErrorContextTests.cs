@@ -54,6 +54,11 @@ public sealed class ReaderErrorContextTests : IDisposable
         using HugeArray<long> id = reader.ReadColumn<long>("id");
         Assert.Equal(8L, id[1]);
 
+        // It is described rather than thrown for: a logical type this version of Parquet does not know.
+        ParquetColumnInfo info = reader.GetColumnInfo("doc");
+        Assert.Equal((PhysicalType.ByteArray, LogicalTypeEnum.Undefined), (info.PhysicalType, info.LogicalType));
+        Assert.Contains("unknown", info.LogicalTypeText, StringComparison.Ordinal);
+
         // As other readers do, a BYTE_ARRAY column of a logical type unknown here reads as its bytes.
         using NativeStringColumn doc = reader.ReadStringColumn("doc");
         Assert.False(doc.IsUtf8);

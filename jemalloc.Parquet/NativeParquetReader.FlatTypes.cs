@@ -8,7 +8,7 @@ namespace jemalloc.Parquet;
 // FIXED_LEN_BYTE_ARRAY as fixed-size binary, FLOAT16 as Half, and the description of a column.
 public sealed partial class NativeParquetReader
 {
-    /// <summary>Describes a column: its physical and logical types and their parameters (width, precision and scale, time unit).</summary>
+    /// <summary>Describes a column: its physical and logical types and their parameters (width, precision and scale, time unit). A logical type this version of Parquet does not know is described as <see cref="LogicalTypeEnum.Undefined"/>.</summary>
     /// <param name="column">The column's name.</param>
     /// <returns>The column's description.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="column"/> is <see langword="null"/>.</exception>
@@ -22,7 +22,9 @@ public sealed partial class NativeParquetReader
         try
         {
             ColumnDescriptor descriptor = _schema.Column(index);
-            using LogicalType logical = descriptor.LogicalType;
+            // A logical type newer than ParquetSharp (it throws for one) is described, not thrown: the
+            // column's bytes can still be read, as binary, and the caller is told what it is missing.
+            using LogicalType? logical = ByteArrayTypes.LogicalTypeOrNull(descriptor);
             PhysicalType physical = descriptor.PhysicalType;
             (TimeUnit unit, bool utc) = logical switch
             {
@@ -34,8 +36,8 @@ public sealed partial class NativeParquetReader
             return new ParquetColumnInfo(
                 column,
                 physical,
-                logical.Type,
-                logical.ToString(),
+                logical?.Type ?? LogicalTypeEnum.Undefined,
+                ByteArrayTypes.Describe(logical),
                 descriptor.MaxDefinitionLevel > 0,
                 physical == PhysicalType.FixedLenByteArray ? descriptor.TypeLength : 0,
                 precision,
@@ -260,7 +262,7 @@ public sealed partial class NativeParquetReader
     {
         if (descriptor.MaxRepetitionLevel > 0)
         {
-            ParquetThrow.NotSupported($"Column '{column}' of '{_path}' is repeated (a list or map); only flat columns can be read into native columns.");
+            ParquetThrow.Repeated(descriptor, column, _path);
         }
     }
 

@@ -61,7 +61,7 @@ public sealed partial class NativeParquetReader : IDisposable
     /// <exception cref="ArgumentNullException"><paramref name="path"/> or <paramref name="options"/> is <see langword="null"/>.</exception>
     /// <exception cref="ArgumentException"><paramref name="path"/> is empty.</exception>
     /// <exception cref="FileNotFoundException">There is no file at <paramref name="path"/>.</exception>
-    /// <exception cref="InvalidDataException">The file is not a readable Parquet file (its footer or schema is malformed); the inner exception is ParquetSharp's.</exception>
+    /// <exception cref="InvalidDataException">The file is not a readable Parquet file (its footer or schema is malformed, or a column's physical type is none the format has); the inner exception, if any, is ParquetSharp's.</exception>
     public NativeParquetReader(string path, ParquetReadOptions options)
     {
         ArgumentException.ThrowIfNullOrEmpty(path);
@@ -83,15 +83,18 @@ public sealed partial class NativeParquetReader : IDisposable
                 ColumnDescriptor descriptor = _schema.Column(i);
                 using ParquetSharp.Schema.ColumnPath columnPath = descriptor.Path;
                 _columnNames[i] = columnPath.ToDotString();
+                CheckPhysicalType(descriptor, _columnNames[i]);
             }
         }
         catch (Exception e) when (ParquetThrow.IsParquetSharpError(e))
         {
+            _metadata?.Dispose();
             _file.Dispose();
             throw ParquetThrow.Unreadable(path, e);
         }
         catch
         {
+            _metadata?.Dispose();
             _file.Dispose();
             throw;
         }
@@ -387,6 +390,17 @@ public sealed partial class NativeParquetReader : IDisposable
         {
             values.Dispose();
             throw;
+        }
+    }
+
+    // A schema whose Thrift is damaged can give a column a physical type the format does not have
+    // (ParquetSharp passes the number on); no read could make sense of its values.
+    private void CheckPhysicalType(ColumnDescriptor descriptor, string column)
+    {
+        PhysicalType physical = descriptor.PhysicalType;
+        if (physical is < PhysicalType.Boolean or > PhysicalType.FixedLenByteArray)
+        {
+            ParquetThrow.InvalidData($"'{_path}' is not a readable Parquet file: its schema gives column '{column}' the physical type {(int)physical}, which the format does not have (the footer is damaged).");
         }
     }
 

@@ -31,7 +31,7 @@ public sealed class ParquetColumnInfo
     /// <summary>How the values are stored.</summary>
     public PhysicalType PhysicalType { get; }
 
-    /// <summary>What the values mean: <see cref="LogicalTypeEnum.None"/> for plain numbers, otherwise DECIMAL, DATE, TIME, TIMESTAMP, INT, UUID, FLOAT16, the Null type (<see cref="LogicalTypeEnum.Nil"/>), and so on.</summary>
+    /// <summary>What the values mean: <see cref="LogicalTypeEnum.None"/> for plain numbers, otherwise DECIMAL, DATE, TIME, TIMESTAMP, INT, UUID, FLOAT16, the Null type (<see cref="LogicalTypeEnum.Nil"/>), and so on; <see cref="LogicalTypeEnum.Undefined"/> for a logical type newer than this version of Parquet knows (a BYTE_ARRAY column of one reads as binary).</summary>
     public LogicalTypeEnum LogicalType { get; }
 
     /// <summary>The logical type with its parameters as the file states them, for messages and logs (for instance <c>Timestamp(isAdjustedToUTC=true, timeUnit=microseconds, ...)</c>).</summary>

@@ -16,7 +16,7 @@ internal static class ByteArrayTypes
     {
         if (descriptor.MaxRepetitionLevel > 0)
         {
-            ParquetThrow.NotSupported($"Column '{column}' of '{file}' is repeated (a list or map); only flat columns can be read into native columns.");
+            ParquetThrow.Repeated(descriptor, column, file);
         }
 
         PhysicalType physical = descriptor.PhysicalType;
@@ -44,8 +44,8 @@ internal static class ByteArrayTypes
     /// <summary>A logical type as the messages name it ("unknown" for one ParquetSharp cannot describe).</summary>
     internal static string Describe(LogicalType? logical) => logical?.ToString() ?? "a logical type unknown to this version of Parquet";
 
-    // ParquetSharp throws for a logical type newer than it knows; such a column's bytes are still bytes.
-    private static LogicalType? LogicalTypeOrNull(ColumnDescriptor descriptor)
+    /// <summary>The column's logical type, or <see langword="null"/> for one newer than ParquetSharp knows (for which it throws): such a column's bytes are still bytes.</summary>
+    internal static LogicalType? LogicalTypeOrNull(ColumnDescriptor descriptor)
     {
         try
         {

@@ -27,6 +27,14 @@ internal static partial class ParquetThrow
     [DoesNotReturn]
     internal static void ObjectDisposed(string typeName) => throw new ObjectDisposedException(typeName);
 
+    /// <summary>A repeated column (in a list or map), which no read takes: named with its types and the file.</summary>
+    [DoesNotReturn]
+    internal static void Repeated(ColumnDescriptor descriptor, string column, string file)
+    {
+        using LogicalType? logical = ByteArrayTypes.LogicalTypeOrNull(descriptor);
+        throw new NotSupportedException($"Column '{column}' ({descriptor.PhysicalType}, logical type {ByteArrayTypes.Describe(logical)}) of '{file}' is repeated (a list or map); only flat columns can be read into native columns.");
+    }
+
     /// <summary>A column read as one without nulls has a null in the batch from <paramref name="firstRow"/>: names the first null row.</summary>
     [DoesNotReturn]
     internal static unsafe void NullFound(string where, long firstRow, short* levels, short maxDefinition, int count)

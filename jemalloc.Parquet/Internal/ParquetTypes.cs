@@ -116,7 +116,7 @@ internal static class ParquetTypes
 
         if (descriptor.MaxRepetitionLevel > 0)
         {
-            ParquetThrow.NotSupported($"Column '{column}' ({descriptor.PhysicalType}) of '{file}' is repeated (a list or map); only flat columns can be read into native columns.");
+            ParquetThrow.Repeated(descriptor, column, file);
         }
 
         PhysicalType physical = descriptor.PhysicalType;
