@@ -69,7 +69,9 @@ internal static class IpcCorpus
             }
 
             case ArrowIpcType.Decimal128:
+            case ArrowIpcType.Other when field.Precision is not null:
             {
+                // Decimals of every width go to ReadDecimalColumn, whose refusal of 256 bits says why.
                 using DecimalColumn column = reader.ReadDecimalColumn(name);
                 var rows = new List<string?>();
                 for (long r = 0; r < column.Length; r++)

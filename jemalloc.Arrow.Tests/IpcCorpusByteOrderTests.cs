@@ -25,7 +25,7 @@ public sealed class IpcCorpusByteOrderTests(ITestOutputHelper output) : LedgerBa
         ["generated_primitive_large_offsets"] = [],
         ["generated_datetime"] = [],
         ["generated_decimal"] = [.. Enumerable.Range(0, 36).Select(i => ("f" + i, PastPrecision))],
-        ["generated_decimal256"] = [.. Enumerable.Range(0, 33).Select(i => ("f" + i, ", 256)"))],
+        ["generated_decimal256"] = [.. Enumerable.Range(0, 33).Select(i => ("f" + i, "a decimal of 256 bits"))],
         ["generated_null"] = [],
         ["generated_null_trivial"] = [],
         ["generated_dictionary"] = [("dict0", "dictionary-encoded"), ("dict1", "dictionary-encoded"), ("dict2", "dictionary-encoded")],
