@@ -51,6 +51,18 @@ internal static class IpcCorpus
     internal static List<string?> ReadColumn(ArrowIpcReader reader, ArrowIpcField field)
     {
         string name = field.Name;
+        if (field.IsDictionaryEncoded && field.Type is ArrowIpcType.Utf8 or ArrowIpcType.LargeUtf8 or ArrowIpcType.Binary or ArrowIpcType.LargeBinary)
+        {
+            using NativeDictionaryColumn column = reader.ReadDictionaryColumn(name);
+            var rows = new List<string?>();
+            for (long r = 0; r < column.Length; r++)
+            {
+                rows.Add(column.IsNull(r) ? null : column.IsUtf8 ? "s:" + column.GetString(r) : "b:" + Convert.ToHexString(column.GetBytes(r)!));
+            }
+
+            return rows;
+        }
+
         switch (field.Type)
         {
             case ArrowIpcType.Null:
@@ -151,6 +163,7 @@ internal static class IpcCorpus
     private static string? ApacheValue(IArrowArray array, int i) => array switch
     {
         NullArray => null,
+        DictionaryArray a => a.Indices.IsNull(i) || a.Dictionary.IsNull(DictionaryIndex(a.Indices, i)) ? null : ApacheValue(a.Dictionary, DictionaryIndex(a.Indices, i)),
         BooleanArray a => a.GetValue(i)!.Value ? "true" : "false",
         StringArray a => "s:" + a.GetString(i),
         LargeStringArray a => "s:" + a.GetString(i),
@@ -171,6 +184,19 @@ internal static class IpcCorpus
         PrimitiveArray<double> a => Bits(a.Values[i]),
         // Types the reader refuses: never compared, so a marker that equals no row of ours.
         _ => "unread " + array.GetType().Name,
+    };
+
+    private static int DictionaryIndex(IArrowArray indices, int i) => indices switch
+    {
+        PrimitiveArray<sbyte> a => a.Values[i],
+        PrimitiveArray<byte> a => a.Values[i],
+        PrimitiveArray<short> a => a.Values[i],
+        PrimitiveArray<ushort> a => a.Values[i],
+        PrimitiveArray<int> a => a.Values[i],
+        PrimitiveArray<uint> a => checked((int)a.Values[i]),
+        PrimitiveArray<long> a => checked((int)a.Values[i]),
+        PrimitiveArray<ulong> a => checked((int)a.Values[i]),
+        _ => throw new NotSupportedException($"Dictionary indices of {indices.GetType().Name}."),
     };
 
     private static List<string?> Fixed<T>(ArrowIpcReader reader, string name, Func<T, string> format)

@@ -28,8 +28,8 @@ public sealed class IpcCorpusByteOrderTests(ITestOutputHelper output) : LedgerBa
         ["generated_decimal256"] = [.. Enumerable.Range(0, 33).Select(i => ("f" + i, "a decimal of 256 bits"))],
         ["generated_null"] = [],
         ["generated_null_trivial"] = [],
-        ["generated_dictionary"] = [("dict0", "dictionary-encoded"), ("dict1", "dictionary-encoded"), ("dict2", "dictionary-encoded")],
-        ["generated_dictionary_unsigned"] = [("f0", "dictionary-encoded"), ("f1", "dictionary-encoded"), ("f2", "dictionary-encoded")],
+        ["generated_dictionary"] = [("dict2", "dictionary-encoded")],
+        ["generated_dictionary_unsigned"] = [],
         ["generated_interval"] = [("f5", "Interval"), ("f6", "Interval")],
         ["generated_nested"] = [("list_nullable", "List"), ("fixedsizelist_nullable", "FixedSizeList"), ("struct_nullable", "Struct")],
     };
@@ -68,7 +68,7 @@ public sealed class IpcCorpusByteOrderTests(ITestOutputHelper output) : LedgerBa
             }
 
             string[] refused = little.Where(c => c.Refusal is not null).Select(c => c.Name).ToArray();
-            Assert.Equal(Refused[name].Select(r => r.Column), refused);
+            Assert.True(Refused[name].Select(r => r.Column).SequenceEqual(refused), $"{name} {format}: refused [{string.Join("; ", little.Where(c => c.Refusal is not null).Select(c => c.Refusal!.GetType().Name + ": " + c.Refusal.Message))}], expected [{string.Join(", ", Refused[name].Select(r => r.Column))}].");
             foreach (IpcCorpus.Column column in big.Concat(little).Where(c => c.Refusal is not null))
             {
                 string says = Refused[name].Single(r => r.Column == column.Name).Says;

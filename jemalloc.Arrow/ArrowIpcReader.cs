@@ -339,16 +339,33 @@ public sealed partial class ArrowIpcReader : IDisposable
         }
     }
 
-    private unsafe NativeStringColumn ReadStringsEntered(int index, string column, AllocationOptions options)
+    private NativeStringColumn ReadStringsEntered(int index, string column, AllocationOptions options)
     {
         ArrowIpcField field = _index.Fields[index];
         if (field.IsDictionaryEncoded || !field.IpcType.IsVariableBinary)
         {
-            IpcThrow.NotSupported($"Column '{column}' is {(field.IsDictionaryEncoded ? "dictionary-encoded" : "of type " + field.TypeName)}; ReadStringColumn reads Utf8, Binary, LargeUtf8 and LargeBinary columns.");
+            IpcThrow.NotSupported(field.IsDictionaryEncoded
+                ? $"Column '{column}' is dictionary-encoded ({field.TypeName} values); read it with ReadDictionaryColumn."
+                : $"Column '{column}' is of type {field.TypeName}; ReadStringColumn reads Utf8, Binary, LargeUtf8 and LargeBinary columns.");
         }
 
+        return ReadStrings(_index, index, options);
+    }
+
+    // The strings of column `index` of `source`: the input's record batches, or one dictionary's batches.
+    private NativeStringColumn ReadStrings(IpcIndex source, int index, AllocationOptions options)
+    {
+        (HugeArray<long> offsets, HugeArray<byte> data, HugeArray<byte>? validity, long rows) = ReadStringParts(source, index, options);
+        ArrowIpcType type = source.Fields[index].Type;
+        return new NativeStringColumn(offsets, data, validity, rows, isUtf8: type is ArrowIpcType.Utf8 or ArrowIpcType.LargeUtf8);
+    }
+
+    // The blocks of a string column, which the caller owns: offsets, data, and validity when it has nulls.
+    private unsafe (HugeArray<long> Offsets, HugeArray<byte> Data, HugeArray<byte>? Validity, long Rows) ReadStringParts(IpcIndex source, int index, AllocationOptions options)
+    {
+        ArrowIpcField field = source.Fields[index];
         bool large = field.Type is ArrowIpcType.LargeUtf8 or ArrowIpcType.LargeBinary;
-        var read = new IpcColumnRead(_stream, _index, index);
+        var read = new IpcColumnRead(_stream, source, index);
         (long rows, long nulls) = read.Check(valueBuffers: 2, elementBits: large ? 64 : 32);
         using var scratch = new SafeArray<byte>(ScratchBytes, options with { HugePages = false });
         using MemoryLease<byte> scratchLease = scratch.Lease();
@@ -374,7 +391,7 @@ public sealed partial class ArrowIpcReader : IDisposable
                 read.ReadValidity((byte*)bitsLease.Pointer, scratchPointer);
             }
 
-            return new NativeStringColumn(offsets, data, validity, rows, isUtf8: field.Type is ArrowIpcType.Utf8 or ArrowIpcType.LargeUtf8);
+            return (offsets, data, validity, rows);
         }
         catch
         {
