@@ -406,7 +406,9 @@ public sealed partial class ArrowIpcReader : IDisposable
     {
         if (field.IsDictionaryEncoded)
         {
-            IpcThrow.NotSupported($"Column '{column}' is dictionary-encoded ({field.TypeName} values); the reader does not read dictionary-encoded columns.");
+            IpcThrow.NotSupported(field.IpcType.IsVariableBinary
+                ? $"Column '{column}' is dictionary-encoded ({field.TypeName} values); read it with ReadDictionaryColumn."
+                : $"Column '{column}' is dictionary-encoded ({field.TypeName} values); the reader reads dictionary-encoded strings and binary (ReadDictionaryColumn), not dictionary-encoded {field.TypeName}.");
         }
 
         Type? element = field.IpcType.ElementType;
