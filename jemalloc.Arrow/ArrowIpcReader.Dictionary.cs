@@ -150,17 +150,20 @@ public sealed partial class ArrowIpcReader
 
         var field0 = new ArrowIpcField($"{column} (dictionary {id})", true, field.IpcType, false, new IpcLayout(1, 3, 0, true));
         IpcIndex dictionary = _index.OfDictionary(field0, batches.Select(d => d.Batch));
+        // One pass over both lists (they are in the input's order), so that many batches of each cost
+        // their sum, not their product.
         long[] available = new long[_index.Batches.Count];
+        long held = 0;
+        int next = 0;
         for (int b = 0; b < available.Length; b++)
         {
-            foreach (IpcDictionaryBatch d in batches)
+            for (; next < batches.Count && batches[next].RecordBatchesBefore <= b; next++)
             {
-                if (d.RecordBatchesBefore <= b)
-                {
-                    // A malformed length is caught when the dictionary is read; saturate until then.
-                    available[b] = d.Batch.Length > long.MaxValue - available[b] ? long.MaxValue : available[b] + d.Batch.Length;
-                }
+                // A malformed length is caught when the dictionary is read; saturate until then.
+                held = batches[next].Batch.Length > long.MaxValue - held ? long.MaxValue : held + batches[next].Batch.Length;
             }
+
+            available[b] = held;
         }
 
         return (dictionary, available);

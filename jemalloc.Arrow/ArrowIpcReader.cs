@@ -19,13 +19,15 @@ namespace jemalloc.Arrow;
 /// into a <see cref="NativeStringColumn"/>; Decimal128 columns by <see cref="ReadDecimalColumn(string, AllocationOptions)"/>
 /// into a <see cref="DecimalColumn"/>, and FixedSizeBinary columns by
 /// <see cref="ReadFixedSizeBinaryColumn(string, AllocationOptions)"/> into a <see cref="FixedSizeBinaryColumn"/>.
+/// Dictionary-encoded string and binary columns are read, still encoded, by
+/// <see cref="ReadDictionaryColumn(string, AllocationOptions)"/> into a <see cref="NativeDictionaryColumn"/>.
 /// </para>
 /// <para>
 /// The schema's byte order is honoured: the values of a big-endian file or stream are byte-swapped as
 /// they are read, so they arrive as the same numbers (a decimal as one 16-byte integer; fixed-size
-/// binary values are bytes, never swapped). Dictionary-encoded columns, nested types and
-/// compressed bodies (LZ4, ZSTD) are refused with <see cref="NotSupportedException"/> naming the
-/// column. The metadata is read and checked when the reader opens; every buffer is checked against
+/// binary values are bytes, never swapped; dictionary indices are swapped as the integers they are).
+/// Dictionary-encoded columns of other types, nested types and compressed bodies (LZ4, ZSTD) are
+/// refused with <see cref="NotSupportedException"/> naming the column. The metadata is read and checked when the reader opens; every buffer is checked against
 /// its batch's body before it is read, and a forged or truncated input throws
 /// <see cref="InvalidDataException"/> with nothing left allocated.
 /// </para>
