@@ -231,7 +231,7 @@ internal static class IpcCorpus
         }
     }
 
-    private static string Decimal(Int128 unscaled, int scale) => unscaled.ToString(CultureInfo.InvariantCulture) + "e-" + scale.ToString(CultureInfo.InvariantCulture);
+    internal static string Decimal(Int128 unscaled, int scale) => unscaled.ToString(CultureInfo.InvariantCulture) + "e-" + scale.ToString(CultureInfo.InvariantCulture);
 
     private static string Invariant<T>(T value)
         where T : IFormattable => value.ToString(null, CultureInfo.InvariantCulture);
