@@ -19,8 +19,8 @@ public sealed partial class ArrowIpcReader
     /// input is big-endian) into 32-bit indices, each checked to name a value its batch's dictionary
     /// held by then; its validity bitmaps, when it has nulls, into a bitmap. A row whose index names a
     /// null value of the dictionary is a null row (as Arrow reads it); the dictionary's null values
-    /// are kept as the empty values their offsets give, which no row that is not null names. All are
-    /// allocated with <paramref name="options"/>.
+    /// are kept as whatever bytes their offsets give (usually none), which no row that is not null
+    /// names. All are allocated with <paramref name="options"/>.
     /// </summary>
     /// <param name="column">The column's name.</param>
     /// <param name="options">How the blocks (and the reader's small scratch block) are allocated.</param>
@@ -97,7 +97,7 @@ public sealed partial class ArrowIpcReader
                 default: ReadIndices<ulong>(read, rows, target, options, scratchPointer); break;
             }
 
-            // The dictionary's null values stay as the (empty) values their offsets give; no valid row names them.
+            // The dictionary's null values stay as whatever bytes their offsets give; no valid row names them.
             valueValidity?.Dispose();
             valueValidity = null;
             var values = new NativeStringColumn(offsets, data, null, count, isUtf8: field.Type is ArrowIpcType.Utf8 or ArrowIpcType.LargeUtf8);
