@@ -7,8 +7,8 @@ namespace jemalloc.Arrow.Tests;
 /// <summary>
 /// <see cref="ArrowIpcReader"/> and <see cref="ArrowIpcWriter"/> against Apache Arrow for .NET: IPC
 /// written from native columns read by its <see cref="ArrowFileReader"/> and <see cref="ArrowStreamReader"/>
-/// value by value, and IPC it wrote with columns the reader refuses (nested, dictionary-encoded,
-/// compressed), whose neighbours are still read.
+/// value by value, and IPC it wrote with columns the reader refuses (nested, compressed), whose
+/// neighbours are still read, and a dictionary-encoded column, read as one.
 /// </summary>
 [Collection(LedgerBalancedAlone.Name)]
 public sealed class IpcApacheArrowTests
@@ -90,7 +90,7 @@ public sealed class IpcApacheArrowTests
     [Theory]
     [InlineData(ArrowIpcFormat.File)]
     [InlineData(ArrowIpcFormat.Stream)]
-    public void Nested_and_dictionary_columns_are_refused_by_name_and_the_columns_after_them_are_read(ArrowIpcFormat format)
+    public void Nested_columns_are_refused_by_name_the_dictionary_column_is_read_as_one_and_the_columns_after_them_are_read(ArrowIpcFormat format)
     {
         MemoryStream stream = WriteWithApacheArrow(format, compressed: false);
         long live = AllocationLedger.LiveCount;
@@ -108,6 +108,12 @@ public sealed class IpcApacheArrowTests
             Assert.Contains("List", list.Message, StringComparison.Ordinal);
             NotSupportedException dict = Assert.Throws<NotSupportedException>(() => reader.ReadColumn<int>("dict"));
             Assert.Contains("'dict' is dictionary-encoded", dict.Message, StringComparison.Ordinal);
+            using (NativeDictionaryColumn encoded = reader.ReadDictionaryColumn("dict"))
+            {
+                Assert.Equal(["a", "b", "a", "b", "b", "a"], Enumerable.Range(0, 6).Select(r => encoded.GetString(r)));
+                Assert.Equal(2, encoded.Dictionary.Length);
+            }
+
             NotSupportedException pair = Assert.Throws<NotSupportedException>(() => reader.ReadColumn<int>("pair"));
             Assert.Contains("Struct", pair.Message, StringComparison.Ordinal);
 
@@ -130,6 +136,11 @@ public sealed class IpcApacheArrowTests
             NotSupportedException e = Assert.Throws<NotSupportedException>(() => reader.ReadColumn<long>("after"));
             Assert.Contains("'after'", e.Message, StringComparison.Ordinal);
             Assert.Contains("LZ4_FRAME", e.Message, StringComparison.Ordinal);
+
+            // The dictionary batch is compressed too.
+            NotSupportedException dict = Assert.Throws<NotSupportedException>(() => reader.ReadDictionaryColumn("dict"));
+            Assert.Contains("'dict", dict.Message, StringComparison.Ordinal);
+            Assert.Contains("LZ4_FRAME", dict.Message, StringComparison.Ordinal);
         }
 
         Assert.Equal(live, AllocationLedger.LiveCount);

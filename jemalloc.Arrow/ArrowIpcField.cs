@@ -6,13 +6,15 @@ namespace jemalloc.Arrow;
 /// <summary>One column of an Arrow IPC schema: its name, type and whether it may hold nulls.</summary>
 public sealed class ArrowIpcField
 {
-    internal ArrowIpcField(string name, bool isNullable, IpcType type, bool isDictionaryEncoded, IpcLayout layout)
+    internal ArrowIpcField(string name, bool isNullable, IpcType type, bool isDictionaryEncoded, IpcLayout layout, long dictionaryId = 0, IpcType? indexType = null)
     {
         Name = name;
         IsNullable = isNullable;
         IpcType = type;
         IsDictionaryEncoded = isDictionaryEncoded;
         Layout = layout;
+        DictionaryId = dictionaryId;
+        IndexType = indexType;
     }
 
     /// <summary>The column's name.</summary>
@@ -42,12 +44,18 @@ public sealed class ArrowIpcField
     /// <summary>The size in bytes of every value of a <see cref="ArrowIpcType.FixedSizeBinary"/> column, as declared; <see langword="null"/> for other types.</summary>
     public int? ByteWidth => IpcType.Code == IpcTypeCode.FixedSizeBinary ? IpcType.ByteWidth : null;
 
-    /// <summary>Whether the column is dictionary-encoded (its rows are indices into a dictionary of values), which the reader does not read.</summary>
+    /// <summary>Whether the column is dictionary-encoded (its rows are indices into a dictionary of values); the reader reads such a column of strings or binary with <see cref="ArrowIpcReader.ReadDictionaryColumn(string, AllocationOptions)"/>.</summary>
     public bool IsDictionaryEncoded { get; }
 
     internal IpcType IpcType { get; }
 
     internal IpcLayout Layout { get; }
+
+    /// <summary>The id of a dictionary-encoded column's dictionary, which its dictionary batches carry.</summary>
+    internal long DictionaryId { get; }
+
+    /// <summary>The integer type of a dictionary-encoded column's indices; <see langword="null"/> for a column that is not.</summary>
+    internal IpcType? IndexType { get; }
 
     /// <summary>The name, type and nullability, e.g. <c>ts: Timestamp(Millisecond, UTC), nullable</c>.</summary>
     public override string ToString() =>

@@ -19,13 +19,15 @@ namespace jemalloc.Arrow;
 /// into a <see cref="NativeStringColumn"/>; Decimal128 columns by <see cref="ReadDecimalColumn(string, AllocationOptions)"/>
 /// into a <see cref="DecimalColumn"/>, and FixedSizeBinary columns by
 /// <see cref="ReadFixedSizeBinaryColumn(string, AllocationOptions)"/> into a <see cref="FixedSizeBinaryColumn"/>.
+/// Dictionary-encoded string and binary columns are read, still encoded, by
+/// <see cref="ReadDictionaryColumn(string, AllocationOptions)"/> into a <see cref="NativeDictionaryColumn"/>.
 /// </para>
 /// <para>
 /// The schema's byte order is honoured: the values of a big-endian file or stream are byte-swapped as
 /// they are read, so they arrive as the same numbers (a decimal as one 16-byte integer; fixed-size
-/// binary values are bytes, never swapped). Dictionary-encoded columns, nested types and
-/// compressed bodies (LZ4, ZSTD) are refused with <see cref="NotSupportedException"/> naming the
-/// column. The metadata is read and checked when the reader opens; every buffer is checked against
+/// binary values are bytes, never swapped; dictionary indices are swapped as the integers they are).
+/// Dictionary-encoded columns of other types, nested types and compressed bodies (LZ4, ZSTD) are
+/// refused with <see cref="NotSupportedException"/> naming the column. The metadata is read and checked when the reader opens; every buffer is checked against
 /// its batch's body before it is read, and a forged or truncated input throws
 /// <see cref="InvalidDataException"/> with nothing left allocated.
 /// </para>
@@ -339,16 +341,33 @@ public sealed partial class ArrowIpcReader : IDisposable
         }
     }
 
-    private unsafe NativeStringColumn ReadStringsEntered(int index, string column, AllocationOptions options)
+    private NativeStringColumn ReadStringsEntered(int index, string column, AllocationOptions options)
     {
         ArrowIpcField field = _index.Fields[index];
         if (field.IsDictionaryEncoded || !field.IpcType.IsVariableBinary)
         {
-            IpcThrow.NotSupported($"Column '{column}' is {(field.IsDictionaryEncoded ? "dictionary-encoded" : "of type " + field.TypeName)}; ReadStringColumn reads Utf8, Binary, LargeUtf8 and LargeBinary columns.");
+            IpcThrow.NotSupported(field.IsDictionaryEncoded
+                ? $"Column '{column}' is dictionary-encoded ({field.TypeName} values); read it with ReadDictionaryColumn."
+                : $"Column '{column}' is of type {field.TypeName}; ReadStringColumn reads Utf8, Binary, LargeUtf8 and LargeBinary columns.");
         }
 
+        return ReadStrings(_index, index, options);
+    }
+
+    // The strings of column `index` of `source`: the input's record batches, or one dictionary's batches.
+    private NativeStringColumn ReadStrings(IpcIndex source, int index, AllocationOptions options)
+    {
+        (HugeArray<long> offsets, HugeArray<byte> data, HugeArray<byte>? validity, long rows) = ReadStringParts(source, index, options);
+        ArrowIpcType type = source.Fields[index].Type;
+        return new NativeStringColumn(offsets, data, validity, rows, isUtf8: type is ArrowIpcType.Utf8 or ArrowIpcType.LargeUtf8);
+    }
+
+    // The blocks of a string column, which the caller owns: offsets, data, and validity when it has nulls.
+    private unsafe (HugeArray<long> Offsets, HugeArray<byte> Data, HugeArray<byte>? Validity, long Rows) ReadStringParts(IpcIndex source, int index, AllocationOptions options)
+    {
+        ArrowIpcField field = source.Fields[index];
         bool large = field.Type is ArrowIpcType.LargeUtf8 or ArrowIpcType.LargeBinary;
-        var read = new IpcColumnRead(_stream, _index, index);
+        var read = new IpcColumnRead(_stream, source, index);
         (long rows, long nulls) = read.Check(valueBuffers: 2, elementBits: large ? 64 : 32);
         using var scratch = new SafeArray<byte>(ScratchBytes, options with { HugePages = false });
         using MemoryLease<byte> scratchLease = scratch.Lease();
@@ -374,7 +393,7 @@ public sealed partial class ArrowIpcReader : IDisposable
                 read.ReadValidity((byte*)bitsLease.Pointer, scratchPointer);
             }
 
-            return new NativeStringColumn(offsets, data, validity, rows, isUtf8: field.Type is ArrowIpcType.Utf8 or ArrowIpcType.LargeUtf8);
+            return (offsets, data, validity, rows);
         }
         catch
         {
@@ -389,7 +408,9 @@ public sealed partial class ArrowIpcReader : IDisposable
     {
         if (field.IsDictionaryEncoded)
         {
-            IpcThrow.NotSupported($"Column '{column}' is dictionary-encoded ({field.TypeName} values); the reader does not read dictionary-encoded columns.");
+            IpcThrow.NotSupported(field.IpcType.IsVariableBinary
+                ? $"Column '{column}' is dictionary-encoded ({field.TypeName} values); read it with ReadDictionaryColumn."
+                : $"Column '{column}' is dictionary-encoded ({field.TypeName} values); the reader reads dictionary-encoded strings and binary (ReadDictionaryColumn), not dictionary-encoded {field.TypeName}.");
         }
 
         Type? element = field.IpcType.ElementType;

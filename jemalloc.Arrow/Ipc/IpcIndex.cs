@@ -13,6 +13,7 @@ internal sealed class IpcIndex
 {
     // Message: version (0), header_type (1), header (2), bodyLength (3). MessageHeader tags.
     private const byte SchemaHeader = 1;
+    private const byte DictionaryBatchHeader = 2;
     private const byte RecordBatchHeader = 3;
     private const int MaxMetadata = 256 << 20;
     private static readonly byte[] Magic = "ARROW1"u8.ToArray();
@@ -31,6 +32,9 @@ internal sealed class IpcIndex
     internal bool BigEndian { get; private set; }
 
     internal List<IpcBatch> Batches { get; } = [];
+
+    /// <summary>The dictionary batches, in the order the input gives them.</summary>
+    internal List<IpcDictionaryBatch> Dictionaries { get; } = [];
 
     /// <summary>The rows of every batch together.</summary>
     internal long RowCount { get; private set; }
@@ -96,12 +100,16 @@ internal sealed class IpcIndex
             {
                 AddBatch(ReadBatch(message, Batches.Count));
             }
+            else if (message.HeaderType == DictionaryBatchHeader)
+            {
+                Dictionaries.Add(ReadDictionaryBatch(message, Dictionaries.Count, Batches.Count));
+            }
             else if (message.HeaderType == SchemaHeader)
             {
                 IpcThrow.InvalidData($"Message {messageNumber} of the Arrow IPC stream is a second schema.");
             }
 
-            // Dictionary batches (and tensors) are passed over: dictionary-encoded columns are not read.
+            // Tensors and other messages are passed over.
             position = message.BodyStart + message.BodyLength;
             messageNumber++;
         }
@@ -142,27 +150,66 @@ internal sealed class IpcIndex
         FlatTable schema = footer.GetTable(1, "the footer's schema") ?? throw new InvalidDataException("The Arrow IPC file's footer has no schema.");
         (Fields, BigEndian) = IpcSchema.Read(schema);
 
-        // Block: offset (int64), metaDataLength (int32, padded), bodyLength (int64): 24 bytes.
+        // The footer's dictionaries (2) and record batches (3): vectors of Blocks. A file's dictionaries
+        // all precede its record batches (the format allows no replacement in a file, only deltas).
+        FlatVector dictionaries = footer.GetVector(2, 24, "the footer's dictionaries");
+        for (int d = 0; d < dictionaries.Count; d++)
+        {
+            Message message = ReadBlock(dictionaries, d, $"dictionary batch {d} of the file", footerStart, DictionaryBatchHeader);
+            Dictionaries.Add(ReadDictionaryBatch(message, d, 0));
+        }
+
         FlatVector blocks = footer.GetVector(3, 24, "the footer's record batches");
         for (int b = 0; b < blocks.Count; b++)
         {
-            string what = $"record batch {b} of the file";
-            long offset = blocks.Int64At(b, 0, what);
-            int metadataLength = blocks.Int32At(b, 8, what);
-            long bodyLength = blocks.Int64At(b, 16, what);
-            if (offset < 8 || offset >= footerStart || metadataLength <= 0 || bodyLength < 0 || offset + metadataLength + bodyLength > footerStart)
-            {
-                IpcThrow.InvalidData($"The footer places {what} at byte {offset:N0} ({metadataLength:N0} bytes of metadata, {bodyLength:N0} of body), outside the file's {footerStart:N0} bytes before its footer.");
-            }
-
-            Message message = ReadMessage(offset, what) ?? throw new InvalidDataException($"The footer points {what} at byte {offset:N0}, where the stream ends.");
-            if (message.HeaderType != RecordBatchHeader || message.BodyStart != offset + metadataLength || message.BodyLength != bodyLength)
-            {
-                IpcThrow.InvalidData($"The footer describes {what} (at byte {offset:N0}, body of {bodyLength:N0} bytes from byte {offset + metadataLength:N0}), but the message there is of type {message.HeaderType} with a body of {message.BodyLength:N0} bytes from byte {message.BodyStart:N0}.");
-            }
-
-            AddBatch(ReadBatch(message, b));
+            AddBatch(ReadBatch(ReadBlock(blocks, b, $"record batch {b} of the file", footerStart, RecordBatchHeader), b));
         }
+    }
+
+    // Block: offset (int64), metaDataLength (int32, padded), bodyLength (int64): 24 bytes. The message
+    // it points at, checked to be of the header type expected and to have the body the block says.
+    private Message ReadBlock(FlatVector blocks, int b, string what, long footerStart, byte headerType)
+    {
+        long offset = blocks.Int64At(b, 0, what);
+        int metadataLength = blocks.Int32At(b, 8, what);
+        long bodyLength = blocks.Int64At(b, 16, what);
+        if (offset < 8 || offset >= footerStart || metadataLength <= 0 || bodyLength < 0 || offset + metadataLength + bodyLength > footerStart)
+        {
+            IpcThrow.InvalidData($"The footer places {what} at byte {offset:N0} ({metadataLength:N0} bytes of metadata, {bodyLength:N0} of body), outside the file's {footerStart:N0} bytes before its footer.");
+        }
+
+        Message message = ReadMessage(offset, what) ?? throw new InvalidDataException($"The footer points {what} at byte {offset:N0}, where the stream ends.");
+        if (message.HeaderType != headerType || message.BodyStart != offset + metadataLength || message.BodyLength != bodyLength)
+        {
+            IpcThrow.InvalidData($"The footer describes {what} (at byte {offset:N0}, body of {bodyLength:N0} bytes from byte {offset + metadataLength:N0}), but the message there is of type {message.HeaderType} with a body of {message.BodyLength:N0} bytes from byte {message.BodyStart:N0}.");
+        }
+
+        return message;
+    }
+
+    // DictionaryBatch: id (0), data (1: a RecordBatch of one column), isDelta (2).
+    private static IpcDictionaryBatch ReadDictionaryBatch(Message message, int index, int recordBatchesBefore)
+    {
+        string what = $"dictionary batch {index}";
+        long id = message.Header.GetInt64(0, 0, what + "'s id");
+        FlatTable data = message.Header.GetTable(1, what + "'s data") ?? throw new InvalidDataException($"Dictionary batch {index} (id {id}) has no record batch.");
+        bool delta = message.Header.GetBool(2, false, what + "'s delta flag");
+        return new IpcDictionaryBatch(id, ReadBatch(message with { Header = data }, index), delta, recordBatchesBefore);
+    }
+
+    /// <summary>
+    /// An index of one dictionary's batches, read as the record batches of a schema of one column
+    /// (<paramref name="field"/>), so that a column read reads them as it reads any column.
+    /// </summary>
+    internal IpcIndex OfDictionary(ArrowIpcField field, IEnumerable<IpcBatch> batches)
+    {
+        var index = new IpcIndex(_stream) { Format = Format, BigEndian = BigEndian, Fields = [field] };
+        foreach (IpcBatch batch in batches)
+        {
+            index.AddBatch(batch);
+        }
+
+        return index;
     }
 
     // Keeps the batches' total row count, which a forged input cannot make pass long.MaxValue.

@@ -34,10 +34,33 @@ internal static class IpcSchema
             IpcType type = IpcType.Parse(code, field.GetTable(3, what + "'s type"), what + "'s type");
             bool dictionary = field.Has(4);
             IpcLayout layout = LayoutOf(field, code, dictionary, 0, ref budget, what);
-            fields[i] = new ArrowIpcField(name, nullable, type, dictionary, layout);
+            if (dictionary)
+            {
+                (long id, IpcType indexType) = ReadEncoding(field.GetTable(4, what + "'s dictionary encoding"), what);
+                fields[i] = new ArrowIpcField(name, nullable, type, dictionary, layout, id, indexType);
+            }
+            else
+            {
+                fields[i] = new ArrowIpcField(name, nullable, type, dictionary, layout);
+            }
         }
 
         return (fields, endianness == 1);
+    }
+
+    // DictionaryEncoding: id (0), indexType (1: an Int table; absent, a signed int32), isOrdered (2).
+    // The format's indices are integers; a signed or unsigned one of any of its widths is read.
+    private static (long Id, IpcType IndexType) ReadEncoding(FlatTable? encoding, string what)
+    {
+        if (encoding is not FlatTable table)
+        {
+            throw new InvalidDataException($"{char.ToUpperInvariant(what[0])}{what[1..]} is dictionary-encoded but has no encoding table.");
+        }
+
+        long id = table.GetInt64(0, 0, what + "'s dictionary id");
+        FlatTable? indexTable = table.GetTable(1, what + "'s dictionary index type");
+        IpcType indexType = indexTable is null ? IpcType.Of<int>() : IpcType.Parse(IpcTypeCode.Int, indexTable, what + "'s dictionary index type");
+        return (id, indexType);
     }
 
     // The nodes and buffers a field takes in a batch, its children's included. A dictionary-encoded
