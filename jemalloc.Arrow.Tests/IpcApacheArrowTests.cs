@@ -192,6 +192,36 @@ public sealed class IpcApacheArrowTests
         return stream;
     }
 
+    [Theory]
+    [InlineData(ArrowIpcFormat.File)]
+    [InlineData(ArrowIpcFormat.Stream)]
+    public void A_name_two_columns_share_is_refused_and_the_other_columns_are_read(ArrowIpcFormat format)
+    {
+        // Arrow (and Apache.Arrow's writer) allow it; a read by that name would have to pick one.
+        var schema = new Schema.Builder()
+            .Field(f => f.Name("v").DataType(Int64Type.Default).Nullable(false))
+            .Field(f => f.Name("w").DataType(Int64Type.Default).Nullable(false))
+            .Field(f => f.Name("v").DataType(Int64Type.Default).Nullable(false))
+            .Build();
+        var stream = new MemoryStream();
+        using (var batch = new RecordBatch(schema, [new Int64Array.Builder().AppendRange([1, 2]).Build(), new Int64Array.Builder().AppendRange([3, 4]).Build(), new Int64Array.Builder().AppendRange([5, 6]).Build()], 2))
+        using (ArrowStreamWriter writer = format == ArrowIpcFormat.File ? new ArrowFileWriter(stream, schema, leaveOpen: true) : new ArrowStreamWriter(stream, schema, leaveOpen: true))
+        {
+            writer.WriteRecordBatch(batch);
+            writer.WriteEnd();
+        }
+
+        stream.Position = 0;
+        using var reader = new ArrowIpcReader(stream, format);
+        ArgumentException index = Assert.Throws<ArgumentException>(() => reader.GetColumnIndex("v"));
+        Assert.Equal("column", index.ParamName);
+        Assert.Contains("2 columns named 'v' (at positions 0, 2)", index.Message, StringComparison.Ordinal);
+        Assert.Throws<ArgumentException>(() => reader.ReadColumn<long>("v"));
+        Assert.Equal(1, reader.GetColumnIndex("w"));
+        using HugeArray<long> w = reader.ReadColumn<long>("w");
+        Assert.Equal([3L, 4L], w.ToArray());
+    }
+
     // A stand-in codec: the buffers are stored as they are, under the LZ4_FRAME flag, which is all
     // the reader needs to see to refuse them.
     private sealed class CopyingCodecFactory : ICompressionCodecFactory

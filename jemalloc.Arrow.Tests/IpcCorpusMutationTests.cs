@@ -53,15 +53,14 @@ public sealed class IpcCorpusMutationTests : LedgerBalanced
         using var reader = new ArrowIpcReader(new MemoryStream(input), format);
         foreach (ArrowIpcField field in reader.Fields)
         {
-            if (reader.Fields[reader.GetColumnIndex(field.Name)] != field)
-            {
-                // A name a column before it has (a changed byte may make one): the reads take names, and a name reaches its first column.
-                continue;
-            }
-
             try
             {
                 IpcCorpus.ReadColumn(reader, field);
+            }
+            catch (ArgumentException e) when (reader.Fields.Count(f => f.Name == field.Name) > 1)
+            {
+                // A name another column has (a changed byte may make one): a read by it is refused.
+                Assert.Contains($"named '{field.Name}'", e.Message, StringComparison.Ordinal);
             }
             catch (Exception e) when (e is InvalidDataException or NotSupportedException or InvalidOperationException)
             {

@@ -40,9 +40,11 @@ public sealed class IpcFuzzCorpusTests(ITestOutputHelper output) : LedgerBalance
             var refusals = new List<string>();
             foreach (ArrowIpcField field in reader.Fields)
             {
-                if (reader.Fields[reader.GetColumnIndex(field.Name)] != field)
+                if (reader.Fields.Count(f => f.Name == field.Name) > 1)
                 {
-                    // A name a column before it has: the reads take names, and a name reaches its first column.
+                    // A name another column has: a read by it is refused rather than pick one.
+                    ArgumentException ambiguous = Assert.Throws<ArgumentException>(() => IpcCorpus.ReadColumn(reader, field));
+                    Assert.Contains($"named '{field.Name}'", ambiguous.Message, StringComparison.Ordinal);
                     refusals.Add("duplicate name");
                     continue;
                 }

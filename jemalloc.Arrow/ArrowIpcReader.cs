@@ -142,23 +142,43 @@ public sealed partial class ArrowIpcReader : IDisposable
     /// <summary>The number of rows: the sum of the batches' lengths.</summary>
     public long RowCount => _index.RowCount;
 
-    /// <summary>The index of the column named <paramref name="column"/> (ordinal comparison; the first of that name).</summary>
+    /// <summary>The index of the column named <paramref name="column"/> (ordinal comparison).</summary>
+    /// <remarks>
+    /// Arrow lets two columns share a name; a read by such a name would have to pick one silently, so it
+    /// is refused instead.
+    /// </remarks>
     /// <exception cref="ArgumentNullException"><paramref name="column"/> is <see langword="null"/>.</exception>
-    /// <exception cref="ArgumentException">The schema has no column of that name.</exception>
+    /// <exception cref="ArgumentException">The schema has no column of that name, or more than one.</exception>
     public int GetColumnIndex(string column)
     {
         ArgumentNullException.ThrowIfNull(column);
         ArrowIpcField[] fields = _index.Fields;
+        int found = -1;
         for (int i = 0; i < fields.Length; i++)
         {
             if (fields[i].Name == column)
             {
-                return i;
+                if (found >= 0)
+                {
+                    ThrowAmbiguous(column, fields);
+                }
+
+                found = i;
             }
         }
 
-        IpcThrow.Argument(nameof(column), $"The schema has no column '{column}'; its columns are: {string.Join(", ", fields.Select(f => f.Name))}.");
-        return -1;
+        if (found < 0)
+        {
+            IpcThrow.Argument(nameof(column), $"The schema has no column '{column}'; its columns are: {string.Join(", ", fields.Select(f => f.Name))}.");
+        }
+
+        return found;
+    }
+
+    private static void ThrowAmbiguous(string column, ArrowIpcField[] fields)
+    {
+        int[] positions = [.. Enumerable.Range(0, fields.Length).Where(i => fields[i].Name == column)];
+        IpcThrow.Argument(nameof(column), $"The schema has {positions.Length} columns named '{column}' (at positions {string.Join(", ", positions)}); a read by that name cannot tell which is meant.");
     }
 
     /// <summary>Reads a column that has no nulls into a new native array, with the library's default options (huge pages from 2 MiB).</summary>
