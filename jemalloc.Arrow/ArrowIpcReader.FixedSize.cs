@@ -20,7 +20,7 @@ public sealed partial class ArrowIpcReader
     /// <param name="options">How the blocks (and the reader's small scratch block) are allocated.</param>
     /// <returns>A new column of <see cref="RowCount"/> rows (an input without rows gives a column of none), which the caller owns; its <see cref="DecimalColumn.Validity"/> is <see langword="null"/> when no row is null.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="column"/> is <see langword="null"/>.</exception>
-    /// <exception cref="ArgumentException">The schema has no column of that name, or <paramref name="options"/> cannot be used.</exception>
+    /// <exception cref="ArgumentException">The schema has no column of that name or more than one, or <paramref name="options"/> cannot be used.</exception>
     /// <exception cref="NotSupportedException">The column is not a decimal, is dictionary-encoded, is a Decimal256, or declares more than 38 digits or a scale outside 0 to its precision; a batch is compressed; or a column before it has a type whose buffers cannot be counted.</exception>
     /// <exception cref="InvalidOperationException">Another thread is using the reader.</exception>
     /// <exception cref="InvalidDataException">The column declares a precision below 1, or a batch's node or buffers for it do not fit the batch or its body (a value buffer shorter than 16 bytes a row), or the input is shorter than its metadata says.</exception>
@@ -52,7 +52,7 @@ public sealed partial class ArrowIpcReader
     /// <param name="options">How the blocks (and the reader's small scratch block) are allocated.</param>
     /// <returns>A new column of <see cref="RowCount"/> rows (an input without rows gives a column of none), which the caller owns; its <see cref="FixedSizeBinaryColumn.Validity"/> is <see langword="null"/> when no row is null.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="column"/> is <see langword="null"/>.</exception>
-    /// <exception cref="ArgumentException">The schema has no column of that name, or <paramref name="options"/> cannot be used.</exception>
+    /// <exception cref="ArgumentException">The schema has no column of that name or more than one, or <paramref name="options"/> cannot be used.</exception>
     /// <exception cref="NotSupportedException">The column is not of type FixedSizeBinary, or is dictionary-encoded; a batch is compressed; or a column before it has a type whose buffers cannot be counted.</exception>
     /// <exception cref="InvalidOperationException">Another thread is using the reader.</exception>
     /// <exception cref="InvalidDataException">The column declares a byte width below 1, or a batch's node or buffers for it do not fit the batch or its body, or the input is shorter than its metadata says.</exception>

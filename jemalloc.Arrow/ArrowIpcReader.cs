@@ -196,7 +196,7 @@ public sealed partial class ArrowIpcReader : IDisposable
     /// <param name="options">How the array (and the reader's small scratch block) is allocated.</param>
     /// <returns>A new array of <see cref="RowCount"/> elements, which the caller owns.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="column"/> is <see langword="null"/>.</exception>
-    /// <exception cref="ArgumentException">The schema has no column of that name, or its values are not of type <typeparamref name="T"/>; or <paramref name="options"/> cannot be used.</exception>
+    /// <exception cref="ArgumentException">The schema has no column of that name, or more than one, or its values are not of type <typeparamref name="T"/>; or <paramref name="options"/> cannot be used.</exception>
     /// <exception cref="NotSupportedException">The column is dictionary-encoded, nested or of another type the reader does not read; a batch is compressed; or a column before it has a type whose buffers cannot be counted.</exception>
     /// <exception cref="InvalidOperationException">The input has no rows (an array has at least one element), or the column has nulls (read it with the overload that gives a validity bitmap); or another thread is using the reader.</exception>
     /// <exception cref="InvalidDataException">A batch's node or buffers for the column do not fit the batch or its body, or the input is shorter than its metadata says.</exception>
@@ -217,7 +217,7 @@ public sealed partial class ArrowIpcReader : IDisposable
     /// <param name="validity">The new bitmap in Arrow's layout: bit <c>i % 8</c> of byte <c>i / 8</c> is set when row <c>i</c> has a value; the batches' bitmaps are concatenated at each batch's first row. The caller owns it.</param>
     /// <returns>The new values (a null row holds whatever the input held there), which the caller owns.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="column"/> is <see langword="null"/>.</exception>
-    /// <exception cref="ArgumentException">The schema has no column of that name, or its values are not of type <typeparamref name="T"/>; or <paramref name="options"/> cannot be used.</exception>
+    /// <exception cref="ArgumentException">The schema has no column of that name, or more than one, or its values are not of type <typeparamref name="T"/>; or <paramref name="options"/> cannot be used.</exception>
     /// <exception cref="NotSupportedException">The column is dictionary-encoded, nested or of another type the reader does not read; a batch is compressed; or a column before it has a type whose buffers cannot be counted.</exception>
     /// <exception cref="InvalidOperationException">The input has no rows, or another thread is using the reader.</exception>
     /// <exception cref="InvalidDataException">A batch's node or buffers for the column do not fit the batch or its body, or the input is shorter than its metadata says.</exception>
@@ -246,7 +246,7 @@ public sealed partial class ArrowIpcReader : IDisposable
     /// <param name="options">How the blocks (and the reader's small scratch block) are allocated.</param>
     /// <returns>A new column of <see cref="RowCount"/> rows (UTF-8 for Utf8 and LargeUtf8; an input without rows gives a column of none), which the caller owns; its <see cref="NativeStringColumn.Validity"/> is <see langword="null"/> when no row is null.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="column"/> is <see langword="null"/>.</exception>
-    /// <exception cref="ArgumentException">The schema has no column of that name, or <paramref name="options"/> cannot be used.</exception>
+    /// <exception cref="ArgumentException">The schema has no column of that name or more than one, or <paramref name="options"/> cannot be used.</exception>
     /// <exception cref="NotSupportedException">The column is not of a string or binary type, or is dictionary-encoded; a batch is compressed; or a column before it has a type whose buffers cannot be counted.</exception>
     /// <exception cref="InvalidOperationException">Another thread is using the reader.</exception>
     /// <exception cref="InvalidDataException">A batch's node or buffers for the column do not fit the batch or its body, or its offsets do not ascend inside its data buffer.</exception>
