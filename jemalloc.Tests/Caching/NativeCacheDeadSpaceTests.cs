@@ -185,6 +185,46 @@ public sealed class NativeCacheDeadSpaceTests : LeakCheckedTest
         }
     }
 
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public void A_segment_a_lease_pins_keeps_its_bytes_while_dead_segments_around_it_are_compacted(bool checkedMode)
+    {
+        using CheckedModeScope mode = checkedMode ? CheckedModeScope.On() : CheckedModeScope.Off();
+        const int Keys = 1500;
+        using var cache = new NativeCache(new NativeCacheOptions { BudgetBytes = 2 << 20, ShardCount = 1, ExpirationScanInterval = Timeout.InfiniteTimeSpan });
+        for (int i = 0; i < Keys; i++)
+        {
+            cache.Set(CacheTestData.Key(i), CacheTestData.Value(i, 0, 100));
+        }
+
+        // Key 0's segment is pinned; every other entry in it dies at the first growing round, so it is
+        // the deadest segment there is, and must be left alone.
+        Assert.True(cache.TryGet(CacheTestData.Key(0), out NativeCacheLease lease));
+        using (lease)
+        {
+            byte[] seen = lease.Span.ToArray();
+            for (int round = 1; round < 30; round++)
+            {
+                for (int i = 0; i < Keys; i++)
+                {
+                    cache.Set(CacheTestData.Key(i), CacheTestData.Value(i, round, 100 + (8 * round)));
+                }
+
+                Assert.True(lease.Span.SequenceEqual(seen));
+            }
+
+            NativeCacheStatistics statistics = cache.GetStatistics();
+            Assert.True(statistics.SegmentsCompacted > 0, statistics.ToString());
+            Assert.Equal(0, statistics.EvictedForCapacity);
+            Assert.True(statistics.AllocatedBytes <= statistics.BudgetBytes, statistics.ToString());
+            Assert.True(CacheTestData.IsIntact(lease.Span, 0, out long version) && version == 0);
+        }
+
+        Assert.Equal(0, cache.GetStatistics().PinnedBytes);
+        Assert.True(CacheTestData.IsIntact(cache.GetBytes(CacheTestData.Key(0)), 0, out long last) && last == 29);
+    }
+
     [Fact]
     public void Readers_never_see_a_value_torn_by_a_write_in_place()
     {
