@@ -10,6 +10,9 @@ internal struct CacheCounters
     internal long Expired;
     internal long Removed;
     internal long Replaced;
+    internal long ReplacedInPlace;
+    internal long SegmentsCompacted;
+    internal long DeadBytesReclaimed;
 
     /// <summary>Adds <paramref name="other"/>'s counts to these.</summary>
     internal void Add(in CacheCounters other)
@@ -21,5 +24,8 @@ internal struct CacheCounters
         Expired += other.Expired;
         Removed += other.Removed;
         Replaced += other.Replaced;
+        ReplacedInPlace += other.ReplacedInPlace;
+        SegmentsCompacted += other.SegmentsCompacted;
+        DeadBytesReclaimed += other.DeadBytesReclaimed;
     }
 }

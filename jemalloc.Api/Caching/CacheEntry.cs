@@ -3,15 +3,24 @@ using System.Runtime.CompilerServices;
 namespace jemalloc.Caching;
 
 /// <summary>
-/// The layout of one entry in a segment, 8-byte aligned: a 16-byte header (key length, value length,
-/// the key's 32-bit hash, and a word of the index tag and flags), then for an entry that expires its
+/// The layout of one entry in a segment, 8-byte aligned: a 16-byte header (key length and slack, value
+/// length, the key's 32-bit hash, and a word of the index tag and flags), then for an entry that expires its
 /// deadline (8 bytes), its sliding window (8 more if it slides) and its absolute deadline (8 more if it
-/// slides and has one too), then the key's bytes, then the value's.
+/// slides and has one too), then the key's bytes, then the value's, then its slack: bytes left over when
+/// a value was replaced in place by a shorter one (in eighths, in the key length's top 15 bits), so the
+/// walk of a segment from entry to entry still finds the next one.
 /// </summary>
 /// <remarks>Every read and write of an entry happens under its shard's lock, so plain loads and stores suffice.</remarks>
 internal static unsafe class CacheEntry
 {
     internal const int HeaderBytes = 16;
+
+    /// <summary>The most slack an entry can carry (15 bits of eighths); a replacement that would leave more appends instead.</summary>
+    internal const long MaxSlackBytes = ((1L << 15) - 1) * 8;
+
+    // A key is at most 65,536 bytes: 17 bits; the word's other 15 hold the slack in eighths.
+    private const uint KeyLengthMask = (1u << 17) - 1;
+    private const int SlackShift = 17;
 
     private const uint TagMask = 0xFFFF;
     private const uint DeadFlag = 1u << 16;
@@ -30,7 +39,13 @@ internal static unsafe class CacheEntry
     internal static int ExpiryBytesFor(bool expires, bool sliding, bool slidingAndAbsolute) =>
         !expires ? 0 : !sliding ? 8 : slidingAndAbsolute ? 24 : 16;
 
-    internal static int KeyLength(byte* entry) => *(int*)entry;
+    internal static int KeyLength(byte* entry) => (int)(*(uint*)entry & KeyLengthMask);
+
+    /// <summary>The bytes after the value that belong to no one (left by an in-place replacement with a shorter value).</summary>
+    internal static long Slack(byte* entry) => (long)(*(uint*)entry >> SlackShift) << 3;
+
+    /// <summary>Drops the slack (the entry was copied without it).</summary>
+    internal static void ClearSlack(byte* entry) => *(uint*)entry &= KeyLengthMask;
 
     internal static int ValueLength(byte* entry) => *(int*)(entry + 4);
 
@@ -93,12 +108,19 @@ internal static unsafe class CacheEntry
 
     internal static byte* Value(byte* entry) => Key(entry) + KeyLength(entry);
 
-    internal static long Size(byte* entry) => SizeOf(KeyLength(entry), ValueLength(entry), ExpiryBytes(entry));
+    /// <summary>The bytes the entry takes in its segment, slack included.</summary>
+    internal static long Size(byte* entry) => SizeOf(KeyLength(entry), ValueLength(entry), ExpiryBytes(entry)) + Slack(entry);
 
-    /// <summary>Writes the header and the expiry fields; the key and value follow at <see cref="Key"/>.</summary>
-    internal static void WriteHeader(byte* entry, int keyLength, int valueLength, uint hash, ushort tag, in CacheExpiry expiry, int hits)
+    /// <summary>The bytes a copy of the entry needs: its size without the slack.</summary>
+    internal static long CompactSize(byte* entry) => SizeOf(KeyLength(entry), ValueLength(entry), ExpiryBytes(entry));
+
+    /// <summary>
+    /// Writes the header and the expiry fields; the key and value follow at <see cref="Key"/>. The
+    /// <c>slack</c> is the bytes after the value that stay the entry's (a multiple of 8, at most <see cref="MaxSlackBytes"/>).
+    /// </summary>
+    internal static void WriteHeader(byte* entry, int keyLength, int valueLength, uint hash, ushort tag, in CacheExpiry expiry, int hits, long slack = 0)
     {
-        *(int*)entry = keyLength;
+        *(uint*)entry = (uint)keyLength | ((uint)(slack >> 3) << SlackShift);
         *(int*)(entry + 4) = valueLength;
         *(uint*)(entry + 8) = hash;
         uint meta = tag | ((uint)hits << HitsShift);

@@ -47,6 +47,12 @@ internal sealed unsafe class CacheSegment
     /// <summary>The bytes written so far (under the shard's lock).</summary>
     internal int Used { get; set; }
 
+    /// <summary>
+    /// The bytes of its entries that are dead (removed, replaced, dropped as expired) or slack after a
+    /// value replaced in place (under the shard's lock): what reclaiming it gives back without evicting.
+    /// </summary>
+    internal long DeadBytes { get; set; }
+
     /// <summary>The segment's number in its shard while it is there; 0 otherwise (under the shard's lock).</summary>
     internal ushort Id { get; set; }
 
@@ -88,6 +94,7 @@ internal sealed unsafe class CacheSegment
     {
         Volatile.Write(ref _state, 0);
         Used = 0;
+        DeadBytes = 0;
         MaxDeadline = 0;
         Id = 0;
     }

@@ -5,6 +5,10 @@ namespace jemalloc.Caching;
 // Eviction (S3-FIFO over segments, size-aware) and the expiry sweep of the TTL logs.
 internal sealed unsafe partial class CacheShard
 {
+    // A segment is compacted once a quarter of it is dead: moving its live entries costs at most three
+    // bytes copied per byte given back, and the dead share of the cache stays near a quarter at worst.
+    private const int CompactDeadShare = 4;
+
     // ---------------------------------------------------------------- eviction
 
     /// <summary>
@@ -16,6 +20,12 @@ internal sealed unsafe partial class CacheShard
     /// <returns>False if the shard has no segment to reclaim.</returns>
     private bool ReclaimOne(bool force, out bool freed)
     {
+        if (!force && TryCompact())
+        {
+            freed = true;
+            return true;
+        }
+
         int log = ChooseLog();
         if (log < 0)
         {
@@ -56,8 +66,81 @@ internal sealed unsafe partial class CacheShard
     // Reclaims the oldest segment of `log`; whether any entry left.
     private bool Reclaim(int log, bool force, bool sweeping, long nowMs)
     {
+        CacheSegment segment = _logs[log]!.Dequeue();
+        return ReclaimSegment(segment, log, force, sweeping, compacting: false, nowMs);
+    }
+
+    /// <summary>
+    /// Reclaims, when enough of the shard's bytes are dead, the segment with the most dead bytes that no
+    /// lease pins, without evicting: its live entries move to the head of its own log with their hits
+    /// (they leave their place in the FIFO for the head's), and the segment is free again.
+    /// </summary>
+    /// <returns>Whether a segment was reclaimed so; false if none has enough dead bytes, or its live entries have nowhere sure to go.</returns>
+    private bool TryCompact()
+    {
+        int threshold = _generation.SegmentBytes / CompactDeadShare;
+        if (_deadBytes < threshold)
+        {
+            return false;
+        }
+
+        CacheSegment? best = null;
+        for (int id = 1; id < _nextId && id < _segments.Length; id++)
+        {
+            CacheSegment? segment = _segments[id];
+            if (segment is null || segment.DeadBytes <= (best?.DeadBytes ?? 0) || segment.Pins != 0 ||
+                segment.DeadBytes * CompactDeadShare < segment.Capacity)
+            {
+                continue;
+            }
+
+            // A big entry's own segment is worth reclaiming only once its entry is dead: a live one cannot move.
+            if (segment.IsLarge && !CacheEntry.IsDead(segment.Pointer))
+            {
+                continue;
+            }
+
+            best = segment;
+        }
+
+        if (best is null)
+        {
+            return false;
+        }
+
+        // The live entries (slack left out: a copy drops it) must have somewhere sure to go, or
+        // compacting would evict them: a spare segment, or room at the head of their log.
+        int log = best.Log;
+        long live = best.Used - best.DeadBytes;
+        CacheSegment? head = _heads[log];
+        bool room = live <= 0 || _free.Count > 0 || (head is not null && head != best && head.Capacity - head.Used >= live);
+        if (!room)
+        {
+            return false;
+        }
+
+        RemoveFromLog(best, log);
+        _ = ReclaimSegment(best, log, force: false, sweeping: false, compacting: true, nowMs: long.MinValue);
+        return true;
+    }
+
+    // Takes a segment out of the middle of its log's queue (no allocation: the queue is rotated once).
+    private void RemoveFromLog(CacheSegment segment, int log)
+    {
         Queue<CacheSegment> queue = _logs[log]!;
-        CacheSegment segment = queue.Dequeue();
+        for (int i = queue.Count; i > 0; i--)
+        {
+            CacheSegment next = queue.Dequeue();
+            if (next != segment)
+            {
+                queue.Enqueue(next);
+            }
+        }
+    }
+
+    // Reclaims `segment`, already out of `log`'s queue; whether any entry left.
+    private bool ReclaimSegment(CacheSegment segment, int log, bool force, bool sweeping, bool compacting, long nowMs)
+    {
         _logBytes[log] -= segment.HeldBytes;
         if (_heads[log] == segment)
         {
@@ -67,13 +150,19 @@ internal sealed unsafe partial class CacheShard
         Version++;
         bool anyLeft = false;
         long now = nowMs;
-        if (segment.IsLarge && !sweeping && !force && KeepsLarge(segment))
+        if (segment.IsLarge && !sweeping && !compacting && !force && KeepsLarge(segment))
         {
             // Its one entry stays: the segment itself moves to the main log's tail, no copy.
             byte* only = segment.Pointer;
             CacheEntry.SetHits(only, log == SmallLog ? 0 : CacheEntry.Hits(only) - 1);
             AddToLog(segment, log == SmallLog ? MainLog : log);
             return false;
+        }
+
+        _counters.DeadBytesReclaimed += segment.DeadBytes;
+        if (compacting)
+        {
+            _counters.SegmentsCompacted++;
         }
 
         long offset = 0;
@@ -106,11 +195,11 @@ internal sealed unsafe partial class CacheShard
             }
 
             int hits = CacheEntry.Hits(entry);
-            bool keep = sweeping || (!force && hits >= HitsNeeded(size));
+            bool keep = sweeping || compacting || (!force && hits >= HitsNeeded(size));
             if (keep)
             {
-                int destination = log == SmallLog ? MainLog : log;
-                int newHits = sweeping ? hits : log == SmallLog ? 0 : hits - 1;
+                int destination = compacting || log != SmallLog ? log : MainLog;
+                int newHits = sweeping || compacting ? hits : log == SmallLog ? 0 : hits - 1;
                 if (CopyForward(entry, size, slot, destination, newHits))
                 {
                     continue;
@@ -151,6 +240,7 @@ internal sealed unsafe partial class CacheShard
     // kept), otherwise the last lease frees it.
     private void ReleaseSegment(CacheSegment segment)
     {
+        _deadBytes -= segment.DeadBytes;
         _segments[segment.Id] = null;
         _freeIds.Push(segment.Id);
         segment.Id = 0;
@@ -189,8 +279,10 @@ internal sealed unsafe partial class CacheShard
         return 1 + Math.Min(2, BitOperations.Log2((ulong)(size / mean)));
     }
 
-    private bool CopyForward(byte* entry, long size, int slot, int log, int hits)
+    private bool CopyForward(byte* entry, long sizeWithSlack, int slot, int log, int hits)
     {
+        // The copy leaves the slack behind.
+        long size = CacheEntry.CompactSize(entry);
         if (size > _generation.SegmentBytes)
         {
             return false;
@@ -231,6 +323,8 @@ internal sealed unsafe partial class CacheShard
         byte* destination = head.Pointer + head.Used;
         Buffer.MemoryCopy(entry, destination, size, size);
         head.Used += (int)size;
+        CacheEntry.ClearSlack(destination);
+        _entryBytes -= sizeWithSlack - size;
         CacheEntry.SetHits(destination, hits);
         if (CacheEntry.Expires(destination))
         {

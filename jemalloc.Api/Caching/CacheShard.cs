@@ -56,6 +56,7 @@ internal sealed unsafe partial class CacheShard
     private int _count;
     private long _keyValueBytes;
     private long _entryBytes;
+    private long _deadBytes;
     private long _nextSweepMs;
 
     internal CacheShard(NativeCache cache, CacheGeneration generation)
@@ -81,6 +82,9 @@ internal sealed unsafe partial class CacheShard
 
     /// <summary>Their key and value bytes.</summary>
     internal long KeyValueBytes => _keyValueBytes;
+
+    /// <summary>The bytes of dead entries and slack in the shard's segments, waiting for their segment's reclaim.</summary>
+    internal long DeadBytes => _deadBytes;
 
     /// <summary>A moment (cache clock) from which the next call may sweep expired segments.</summary>
     internal long NextSweepMs
@@ -138,12 +142,21 @@ internal sealed unsafe partial class CacheShard
     /// <summary>Drops the entry in <paramref name="slot"/> (removed, or found expired): it is dead, its bytes wait for its segment's reclaim.</summary>
     internal void Drop(int slot, byte* entry)
     {
-        CacheEntry.MarkDead(entry);
+        MarkDead(SegmentAt(slot), entry);
         RemoveSlot(slot);
         _count--;
         _keyValueBytes -= CacheEntry.KeyLength(entry) + (long)CacheEntry.ValueLength(entry);
         _entryBytes -= CacheEntry.Size(entry);
         Version++;
+    }
+
+    // Marks an entry of `segment` dead: its bytes count as dead until the segment is reclaimed.
+    private void MarkDead(CacheSegment segment, byte* entry)
+    {
+        CacheEntry.MarkDead(entry);
+        long size = CacheEntry.Size(entry);
+        segment.DeadBytes += size;
+        _deadBytes += size;
     }
 
     // ---------------------------------------------------------------- writes
@@ -168,6 +181,42 @@ internal sealed unsafe partial class CacheShard
         ushort tag = (ushort)(hash64 >> 32);
         long valueLength = fromSequence ? sequenceValue.Length : spanValue.Length;
         long size = CacheEntry.SizeOf(key.Length, valueLength, expiry.Bytes);
+
+        // A replacement that fits the old entry's bytes, in a segment no lease pins, goes over them:
+        // no new bytes and no dead ones, and it cannot fail for lack of room.
+        if (_slots != null && Find(key, hash, tag, out int inPlaceSlot, out byte* current) &&
+            CanReplaceInPlace(inPlaceSlot, current, size, expiry, nowMs, out segment))
+        {
+            long slack = CacheEntry.Size(current) - size;
+            long deadChange = slack - CacheEntry.Slack(current);
+            _keyValueBytes += valueLength - CacheEntry.ValueLength(current);
+            int keptHits = CacheEntry.Hits(current);
+            CacheEntry.WriteHeader(current, key.Length, (int)valueLength, hash, tag, expiry, keptHits, slack);
+            byte* keyAt = CacheEntry.Key(current);
+            key.CopyTo(new Span<byte>(keyAt, key.Length));
+            Span<byte> into = new(keyAt + key.Length, (int)valueLength);
+            if (fromSequence)
+            {
+                sequenceValue.CopyTo(into);
+            }
+            else
+            {
+                spanValue.CopyTo(into);
+            }
+
+            if (expiry.Expires)
+            {
+                segment.MaxDeadline = Math.Max(segment.MaxDeadline, expiry.DeadlineMs);
+            }
+
+            segment.DeadBytes += deadChange;
+            _deadBytes += deadChange;
+            _counters.Replaced++;
+            _counters.ReplacedInPlace++;
+            _counters.Writes++;
+            Version++;
+            return current;
+        }
 
         if (!EnsureIndexRoom())
         {
@@ -226,7 +275,7 @@ internal sealed unsafe partial class CacheShard
         ulong location = Pack(tag, segment.Id, (int)(entry - segment.Pointer));
         if (found)
         {
-            CacheEntry.MarkDead(old);
+            MarkDead(SegmentAt(slot), old);
             _keyValueBytes -= CacheEntry.KeyLength(old) + (long)CacheEntry.ValueLength(old);
             _entryBytes -= CacheEntry.Size(old);
             _slots[slot] = location;
@@ -243,6 +292,27 @@ internal sealed unsafe partial class CacheShard
         _entryBytes += size;
         _counters.Writes++;
         return entry;
+    }
+
+    // Whether a write of `size` bytes may go over the entry in `slot`: its segment is pinned by no lease
+    // (the lock is held, so none can start), it is as big (the slack left fits its 15 bits), and the new
+    // value belongs in the same log (neither expires, or both go to the same TTL log). A big entry's own
+    // segment takes only a value that still needs one, or it would hold a small value in a big block.
+    private bool CanReplaceInPlace(int slot, byte* current, long size, in CacheExpiry expiry, long nowMs, out CacheSegment segment)
+    {
+        segment = SegmentAt(slot);
+        long room = CacheEntry.Size(current);
+        if (size > room || room - size > CacheEntry.MaxSlackBytes || segment.Pins != 0)
+        {
+            return false;
+        }
+
+        if (segment.IsLarge && size <= _generation.SegmentBytes)
+        {
+            return false;
+        }
+
+        return expiry.Expires ? CacheEntry.Expires(current) && segment.Log == TtlLogOf(expiry, nowMs) : !CacheEntry.Expires(current);
     }
 
     private static int TtlLogOf(in CacheExpiry expiry, long nowMs)

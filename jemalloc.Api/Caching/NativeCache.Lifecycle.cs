@@ -137,6 +137,7 @@ public sealed partial class NativeCache
         CacheCounters counters;
         long entries = 0;
         long keyValueBytes = 0;
+        long deadBytes = 0;
         long cleared;
         CacheGeneration generation;
         CacheGeneration[] pending;
@@ -153,6 +154,7 @@ public sealed partial class NativeCache
                     counters.Add(shard.Counters);
                     entries += shard.Count;
                     keyValueBytes += shard.KeyValueBytes;
+                    deadBytes += shard.DeadBytes;
                 }
             }
 
@@ -180,6 +182,10 @@ public sealed partial class NativeCache
             Expired = counters.Expired,
             Removed = counters.Removed,
             Replaced = counters.Replaced,
+            ReplacedInPlace = counters.ReplacedInPlace,
+            SegmentsCompacted = counters.SegmentsCompacted,
+            DeadBytesReclaimed = counters.DeadBytesReclaimed,
+            DeadBytes = deadBytes,
             Cleared = cleared,
             Entries = entries,
             KeyValueBytes = keyValueBytes,

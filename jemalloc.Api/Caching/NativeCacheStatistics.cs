@@ -24,6 +24,25 @@ public readonly record struct NativeCacheStatistics
     /// <summary>Entries replaced by a write of the same key.</summary>
     public long Replaced { get; init; }
 
+    /// <summary>
+    /// Of <see cref="Replaced"/>, the writes that went over the old value's bytes: the new value fit
+    /// them and no lease was open on their segment.
+    /// </summary>
+    public long ReplacedInPlace { get; init; }
+
+    /// <summary>
+    /// Bytes in the cache's segments that no entry uses now: entries replaced (not in place), removed or
+    /// dropped as expired, and what shorter values replaced in place left over. They count in
+    /// <see cref="AllocatedBytes"/> until their segment is reclaimed.
+    /// </summary>
+    public long DeadBytes { get; init; }
+
+    /// <summary>Dead bytes given back so far by reclaiming their segments (for eviction, expiry or compaction).</summary>
+    public long DeadBytesReclaimed { get; init; }
+
+    /// <summary>Segments reclaimed for their dead bytes, their live entries moved rather than evicted.</summary>
+    public long SegmentsCompacted { get; init; }
+
     /// <summary>Entries dropped by <see cref="NativeCache.Clear"/>.</summary>
     public long Cleared { get; init; }
 
