@@ -161,8 +161,8 @@ internal static class Check
 
     /// <summary>
     /// Runs <paramref name="bodies"/> on dedicated threads, each in a loop until its iteration count
-    /// or the time budget is used up; an exception escaping a body is a failure. Returns the
-    /// iterations each ran.
+    /// or the time budget (counted from when every thread has started) is used up, and at least once;
+    /// an exception escaping a body is a failure. Returns the iterations each ran.
     /// </summary>
     internal static long[] Race(string what, TimeSpan budget, int iterations, params Action<int>[] bodies) =>
         RaceUntil(what, budget, firstBodyAtLeast: 0, iterations, bodies);
@@ -190,8 +190,10 @@ internal static class Check
     private static long[] RaceUntil(string what, TimeSpan budget, Func<bool> done, int iterations, long[] counts, Action<int>[] bodies)
     {
         TimeSpan cap = budget * 8;
-        var stopwatch = Stopwatch.StartNew();
-        using var start = new Barrier(bodies.Length);
+        var stopwatch = new Stopwatch();
+        // The clock starts when every thread is at the line: on a loaded machine starting threads can
+        // take longer than the budget, which must not leave a body without a turn.
+        using var start = new Barrier(bodies.Length, _ => stopwatch.Start());
         var threads = new Thread[bodies.Length];
         for (int t = 0; t < bodies.Length; t++)
         {
@@ -201,7 +203,8 @@ internal static class Check
                 start.SignalAndWait();
                 try
                 {
-                    for (int i = 0; i < iterations && (stopwatch.Elapsed < budget || (!done() && stopwatch.Elapsed < cap)); i++)
+                    // Every body runs at least once: a race in which one side never ran proves nothing.
+                    for (int i = 0; i < iterations && (i == 0 || stopwatch.Elapsed < budget || (!done() && stopwatch.Elapsed < cap)); i++)
                     {
                         bodies[index](i);
                         counts[index]++;
