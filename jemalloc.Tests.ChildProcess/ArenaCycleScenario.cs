@@ -12,7 +12,7 @@ internal static class ArenaCycleScenario
 {
     // Cycles run before the first figure: the first ones map what the process keeps for good
     // (the ledger's tables, the JIT's code, the first arenas).
-    private const int WarmUpCycles = 200;
+    private const int WarmUpCycles = 1000;
 
     /// <param name="mode">arena (new JemArena, a FixedBuffer in it, Dispose), cache (NativeCache.Clear with a few entries) or cache-lease (the same with a lease open across each Clear).</param>
     /// <param name="cycles">Cycles measured.</param>

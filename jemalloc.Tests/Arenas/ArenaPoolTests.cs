@@ -68,8 +68,7 @@ public sealed unsafe class ArenaPoolTests : LeakCheckedTest
         Assert.Throws<ObjectDisposedException>(() => new FixedBuffer<byte>(8, options));
         Assert.Throws<ObjectDisposedException>(() => first.Options);
         Assert.Throws<ObjectDisposedException>(() => first.DirtyDecayMilliseconds);
-        buffer.Free();
-        array.Dispose();
+        array.Dispose(); // Nothing is freed twice.
 
         // The new owner's own use is counted from zero.
         var own = second.CreateBuffer<byte>(64);
