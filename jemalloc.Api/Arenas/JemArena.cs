@@ -498,8 +498,15 @@ public sealed unsafe class JemArena : IDisposable
         try
         {
             // Destroyed before the arena is given up: once pooled, it may serve another JemArena at once.
-            _threadCaches.FlushAll();
-            _threadCaches.Dispose();
+            try
+            {
+                _threadCaches.FlushAll();
+            }
+            finally
+            {
+                _threadCaches.Dispose();
+            }
+
             _account.RetireArena();
         }
         catch (MallctlException)
