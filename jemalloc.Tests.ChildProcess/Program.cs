@@ -32,10 +32,12 @@ internal static class Program
                 return MessagesBeforeLoad();
             case "too-big" when args.Length is 3 or 4:
                 return TooBigScenario.Run(args[1], long.Parse(args[2], CultureInfo.InvariantCulture), args.Length == 4 ? long.Parse(args[3], CultureInfo.InvariantCulture) : null);
+            case "arena-cycles" when args.Length == 3:
+                return ArenaCycleScenario.Run(args[1], int.Parse(args[2], CultureInfo.InvariantCulture));
             case "adversarial" when args.Length == 2:
                 return Adversarial.Scenarios.Run(args[1]);
             default:
-                Console.Error.WriteLine("usage: load | load-from <path> | conf <malloc_conf> | report | messages | messages-before-load | too-big <structure> <length> [<fake MemAvailable bytes>] | adversarial <scenario>");
+                Console.Error.WriteLine("usage: load | load-from <path> | conf <malloc_conf> | report | messages | messages-before-load | too-big <structure> <length> [<fake MemAvailable bytes>] | arena-cycles <arena|cache|cache-lease> <cycles> | adversarial <scenario>");
                 return 2;
         }
     }

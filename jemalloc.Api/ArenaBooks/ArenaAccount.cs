@@ -1,3 +1,4 @@
+using jemalloc.HugePages;
 using jemalloc.Interop;
 using jemalloc.Internal;
 using jemalloc.Mallctl;
@@ -25,11 +26,14 @@ internal sealed class ArenaAccount
     private long _used;
     private long _peak;
     private volatile bool _arenaGone;
+    // 0: the arena is the account's; 1: reset for the pool, waiting for the destroyed bit; 2: handed to the pool.
+    private int _keeping;
 
-    internal ArenaAccount(uint index, long budget)
+    internal ArenaAccount(uint index, long budget, ArenaCounts startCounts = default)
     {
         Index = index;
         Budget = budget;
+        StartCounts = startCounts;
     }
 
     internal uint Index { get; }
@@ -39,6 +43,12 @@ internal sealed class ArenaAccount
     internal long Used => Volatile.Read(ref _used);
 
     internal long Peak => Volatile.Read(ref _peak);
+
+    /// <summary>jemalloc's allocation counters of the arena when this account got it: zero for a new arena, a previous owner's for a pooled one.</summary>
+    internal ArenaCounts StartCounts { get; }
+
+    /// <summary>The arena's allocation counters as the account gave it up to the <see cref="ArenaPool"/> (its next owner's <see cref="StartCounts"/>).</summary>
+    internal ArenaCounts EndCounts { get; private set; }
 
     internal bool IsDestroyed => (Volatile.Read(ref _gate) & DestroyedBit) != 0;
 
@@ -255,12 +265,45 @@ internal sealed class ArenaAccount
         Interlocked.And(ref _gate, ~ClosedBit);
     }
 
-    /// <summary>Marks the arena destroyed and opens the gate closed by <see cref="CloseAndDrain"/>: every later entry fails.</summary>
+    /// <summary>
+    /// Marks the arena destroyed and opens the gate closed by <see cref="CloseAndDrain"/>: every later
+    /// entry fails. An arena <see cref="RetireArena">retired</see> into the pool goes there now.
+    /// </summary>
     internal void MarkDestroyed()
     {
         Volatile.Write(ref _used, 0);
         Interlocked.Or(ref _gate, DestroyedBit);
         Interlocked.And(ref _gate, ~ClosedBit);
+        HandToPoolOnceDestroyed();
+    }
+
+    /// <summary>
+    /// Gives jemalloc's arena up, after <see cref="MarkDestroyed"/> or before it, with nothing in flight,
+    /// its thread caches flushed and its quarantined blocks released: frees everything in it and keeps
+    /// it, purged, in the <see cref="ArenaPool"/> for the next <see cref="JemArena"/> (handed over once
+    /// the account is marked destroyed); or, when it cannot be kept, destroys it as <see cref="DestroyArena"/> does.
+    /// </summary>
+    /// <exception cref="MallctlException">The arena had to be destroyed and jemalloc refused (a thread has it as its <c>thread.arena</c>); the arena remains, and is recorded so.</exception>
+    internal void RetireArena()
+    {
+        if (!ArenaPool.TryReset(Index, out ArenaCounts counts))
+        {
+            DestroyArena();
+            return;
+        }
+
+        EndCounts = counts;
+        Volatile.Write(ref _keeping, 1);
+        HandToPoolOnceDestroyed();
+    }
+
+    // Only once destroyed, so that a new owner never takes the index while this account still lets anything in.
+    private void HandToPoolOnceDestroyed()
+    {
+        if (IsDestroyed && Interlocked.CompareExchange(ref _keeping, 2, 1) == 1)
+        {
+            ArenaPool.Add(this);
+        }
     }
 
     /// <summary>
@@ -282,6 +325,7 @@ internal sealed class ArenaAccount
         }
 
         ArenaDirectory.MarkDestroyed(Index);
+        HugePageAdvisor.ForgetArena(Index);
         _arenaGone = true;
     }
 

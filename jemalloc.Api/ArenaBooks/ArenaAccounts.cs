@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using System.Runtime.CompilerServices;
+using jemalloc.HugePages;
 using jemalloc.Interop;
 using jemalloc.Mallctl;
 
@@ -31,11 +32,25 @@ internal static class ArenaAccounts
         arena < (uint)Accounts.Length ? Volatile.Read(ref Accounts[arena]) : null;
 
     /// <summary>
-    /// Creates a jemalloc arena (<c>arenas.create</c>, refused before jemalloc runs out of indices) and
-    /// its account under <paramref name="budget"/> bytes (<see cref="ArenaAccount.Unlimited"/> for none), and records both.
+    /// Gives a new account under <paramref name="budget"/> bytes (<see cref="ArenaAccount.Unlimited"/> for
+    /// none) an arena, and records both: an arena a disposed <see cref="JemArena"/> left in the
+    /// <see cref="ArenaPool"/> (reset, purged, every setting restored to a fresh arena's), or else a new
+    /// one (<c>arenas.create</c>, refused before jemalloc runs out of indices).
     /// </summary>
     /// <exception cref="MallctlException">jemalloc could not create another arena (it has at most 4095); nothing was created or recorded.</exception>
-    internal static unsafe ArenaAccount Create(long budget)
+    internal static ArenaAccount Create(long budget)
+    {
+        if (ArenaPool.TryTake() is { } previous)
+        {
+            var reused = new ArenaAccount(previous.Index, budget, previous.EndCounts);
+            Register(reused);
+            return reused;
+        }
+
+        return CreateArena(budget);
+    }
+
+    private static unsafe ArenaAccount CreateArena(long budget)
     {
         const string Key = "arenas.create";
         ArenaDirectory.ThrowIfFull(Key);
@@ -50,6 +65,7 @@ internal static class ArenaAccounts
         ArenaAccount account;
         try
         {
+            ArenaPool.NoteFresh(index);
             account = new ArenaAccount(index, budget);
         }
         catch
@@ -59,6 +75,7 @@ internal static class ArenaAccounts
             throw;
         }
 
+        HugePageAdvisor.ForgetArena(index);
         Register(account);
         ArenaDirectory.MarkCreated(index);
         return account;
@@ -74,11 +91,16 @@ internal static class ArenaAccounts
     {
         Debug.Assert(Accounts[account.Index] is null or { IsDestroyed: true });
         MallctlPolicy.RegisterArenaBooks(BelongsToLiveArena);
+        ArenaDirectory.RegisterSpareArenas(ArenaPool.DestroyOne);
         Volatile.Write(ref Accounts[account.Index], account);
     }
 
-    /// <summary>Whether <paramref name="arena"/> is the arena of a <see cref="JemArena"/> not yet destroyed.</summary>
-    internal static bool BelongsToLiveArena(uint arena) => FindByIndex(arena) is { IsDestroyed: false };
+    /// <summary>
+    /// Whether jemalloc's arena <paramref name="arena"/> is still a <see cref="JemArena"/>'s: live, kept
+    /// idle in the <see cref="ArenaPool"/> for the next one, or disposed in checked mode and waiting for
+    /// the quarantine to let its blocks go. Only the library may reset or destroy such an arena.
+    /// </summary>
+    internal static bool BelongsToLiveArena(uint arena) => FindByIndex(arena) is { IsArenaGone: false };
 
     /// <summary>
     /// The ledger's hook before it allocates with <paramref name="flags"/>: for an arena with an

@@ -11,7 +11,9 @@ namespace jemalloc;
 /// <summary>
 /// A jemalloc arena of its own (<c>arenas.create</c>): a heap for one working set (a request, a
 /// query, a batch) that can be thrown away all at once with <see cref="Reset"/> instead of freeing
-/// each allocation, optionally under a byte budget. <see cref="Dispose"/> destroys it.
+/// each allocation, optionally under a byte budget. <see cref="Dispose"/> frees everything in it and
+/// gives it up: to a process-wide pool, from which the next <see cref="JemArena"/> takes it, or to
+/// jemalloc (<c>arena.&lt;i&gt;.destroy</c>).
 /// </summary>
 /// <remarks>
 /// <para>
@@ -47,7 +49,13 @@ public sealed unsafe class JemArena : IDisposable
     private readonly ArenaRawBlocks _rawBlocks = new();
     private readonly int _flags;
 
-    /// <summary>Creates a new arena.</summary>
+    /// <summary>
+    /// Creates an arena: one a disposed <see cref="JemArena"/> left in the pool if there is one (emptied,
+    /// its pages returned to the OS, and every per-arena setting restored to what a new arena has), else
+    /// a new jemalloc arena (<c>arenas.create</c>). Either way it starts with nothing allocated, no
+    /// budget used, statistics counted from zero, and the decay times a new arena gets
+    /// (<c>arenas.dirty_decay_ms</c>, <c>arenas.muzzy_decay_ms</c>).
+    /// </summary>
     /// <param name="budgetBytes">
     /// The most bytes the arena may have in use at once, counted in jemalloc size classes (what each
     /// allocation really takes), or <see langword="null"/> for no limit.
@@ -304,6 +312,8 @@ public sealed unsafe class JemArena : IDisposable
         MallctlKeys.Epoch.Set(1);
         ArenaKeys keys = MallctlKeys.Arena(Index);
         long page = (long)MallctlKeys.Arenas.Page.Get();
+        // jemalloc's counters run on over a pooled arena's owners: count from where this one got it.
+        ArenaCounts start = _account.StartCounts;
         return new ArenaStatistics(
             ActiveBytes: (long)keys.ActivePages.Get() * page,
             DirtyBytes: (long)keys.DirtyPages.Get() * page,
@@ -313,26 +323,41 @@ public sealed unsafe class JemArena : IDisposable
             RetainedBytes: (long)keys.Retained.Get(),
             SmallAllocatedBytes: (long)keys.SmallAllocated.Get(),
             LargeAllocatedBytes: (long)keys.LargeAllocated.Get(),
-            SmallAllocations: keys.SmallAllocationCount.Get(),
-            SmallDeallocations: keys.SmallDeallocationCount.Get(),
-            LargeAllocations: keys.LargeAllocationCount.Get(),
-            LargeDeallocations: keys.LargeDeallocationCount.Get(),
+            SmallAllocations: keys.SmallAllocationCount.Get() - start.SmallAllocations,
+            SmallDeallocations: keys.SmallDeallocationCount.Get() - start.SmallDeallocations,
+            LargeAllocations: keys.LargeAllocationCount.Get() - start.LargeAllocations,
+            LargeDeallocations: keys.LargeDeallocationCount.Get() - start.LargeDeallocations,
             ThreadCount: keys.ThreadCount.Get());
     }
 
     /// <summary>
-    /// Destroys the arena (<c>arena.&lt;i&gt;.destroy</c>): frees everything in it, as
-    /// <see cref="Reset"/> does, and removes it; jemalloc may reuse its index for a later arena.
-    /// Calling it again does nothing.
+    /// Frees everything in the arena, as <see cref="Reset"/> does, and gives it up: structures created
+    /// in it throw <see cref="ObjectDisposedException"/> from now on, and so do its <see cref="Options"/>,
+    /// even once its index serves another arena. Calling it again does nothing.
     /// </summary>
     /// <remarks>
+    /// <para>
+    /// The jemalloc arena is not destroyed but reset (<c>arena.&lt;i&gt;.reset</c>), purged
+    /// (<c>arena.&lt;i&gt;.purge</c>: its pages go back to the OS, as a destruction's would) and kept
+    /// in a process-wide pool of up to 32 idle arenas, which the next <c>new JemArena()</c> takes
+    /// first: jemalloc's <c>arena.&lt;i&gt;.destroy</c> leaves the arena's metadata block mapped, and
+    /// each new arena maps another, so a process that made and destroyed arenas in a loop grew without
+    /// bound. No mallctl call can reset, destroy or move a thread onto an idle pooled arena. The arena
+    /// is destroyed (<c>arena.&lt;i&gt;.destroy</c>) as before when the pool is full, when memory in it
+    /// was advised for huge pages (the kernel keeps the advice on its address ranges, so the next owner
+    /// could not start without it), when a thread was ever moved onto it (<c>thread.arena</c>), or when
+    /// its extent hooks were replaced. A pooled arena keeps the address space it had reserved
+    /// (<see cref="ArenaStatistics.RetainedBytes"/>, no memory) for its next owner to reuse.
+    /// </para>
+    /// <para>
     /// In checked mode the dispose follows <see cref="Reset"/>'s rule: it frees each structure and raw
     /// allocation of the arena into the quarantine (poisoned and held), marks the arena destroyed, and
-    /// destroys the jemalloc arena only once the quarantine has let all of its blocks go (as it lets
+    /// gives the jemalloc arena up only once the quarantine has let all of its blocks go (as it lets
     /// the oldest blocks go past its limit, or on <see cref="AllocationLedger.FlushQuarantine"/>). An
     /// access racing the dispose therefore reads poison or throws, never unmapped memory or memory of
     /// a later allocation. Only while a raw allocation made with checked mode off may be live is the
-    /// arena destroyed at once, its structures only poisoned, as <see cref="Reset"/> then resets it.
+    /// arena given up at once, its structures only poisoned, as <see cref="Reset"/> then resets it.
+    /// </para>
     /// </remarks>
     /// <exception cref="InvalidOperationException">
     /// A structure in the arena is acquired or leased, a <see cref="JemMemoryPool"/> block in it is
@@ -377,7 +402,7 @@ public sealed unsafe class JemArena : IDisposable
         try
         {
             ReleaseForArenaReset();
-            _account.DestroyArena();
+            _account.RetireArena();
         }
         catch (MallctlException e)
         {
@@ -464,16 +489,25 @@ public sealed unsafe class JemArena : IDisposable
 
     /// <summary>
     /// The end of a checked-mode dispose, once the quarantine holds no block of the arena: on the thread
-    /// whose free, flush or dispose let the last one go, so it throws nothing. A thread that has the
-    /// arena as its <c>thread.arena</c> keeps jemalloc from destroying it: it is reset instead, and its
-    /// index stays taken.
+    /// whose free, flush or dispose let the last one go, so it throws nothing. The arena goes to the pool
+    /// or is destroyed (<see cref="ArenaAccount.RetireArena"/>); a thread that has it as its
+    /// <c>thread.arena</c> keeps jemalloc from destroying it: it is reset instead, and its index stays taken.
     /// </summary>
     private void DestroyDrained()
     {
         try
         {
-            _threadCaches.FlushAll();
-            _account.DestroyArena();
+            // Destroyed before the arena is given up: once pooled, it may serve another JemArena at once.
+            try
+            {
+                _threadCaches.FlushAll();
+            }
+            finally
+            {
+                _threadCaches.Dispose();
+            }
+
+            _account.RetireArena();
         }
         catch (MallctlException)
         {
@@ -488,7 +522,6 @@ public sealed unsafe class JemArena : IDisposable
         }
 
         _rawBlocks.Forget();
-        _threadCaches.Dispose();
     }
 
     // With the gate closed and the thread caches flushed: checked mode's reset frees each live raw

@@ -20,6 +20,7 @@ internal static class ArenaDirectory
     // (jemalloc reuses such an index for the next arenas.create).
     private static readonly int[] Known = new int[Limit];
     private static uint s_automatic = uint.MaxValue;
+    private static Func<bool>? s_destroySpare;
 
     /// <summary>Whether arena <paramref name="index"/> exists (or is an automatic arena jemalloc makes on first use).</summary>
     internal static bool Exists(uint index) =>
@@ -57,12 +58,21 @@ internal static class ArenaDirectory
             return;
         }
 
-        if (Array.IndexOf(Known, Destroyed) < 0)
+        // Arenas kept idle for the next JemArena are given up first.
+        if (Array.IndexOf(Known, Destroyed) < 0 && !(Volatile.Read(ref s_destroySpare)?.Invoke() ?? false))
         {
             MallctlPolicy.ThrowRefused(key,
                 $"jemalloc has {narenas} arenas, its limit, and none destroyed to reuse; dispose a JemArena (or destroy an arena made with arenas.create) first.");
         }
     }
+
+    /// <summary>
+    /// How the arena books, a later layer, destroy one arena they keep idle for reuse (returning whether
+    /// they did), so that <see cref="ThrowIfFull"/> finds an index to reuse: registered as the first
+    /// arena account is recorded, so before any arena is kept.
+    /// </summary>
+    internal static void RegisterSpareArenas(Func<bool> destroyOne) =>
+        Volatile.Write(ref s_destroySpare, destroyOne);
 
     /// <summary>Forgets an arena about to be destroyed; call <see cref="MarkCreated"/> again if the destruction failed.</summary>
     internal static void Forget(uint index)

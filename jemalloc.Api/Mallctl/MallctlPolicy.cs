@@ -201,7 +201,7 @@ internal static class MallctlPolicy
         if (BelongsToJemArena(arena))
         {
             ThrowRefused(target.Name,
-                $"Arena {arena} belongs to a JemArena, which must {verb} it itself so that its structures are invalidated first: use JemArena.{(verb == "reset" ? "Reset()" : "Dispose()")}.");
+                $"Arena {arena} belongs to a JemArena (or is kept idle for the next one after a Dispose), which must {verb} it itself so that its structures are invalidated first: use JemArena.{(verb == "reset" ? "Reset()" : "Dispose()")}.");
         }
 
         if (ThreadArenaGuard.WasMovedOnto(arena))

@@ -13,7 +13,7 @@ internal static class ThreadArenaGuard
     /// </remarks>
     internal static string? Refusal(uint arena) =>
         MallctlPolicy.BelongsToJemArena(arena)
-            ? $"Arena {arena} belongs to a JemArena, whose Reset frees everything in it at once; a thread's default allocations (which go through its thread cache) cannot live there. Allocate in it through the JemArena instead."
+            ? $"Arena {arena} belongs to a JemArena (or is kept idle for the next one), whose Reset frees everything in it at once; a thread's default allocations (which go through its thread cache) cannot live there. Allocate in it through the JemArena instead."
             : null;
 
     // Arenas a thread was moved onto: its default allocations (which the ledger cannot tell by their

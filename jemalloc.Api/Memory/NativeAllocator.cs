@@ -65,7 +65,7 @@ internal static unsafe class NativeAllocator
 
         if (hugePages)
         {
-            HugePageAdvisor.Advise(memory, size);
+            HugePageAdvisor.Advise(memory, size, flags);
         }
 
         if (zero)
@@ -114,7 +114,7 @@ internal static unsafe class NativeAllocator
         if (alignedFlags == flags && JemNative.Xallocx(memory, newSize, 0, flags) >= newSize)
         {
             // Grown in place: the new pages are not touched yet, so the advice reaches them.
-            HugePageAdvisor.Advise(memory, newSize);
+            HugePageAdvisor.Advise(memory, newSize, flags);
             return memory;
         }
 
@@ -124,7 +124,7 @@ internal static unsafe class NativeAllocator
             SystemMemory.ThrowCouldNotAllocate(newSize, kind, elementType);
         }
 
-        HugePageAdvisor.Advise(grown, newSize);
+        HugePageAdvisor.Advise(grown, newSize, alignedFlags);
         Buffer.MemoryCopy(memory, grown, newSize, oldSize);
         Free(memory, oldSize, flags);
         flags = alignedFlags;

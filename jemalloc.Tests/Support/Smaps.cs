@@ -58,6 +58,10 @@ internal static class Smaps
         return overlapping.Count > 0 && overlapping.All(m => m.VmFlags.Contains("hg"));
     }
 
+    /// <summary>Whether any mapping overlapping the range was advised with MADV_HUGEPAGE (VmFlags "hg").</summary>
+    internal static bool AnyAdvisedHuge(nint address, long length) =>
+        Read().Any(m => m.Start < (long)address + length && m.End > (long)address && m.VmFlags.Contains("hg"));
+
     private sealed record Mapping(long Start, long End, long AnonHugePageBytes, string[] VmFlags);
 
     private static List<Mapping> Read()
