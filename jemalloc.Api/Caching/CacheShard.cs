@@ -150,11 +150,12 @@ internal sealed unsafe partial class CacheShard
         Version++;
     }
 
-    // Marks an entry of `segment` dead: its bytes count as dead until the segment is reclaimed.
+    // Marks an entry of `segment` dead: its bytes count as dead until the segment is reclaimed. Its
+    // slack already counts (since the in-place write that left it), so only the rest is added.
     private void MarkDead(CacheSegment segment, byte* entry)
     {
         CacheEntry.MarkDead(entry);
-        long size = CacheEntry.Size(entry);
+        long size = CacheEntry.CompactSize(entry);
         segment.DeadBytes += size;
         _deadBytes += size;
     }
