@@ -191,25 +191,7 @@ internal sealed unsafe partial class CacheShard
             long slack = CacheEntry.Size(current) - size;
             long deadChange = slack - CacheEntry.Slack(current);
             _keyValueBytes += valueLength - CacheEntry.ValueLength(current);
-            int keptHits = CacheEntry.Hits(current);
-            CacheEntry.WriteHeader(current, key.Length, (int)valueLength, hash, tag, expiry, keptHits, slack);
-            byte* keyAt = CacheEntry.Key(current);
-            key.CopyTo(new Span<byte>(keyAt, key.Length));
-            Span<byte> into = new(keyAt + key.Length, (int)valueLength);
-            if (fromSequence)
-            {
-                sequenceValue.CopyTo(into);
-            }
-            else
-            {
-                spanValue.CopyTo(into);
-            }
-
-            if (expiry.Expires)
-            {
-                segment.MaxDeadline = Math.Max(segment.MaxDeadline, expiry.DeadlineMs);
-            }
-
+            WriteEntry(current, segment, key, sequenceValue, spanValue, fromSequence, valueLength, hash, tag, expiry, CacheEntry.Hits(current), slack);
             segment.DeadBytes += deadChange;
             _deadBytes += deadChange;
             _counters.Replaced++;
@@ -255,24 +237,7 @@ internal sealed unsafe partial class CacheShard
             found = Find(key, hash, tag, out slot, out old);
         }
 
-        CacheEntry.WriteHeader(entry, key.Length, (int)valueLength, hash, tag, expiry, hits);
-        byte* keyBytes = CacheEntry.Key(entry);
-        key.CopyTo(new Span<byte>(keyBytes, key.Length));
-        Span<byte> destination = new(keyBytes + key.Length, (int)valueLength);
-        if (fromSequence)
-        {
-            sequenceValue.CopyTo(destination);
-        }
-        else
-        {
-            spanValue.CopyTo(destination);
-        }
-
-        if (expiry.Expires)
-        {
-            segment.MaxDeadline = Math.Max(segment.MaxDeadline, expiry.DeadlineMs);
-        }
-
+        WriteEntry(entry, segment, key, sequenceValue, spanValue, fromSequence, valueLength, hash, tag, expiry, hits, slack: 0);
         ulong location = Pack(tag, segment.Id, (int)(entry - segment.Pointer));
         if (found)
         {
@@ -293,6 +258,29 @@ internal sealed unsafe partial class CacheShard
         _entryBytes += size;
         _counters.Writes++;
         return entry;
+    }
+
+    // The one place an entry's bytes are written, by an append and by a replacement in place alike:
+    // header, key and value, and the segment's latest deadline widened to the entry's.
+    private static void WriteEntry(byte* entry, CacheSegment segment, ReadOnlySpan<byte> key, in ReadOnlySequence<byte> sequenceValue, ReadOnlySpan<byte> spanValue, bool fromSequence, long valueLength, uint hash, ushort tag, in CacheExpiry expiry, int hits, long slack)
+    {
+        CacheEntry.WriteHeader(entry, key.Length, (int)valueLength, hash, tag, expiry, hits, slack);
+        byte* keyAt = CacheEntry.Key(entry);
+        key.CopyTo(new Span<byte>(keyAt, key.Length));
+        Span<byte> value = new(keyAt + key.Length, (int)valueLength);
+        if (fromSequence)
+        {
+            sequenceValue.CopyTo(value);
+        }
+        else
+        {
+            spanValue.CopyTo(value);
+        }
+
+        if (expiry.Expires)
+        {
+            segment.MaxDeadline = Math.Max(segment.MaxDeadline, expiry.DeadlineMs);
+        }
     }
 
     // Whether a write of `size` bytes may go over the entry in `slot`: its segment is pinned by no lease
