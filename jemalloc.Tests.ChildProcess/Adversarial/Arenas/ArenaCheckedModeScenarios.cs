@@ -1,3 +1,4 @@
+using jemalloc.ArenaBooks;
 using jemalloc.Ledger;
 using static jemalloc.Tests.ChildProcess.Adversarial.ScenarioHelpers;
 
@@ -215,10 +216,19 @@ internal static class ArenaCheckedModeScenarios
             live.Dispose();
         }
 
-        Check.True(Quarantine.PendingDestroyCount >= 8, "the arenas wait for the quarantine to be destroyed", $"{Quarantine.PendingDestroyCount} waiting");
+        Check.True(Quarantine.PendingDestroyCount >= 8, "the arenas wait for the quarantine to be given back", $"{Quarantine.PendingDestroyCount} waiting");
+        Check.True(indices.All(index => !ArenaPool.Holds(index)), "no arena is pooled while its blocks are quarantined");
         AllocationLedger.FlushQuarantine();
         Check.Equal(0, Quarantine.PendingDestroyCount, "arenas still waiting after the quarantine was flushed");
-        Check.True(indices.All(index => !Mallctl.ArenaDirectory.Exists(index)), "flushing the quarantine destroyed the arenas");
+
+        // Given back: reset and kept for the next JemArena, or destroyed when the pool is full.
+        Check.True(indices.All(index => ArenaPool.Holds(index) || !Mallctl.ArenaDirectory.Exists(index)), "flushing the quarantine gave the arenas back (pooled or destroyed)");
+        MallctlKeys.Epoch.Set(1);
+        foreach (uint index in indices.Where(ArenaPool.Holds))
+        {
+            ArenaKeys keys = MallctlKeys.Arena(index);
+            Check.Equal(0L, (long)keys.SmallAllocated.Get() + (long)keys.LargeAllocated.Get(), $"bytes still allocated in pooled arena {index}");
+        }
         Check.Equal(0L, AllocationLedger.QuarantinedBytes, "bytes left in the quarantine after the flush");
     }
 
