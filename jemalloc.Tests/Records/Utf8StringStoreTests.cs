@@ -460,6 +460,46 @@ public sealed class Utf8StringStoreTests : LeakCheckedTest
         }
     }
 
+    // The encoder narrows a leading ASCII run 16 and 8 characters at a time: every length around those
+    // blocks, with the first non-ASCII character (or an unpaired surrogate) at every position in them.
+    [Theory]
+    [InlineData('é')]
+    [InlineData('日')]
+    [InlineData('\u0080')]
+    [InlineData('\u007f')]
+    [InlineData('\uffff')]
+    [InlineData('\ud800')]
+    [InlineData('\udc00')]
+    public void The_encoder_writes_ASCII_runs_of_every_length_then_the_first_other_character_as_the_framework_does(char other)
+    {
+        byte[] buffer = new byte[3 * 80];
+        for (int length = 0; length <= 60; length++)
+        {
+            for (int at = -1; at < length; at++)
+            {
+                char[] chars = [.. Enumerable.Range(0, length).Select(i => (char)('!' + (i % 90)))];
+                if (at >= 0)
+                {
+                    chars[at] = other;
+                }
+
+                string text = new(chars);
+                buffer.AsSpan().Fill(0xEE);
+                int written = StoredStringEncoding.EncodeShort(text, buffer);
+                int firstBad = FirstUnpairedSurrogate(text);
+                if (firstBad < 0)
+                {
+                    Assert.Equal(Encoding.UTF8.GetBytes(text), buffer[..written]);
+                }
+                else
+                {
+                    Assert.Equal(at, firstBad);
+                    Assert.Equal(~firstBad, written);
+                }
+            }
+        }
+    }
+
     [Fact]
     public void Short_and_long_text_with_unpaired_surrogates_is_refused_with_its_index_and_stores_nothing()
     {
