@@ -1,4 +1,6 @@
+using System.Globalization;
 using System.Text.Json;
+using System.Text.RegularExpressions;
 using jemalloc.Cli.Caching;
 using jemalloc.Cli.Commands;
 using jemalloc.Cli.Options;
@@ -83,6 +85,13 @@ public class CacheVerbTests
         }
 
         Assert.Contains("bytes per entry above key and value:", result.Output, StringComparison.Ordinal);
+        Match split = Regex.Match(result.Output, @"native: of its ([0-9]+) bytes per entry above key and value, ([0-9]+) are dead bytes waiting in its segments \(([0-9]+) MiB: .*\); the other ([0-9]+) are the entry headers");
+        Assert.True(split.Success, result.Output);
+        int total = int.Parse(split.Groups[1].Value, CultureInfo.InvariantCulture);
+        int dead = int.Parse(split.Groups[2].Value, CultureInfo.InvariantCulture);
+        int other = int.Parse(split.Groups[4].Value, CultureInfo.InvariantCulture);
+        Assert.InRange(dead + other, total - 1, total + 1);
+        Assert.InRange(other, 16, total);
         Assert.Contains("budget never exceeded: 0 of", result.Output, StringComparison.Ordinal);
         Assert.Contains("ycsb-b ops/s vs bitfaster-lfu:", result.Output, StringComparison.Ordinal);
         Assert.Contains("longest GC pause vs memorycache (all runs):", result.Output, StringComparison.Ordinal);
@@ -115,6 +124,8 @@ public class CacheVerbTests
         Assert.InRange(parsed.EntriesHeld, 1, 2_500);
         Assert.True(parsed.EntryBytesHeld > parsed.EntriesHeld * CacheData.MinValueLength);
         Assert.True(parsed.ManagedCacheBytes > parsed.EntryBytesHeld, $"{parsed.ManagedCacheBytes} managed bytes for {parsed.EntryBytesHeld} of keys and values");
+        Assert.Equal(0, parsed.NativeCacheBytes);
+        Assert.Equal(0, parsed.NativeDeadBytes);
         CacheRunResult ycsb = parsed.Runs[0];
         Assert.Equal(CacheWorkload.YcsbB, ycsb.Workload);
         Assert.Equal(20_000, ycsb.Operations);
@@ -141,6 +152,8 @@ public class CacheVerbTests
         Assert.InRange(parsed.PeakNativeBytes, 1, parsed.Server!.BudgetBytes);
         Assert.InRange(parsed.NativeCacheBytes, 1, parsed.Server.BudgetBytes);
         Assert.True(parsed.EntriesHeld > 0);
+        // Dead bytes are part of what the cache holds, never more than it beyond its entries.
+        Assert.InRange(parsed.NativeDeadBytes, 0, parsed.NativeCacheBytes - parsed.EntryBytesHeld);
     }
 
     [Fact]

@@ -38,7 +38,7 @@ public static class CacheHarness
             RunSmallShapes(side, settings, teams, runs, progress);
             return settings.RunsServerShape
                 ? RunServerShape(side, settings, teams, runs, progress)
-                : new CacheSideResult(side, [.. runs], null, -1, -1, 0, 0, 0, 0, CacheMemorySampler.PeakRssBytes(), 0, 0, 0, 0, 0);
+                : new CacheSideResult(side, [.. runs], null, -1, -1, 0, 0, 0, 0, 0, CacheMemorySampler.PeakRssBytes(), 0, 0, 0, 0, 0);
         }
         finally
         {
@@ -81,7 +81,7 @@ public static class CacheHarness
         GC.Collect();
         long baseline = GC.GetTotalMemory(forceFullCollection: true);
         double fillSeconds = -1, forcedMs = -1;
-        long entriesHeld = 0, entryBytes = 0, managedBytes = 0, nativeBytes = 0;
+        long entriesHeld = 0, entryBytes = 0, managedBytes = 0, nativeBytes = 0, deadBytes = 0;
         if (settings.Workloads.Any(w => w is >= CacheWorkload.YcsbA and <= CacheWorkload.Scan))
         {
             using CacheSubject subject = CacheSides.Create(side, space, capacity, expiring: false, prepareKeys: false);
@@ -112,7 +112,9 @@ public static class CacheHarness
             GC.Collect();
             forcedMs = Stopwatch.GetElapsedTime(start).TotalMilliseconds;
             managedBytes = Math.Max(0, GC.GetTotalMemory(forceFullCollection: false) - baseline);
-            nativeBytes = subject.NativeStatistics()?.AllocatedBytes ?? 0;
+            NativeCacheStatistics? statistics = subject.NativeStatistics();
+            nativeBytes = statistics?.AllocatedBytes ?? 0;
+            deadBytes = statistics?.DeadBytes ?? 0;
             (entriesHeld, entryBytes) = subject.Contents();
         }
 
@@ -123,7 +125,7 @@ public static class CacheHarness
         }
 
         sampler.Sample();
-        return new CacheSideResult(side, [.. runs], capacity, fillSeconds, forcedMs, entriesHeld, entryBytes, managedBytes, nativeBytes,
+        return new CacheSideResult(side, [.. runs], capacity, fillSeconds, forcedMs, entriesHeld, entryBytes, managedBytes, nativeBytes, deadBytes,
             CacheMemorySampler.PeakRssBytes(), sampler.PeakManagedBytes, sampler.PeakNativeBytes, sampler.PeakArenaBytes, sampler.Samples, sampler.SamplesOverBudget);
     }
 

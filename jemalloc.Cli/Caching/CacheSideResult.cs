@@ -10,6 +10,7 @@ namespace jemalloc.Cli.Caching;
 /// <param name="EntryBytesHeld">Their key and value bytes.</param>
 /// <param name="ManagedCacheBytes">The managed heap after that collection less before the cache was made.</param>
 /// <param name="NativeCacheBytes">The native cache's allocated bytes at that point (0 on the managed sides).</param>
+/// <param name="NativeDeadBytes">Of those, the bytes of its segments that no entry uses (replaced, removed or expired entries' bytes not yet reclaimed; 0 on the managed sides).</param>
 /// <param name="PeakRssBytes">The process's peak resident set (VmHWM), or -1.</param>
 /// <param name="PeakManagedBytes">The largest managed heap sampled.</param>
 /// <param name="PeakNativeBytes">The native cache's largest allocated bytes sampled (its own count).</param>
@@ -26,6 +27,7 @@ public sealed record CacheSideResult(
     long EntryBytesHeld,
     long ManagedCacheBytes,
     long NativeCacheBytes,
+    long NativeDeadBytes,
     long PeakRssBytes,
     long PeakManagedBytes,
     long PeakNativeBytes,
@@ -38,4 +40,7 @@ public sealed record CacheSideResult(
 
     /// <summary>Bytes per entry above its key and value at steady state, or -1 when empty.</summary>
     public double OverheadBytesPerEntry => EntriesHeld > 0 ? (double)(CacheBytes - EntryBytesHeld) / EntriesHeld : -1;
+
+    /// <summary>Of <see cref="OverheadBytesPerEntry"/>, the native cache's dead bytes per entry, or -1 when empty.</summary>
+    public double DeadBytesPerEntry => EntriesHeld > 0 ? (double)NativeDeadBytes / EntriesHeld : -1;
 }

@@ -96,6 +96,15 @@ public static class CacheReport
             output.WriteLine(string.Create(CultureInfo.InvariantCulture,
                 $"| {CacheSides.Name(r.Side)} | {cap} | {r.EntriesHeld:N0} | {r.EntryBytesHeld / MiB:F0} | {r.CacheBytes / MiB:F0} | {(double)r.CacheBytes / capacity.BudgetBytes:F2}x | {(r.OverheadBytesPerEntry < 0 ? "n/a" : r.OverheadBytesPerEntry.ToString("F0", CultureInfo.InvariantCulture))} | {r.ManagedCacheBytes / MiB:F0} | {r.NativeCacheBytes / MiB:F0} | {native} | {over} | {r.PeakManagedBytes / MiB:F0} | {(r.PeakRssBytes < 0 ? "n/a" : (r.PeakRssBytes / MiB).ToString("F0", CultureInfo.InvariantCulture))} | {(r.FillSeconds < 0 ? "-" : r.FillSeconds.ToString("F1", CultureInfo.InvariantCulture))} | {Ms(r.ForcedFullGcMs)} | {Ms(CacheCommand.LongestPause(r))} |"));
         }
+
+        if (server.FirstOrDefault(r => r.Side == CacheSide.Native) is { EntriesHeld: > 0 } split)
+        {
+            // Where the native side's overhead goes: the dead bytes are what compaction and eviction win back;
+            // the rest is per entry by construction (header, padding, index, ghost table) or segment room.
+            output.WriteLine();
+            output.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                $"native: of its {split.OverheadBytesPerEntry:F0} bytes per entry above key and value, {split.DeadBytesPerEntry:F0} are dead bytes waiting in its segments ({split.NativeDeadBytes / MiB:F0} MiB: entries replaced, removed or expired, not yet reclaimed by compaction or eviction); the other {split.OverheadBytesPerEntry - split.DeadBytesPerEntry:F0} are the entry headers and padding, the index and its ghost table, and segment room not yet written."));
+        }
     }
 
     private static void PrintGoals(IReadOnlyList<CacheSideResult> results, CacheSettings settings, TextWriter output)
