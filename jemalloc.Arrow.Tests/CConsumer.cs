@@ -101,6 +101,69 @@ internal static unsafe class CConsumer
         return result;
     }
 
+    /// <summary>What the C side saw of a dictionary array: the layout of <c>struct dictionary_result</c>.</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal struct DictionaryResult
+    {
+        public long Length;
+        public long NullCount;
+        public long DeclaredNullCount;
+        public long NullValueRows;
+        public long DictionaryLength;
+        public long Bytes;
+        public nint IndicesAddress;
+        public nint ValidityAddress;
+        public uint Hash;
+        public int ZeroCopy;
+        public int Released;
+        public int Ordered;
+        public fixed byte Format[8];
+        public fixed byte ValueFormat[8];
+        public fixed byte Error[128];
+
+        public readonly string FormatText()
+        {
+            fixed (byte* text = Format)
+            {
+                return Utf8(text);
+            }
+        }
+
+        public readonly string ValueFormatText()
+        {
+            fixed (byte* text = ValueFormat)
+            {
+                return Utf8(text);
+            }
+        }
+
+        public readonly string ErrorText()
+        {
+            fixed (byte* text = Error)
+            {
+                return Utf8(text);
+            }
+        }
+    }
+
+    /// <summary>Has the C consumer read an exported dictionary array in place and release it; fails the test if it reports an error.</summary>
+    internal static DictionaryResult ReadDictionary(CArrowSchema* schema, CArrowArray* array, nint expectedIndices)
+    {
+        int status = TryReadDictionary(schema, array, expectedIndices, out DictionaryResult result);
+        Assert.True(status == 0, $"read_dictionary_export failed: {result.ErrorText()}");
+        return result;
+    }
+
+    /// <summary>Has the C consumer read an exported dictionary array and release it; returns its status (0, or 1 with the result's error set).</summary>
+    internal static int TryReadDictionary(CArrowSchema* schema, CArrowArray* array, nint expectedIndices, out DictionaryResult result)
+    {
+        var read = (delegate* unmanaged<CArrowSchema*, CArrowArray*, void*, DictionaryResult*, int>)NativeLibrary.GetExport(Library.Value, "read_dictionary_export");
+        DictionaryResult seen;
+        int status = read(schema, array, (void*)expectedIndices, &seen);
+        result = seen;
+        return status;
+    }
+
     // A NUL-terminated string of a result's fixed buffer.
     private static string Utf8(byte* text) => Marshal.PtrToStringUTF8((nint)text) ?? string.Empty;
 
