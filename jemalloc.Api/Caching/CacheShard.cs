@@ -332,15 +332,27 @@ internal sealed unsafe partial class CacheShard
         CacheSegment? head = _heads[log];
         if (head is null || head.Used + size > head.Capacity)
         {
-            head = ObtainStandard();
-            if (head is null)
+            CacheSegment? obtained = ObtainStandard();
+            if (obtained is null)
             {
                 segment = null!;
                 return null;
             }
 
-            AddToLog(head, log);
-            _heads[log] = head;
+            // A reclaim while obtaining may have copied entries forward into a new head of this very
+            // log. That head is filled first: made to give way, it would sit in its log nearly empty
+            // until its turn to be reclaimed, budget that holds no entry.
+            head = _heads[log];
+            if (head is not null && head.Used + size <= head.Capacity)
+            {
+                GiveBackUnused(obtained);
+            }
+            else
+            {
+                head = obtained;
+                AddToLog(head, log);
+                _heads[log] = head;
+            }
         }
 
         byte* entry = head.Pointer + head.Used;
@@ -510,6 +522,24 @@ internal sealed unsafe partial class CacheShard
     }
 
     private bool HasFreeNumber => _freeIds.Count > 0 || _nextId <= ushort.MaxValue;
+
+    // A standard segment obtained, numbered, but not written or put in a log: a spare again, or freed
+    // past the spares kept.
+    private void GiveBackUnused(CacheSegment segment)
+    {
+        _segments[segment.Id] = null;
+        _freeIds.Push(segment.Id);
+        segment.Id = 0;
+        if (_free.Count < FreeSegmentsKept)
+        {
+            _free.Push(segment);
+        }
+        else
+        {
+            _segmentBytes -= segment.HeldBytes;
+            _generation.FreeSegment(segment);
+        }
+    }
 
     private bool TryNumber(CacheSegment segment)
     {
