@@ -23,24 +23,6 @@ public sealed unsafe class CDataInterfaceDictionaryConsumerTests
 
     private static string?[] Categories(int rows) => [.. Enumerable.Range(0, rows).Select(Category)];
 
-    private static NativeDictionaryColumn Build(string?[] values, bool isUtf8 = true)
-    {
-        using var builder = new NativeDictionaryColumnBuilder(isUtf8);
-        foreach (string? value in values)
-        {
-            if (isUtf8 || value is null)
-            {
-                builder.Append(value);
-            }
-            else
-            {
-                builder.Append(Encoding.UTF8.GetBytes(value));
-            }
-        }
-
-        return builder.Build();
-    }
-
     // The hash and byte count read_dictionary_export computes, from the values in row order.
     private static (long Bytes, uint Hash) Summary(IEnumerable<string?> values)
     {
@@ -56,7 +38,7 @@ public sealed unsafe class CDataInterfaceDictionaryConsumerTests
     public void A_C_program_reads_every_chunk_of_an_exported_dictionary_column_in_place(bool large, bool isUtf8)
     {
         string?[] values = Categories(Rows);
-        using NativeDictionaryColumn column = Build(values, isUtf8);
+        using NativeDictionaryColumn column = TestColumns.Dictionary(values, isUtf8);
         Assert.NotNull(column.Validity);
         int heldIndices = column.Indices.Handle.LeaseCount;
         using (NativeArrowColumn view = column.ToArrow(large, ChunkRows))
@@ -97,7 +79,7 @@ public sealed unsafe class CDataInterfaceDictionaryConsumerTests
     public void An_export_keeps_the_column_after_its_view_is_disposed_until_the_C_program_releases_it()
     {
         string?[] values = Categories(Rows);
-        NativeDictionaryColumn column = Build(values);
+        NativeDictionaryColumn column = TestColumns.Dictionary(values);
         CArrowArray* array = CArrowArray.Create();
         CArrowSchema* schema = CArrowSchema.Create();
         try
@@ -145,7 +127,7 @@ public sealed unsafe class CDataInterfaceDictionaryConsumerTests
     public void An_index_written_past_the_dictionary_after_the_export_is_reported_by_the_C_program_not_read()
     {
         string?[] values = Categories(Rows);
-        using NativeDictionaryColumn column = Build(values);
+        using NativeDictionaryColumn column = TestColumns.Dictionary(values);
         using NativeArrowColumn view = column.ToArrow(largeOffsets: false, ChunkRows);
         int heldIndices = column.Indices.Handle.LeaseCount;
         int limit = (int)column.Dictionary.Length;
@@ -187,7 +169,7 @@ public sealed unsafe class CDataInterfaceDictionaryConsumerTests
     public void The_C_program_honours_the_offsets_of_a_sliced_export_and_of_its_dictionary()
     {
         string?[] values = Categories(Rows);
-        using NativeDictionaryColumn column = Build(values);
+        using NativeDictionaryColumn column = TestColumns.Dictionary(values);
         using (NativeArrowColumn view = column.ToArrow())
         {
             // A slice at row 13: its bitmap starts inside a byte, its index buffer is still the column's block.
@@ -231,7 +213,7 @@ public sealed unsafe class CDataInterfaceDictionaryConsumerTests
     [InlineData("released", "released already")]
     public void A_schema_or_array_that_is_no_dictionary_of_strings_is_refused_and_still_released(string forgery, string error)
     {
-        using NativeDictionaryColumn column = Build(Categories(1_000));
+        using NativeDictionaryColumn column = TestColumns.Dictionary(Categories(1_000));
         using (NativeArrowColumn view = column.ToArrow())
         {
             CArrowArray* array = CArrowArray.Create();

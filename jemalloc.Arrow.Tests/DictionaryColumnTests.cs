@@ -24,24 +24,6 @@ public sealed class DictionaryColumnTests : IDisposable
 
     private static string?[] Categories(int rows) => [.. Enumerable.Range(0, rows).Select(Category)];
 
-    private static NativeDictionaryColumn Build(IEnumerable<string?> values, bool isUtf8 = true)
-    {
-        using var builder = new NativeDictionaryColumnBuilder(isUtf8);
-        foreach (string? value in values)
-        {
-            if (isUtf8 || value is null)
-            {
-                builder.Append(value);
-            }
-            else
-            {
-                builder.Append(Encoding.UTF8.GetBytes(value));
-            }
-        }
-
-        return builder.Build();
-    }
-
     private static string? ValueOf(DictionaryArray array, int row)
     {
         if (array.IsNull(row))
@@ -64,7 +46,7 @@ public sealed class DictionaryColumnTests : IDisposable
     public unsafe void A_column_is_a_dictionary_array_over_its_own_indices(bool large)
     {
         string?[] values = Categories(Rows);
-        using NativeDictionaryColumn column = Build(values);
+        using NativeDictionaryColumn column = TestColumns.Dictionary(values);
         using (NativeArrowColumn view = column.ToArrow(largeOffsets: large))
         {
             var type = Assert.IsType<DictionaryType>(view.DataType);
@@ -97,7 +79,7 @@ public sealed class DictionaryColumnTests : IDisposable
     public void Chunks_share_one_dictionary_and_cover_the_rows_in_order()
     {
         string?[] values = Categories(Rows);
-        using NativeDictionaryColumn column = Build(values);
+        using NativeDictionaryColumn column = TestColumns.Dictionary(values);
         using NativeArrowColumn view = column.ToArrow(maxChunkLength: 8_000);
         Assert.Equal((Rows + 7_999) / 8_000, view.ChunkCount);
         IArrowArray? first = null;
@@ -121,7 +103,7 @@ public sealed class DictionaryColumnTests : IDisposable
     [Fact]
     public void A_column_of_no_rows_is_an_empty_dictionary_array()
     {
-        using NativeDictionaryColumn column = Build([]);
+        using NativeDictionaryColumn column = TestColumns.Dictionary([]);
         using NativeArrowColumn view = column.ToArrow();
         Assert.Equal(0, view.Length);
         Assert.Equal(0, ((DictionaryArray)view.Array).Dictionary.Length);
@@ -130,7 +112,7 @@ public sealed class DictionaryColumnTests : IDisposable
     [Fact]
     public void Indices_changed_to_name_no_value_are_refused_before_Arrow_sees_them_and_nothing_stays_held()
     {
-        using NativeDictionaryColumn column = Build(["a", "b", null, "a"]);
+        using NativeDictionaryColumn column = TestColumns.Dictionary(["a", "b", null, "a"]);
         column.Indices[1] = 2;
         var refused = Assert.Throws<ArgumentException>(() => column.ToArrow());
         Assert.Equal("column", refused.ParamName);
@@ -152,7 +134,7 @@ public sealed class DictionaryColumnTests : IDisposable
     [Fact]
     public void A_disposed_column_cannot_be_shown()
     {
-        NativeDictionaryColumn column = Build(["abc", null]);
+        NativeDictionaryColumn column = TestColumns.Dictionary(["abc", null]);
         column.Dispose();
         Assert.Throws<ObjectDisposedException>(() => column.ToArrow());
     }
@@ -164,7 +146,7 @@ public sealed class DictionaryColumnTests : IDisposable
     {
         string?[] values = Categories(Rows);
         string path = Path.Combine(_folder, $"dictionary.{format}.arrow");
-        using (NativeDictionaryColumn column = Build(values))
+        using (NativeDictionaryColumn column = TestColumns.Dictionary(values))
         using (NativeArrowColumn view = column.ToArrow(large))
         {
             var schema = new Schema.Builder().Field(f => f.Name("category").DataType(view.DataType).Nullable(true)).Build();
@@ -222,7 +204,7 @@ public sealed class DictionaryColumnTests : IDisposable
     public unsafe void An_export_through_the_C_Data_Interface_outlives_the_view_and_imports_as_the_same_dictionary_array()
     {
         string?[] values = Categories(Rows);
-        using NativeDictionaryColumn column = Build(values);
+        using NativeDictionaryColumn column = TestColumns.Dictionary(values);
         CArrowArray* array = CArrowArray.Create();
         CArrowSchema* schema = CArrowSchema.Create();
         try

@@ -9,17 +9,6 @@ namespace jemalloc.Arrow.Tests;
 /// <summary>Hostile use of NativeStringColumn.ToArrow, ExportChunk of its views, and ToNativeStringColumn.</summary>
 public sealed unsafe class StringColumnAttackTests
 {
-    private static NativeStringColumn Build(IEnumerable<string?> values)
-    {
-        using var builder = new NativeStringColumnBuilder();
-        foreach (string? value in values)
-        {
-            builder.Append(value);
-        }
-
-        return builder.Build();
-    }
-
     private static NativeStringColumn FromArrays(long[] offsetValues, byte[] bytes, byte[]? bits = null)
     {
         var offsets = new HugeArray<long>(offsetValues.Length);
@@ -84,7 +73,7 @@ public sealed unsafe class StringColumnAttackTests
     [Fact]
     public void StringColumnAttack_built_column_with_trailing_empty_values_in_small_chunks_stays_inside_the_block()
     {
-        using NativeStringColumn column = Build(["abc", "", "", "", "", "", "", "", "", ""]);
+        using NativeStringColumn column = TestColumns.Strings(["abc", "", "", "", "", "", "", "", "", ""]);
         using NativeArrowColumn view = column.ToArrow(largeOffsets: false, maxChunkLength: 2);
         AssertValueBuffersInsideTheBlock(column, view);
     }
@@ -92,7 +81,7 @@ public sealed unsafe class StringColumnAttackTests
     [Fact]
     public void StringColumnAttack_offsets_changed_after_ToArrow_are_not_exported_unchecked_to_C()
     {
-        using NativeStringColumn column = Build(["abc", "de", "f"]);
+        using NativeStringColumn column = TestColumns.Strings(["abc", "de", "f"]);
         using NativeArrowColumn view = column.ToArrow(largeOffsets: true);
         // The view shares the column's 64-bit offsets; the column's arrays are public and writable.
         column.Offsets[2] = 1L << 40;
@@ -121,7 +110,7 @@ public sealed unsafe class StringColumnAttackTests
     [Fact]
     public void StringColumnAttack_offsets_changed_after_ToArrow_do_not_reach_the_view()
     {
-        using NativeStringColumn column = Build(["abc", "de", "f"]);
+        using NativeStringColumn column = TestColumns.Strings(["abc", "de", "f"]);
         using NativeArrowColumn view = column.ToArrow(largeOffsets: true);
         var strings = (LargeStringArray)view.Array;
         column.Offsets[2] = 1L << 40;
@@ -134,7 +123,7 @@ public sealed unsafe class StringColumnAttackTests
     [Fact]
     public void StringColumnAttack_validity_cleared_after_ToArrow_keeps_the_null_count_counted_when_the_view_was_made()
     {
-        using NativeStringColumn column = Build(["a", null, "c", "d", "e", "f", "g", "h", "i"]);
+        using NativeStringColumn column = TestColumns.Strings(["a", null, "c", "d", "e", "f", "g", "h", "i"]);
         using NativeArrowColumn view = column.ToArrow();
         column.Validity![0] = 0;
         IArrowArray chunk = view.Chunks.ArrowArray(0);
@@ -149,7 +138,7 @@ public sealed unsafe class StringColumnAttackTests
     [Fact]
     public void StringColumnAttack_column_dispose_under_a_view_or_export_is_refused_and_after_both_the_memory_goes()
     {
-        NativeStringColumn column = Build(["abc", null, "de"]);
+        NativeStringColumn column = TestColumns.Strings(["abc", null, "de"]);
         NativeArrowColumn view = column.ToArrow(largeOffsets: false);
         CArrowArray* array = CArrowArray.Create();
         try
@@ -172,7 +161,7 @@ public sealed unsafe class StringColumnAttackTests
     [Fact]
     public void StringColumnAttack_an_arrow_array_kept_after_view_and_column_are_disposed_throws_instead_of_reading_freed_memory()
     {
-        NativeStringColumn column = Build(["abc", null, "de"]);
+        NativeStringColumn column = TestColumns.Strings(["abc", null, "de"]);
         NativeArrowColumn view = column.ToArrow(largeOffsets: true);
         var kept = (LargeStringArray)view.Array;
         view.Dispose();
@@ -209,7 +198,7 @@ public sealed unsafe class StringColumnAttackTests
     [InlineData(7)]
     public void StringColumnAttack_chunk_length_not_a_multiple_of_8_with_nulls_is_refused(int chunk)
     {
-        using NativeStringColumn column = Build(["a", null, "b"]);
+        using NativeStringColumn column = TestColumns.Strings(["a", null, "b"]);
         Assert.Throws<ArgumentException>(() => column.ToArrow(maxChunkLength: chunk));
         Assert.Throws<ArgumentOutOfRangeException>(() => column.ToArrow(maxChunkLength: -8));
     }
@@ -218,7 +207,7 @@ public sealed unsafe class StringColumnAttackTests
     public void StringColumnAttack_chunks_with_nulls_round_trip_through_ToNativeStringColumn()
     {
         string?[] values = Enumerable.Range(0, 37).Select(i => i % 3 == 1 ? null : "r" + i).ToArray();
-        using NativeStringColumn column = Build(values);
+        using NativeStringColumn column = TestColumns.Strings(values);
         foreach (bool large in new[] { true, false })
         {
             using NativeArrowColumn view = column.ToArrow(large, maxChunkLength: 8);
@@ -280,7 +269,7 @@ public sealed unsafe class StringColumnAttackTests
     [Fact]
     public void StringColumnAttack_an_imported_export_with_changed_offsets_is_refused_by_ToNativeStringColumn()
     {
-        using NativeStringColumn column = Build(["abc", "de", "f"]);
+        using NativeStringColumn column = TestColumns.Strings(["abc", "de", "f"]);
         using NativeArrowColumn view = column.ToArrow(largeOffsets: false);
         CArrowArray* array = CArrowArray.Create();
         try
@@ -320,7 +309,7 @@ public sealed unsafe class StringColumnAttackTests
     public void StringColumnAttack_offsets_changed_while_ToArrow_builds_never_give_buffers_outside_the_block()
     {
         // Between ToArrow's check of the offsets and its reading them again for the chunks and their own 32-bit offsets.
-        using NativeStringColumn column = Build(Enumerable.Range(0, 512).Select(i => "v" + i));
+        using NativeStringColumn column = TestColumns.Strings(Enumerable.Range(0, 512).Select(i => "v" + i));
         long good = column.Offsets[256];
         using var stop = new CancellationTokenSource();
         var attacker = new Thread(() =>

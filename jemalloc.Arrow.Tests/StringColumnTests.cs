@@ -25,31 +25,13 @@ public sealed class StringColumnTests : IDisposable
 
     private static string?[] Texts(int rows) => Enumerable.Range(0, rows).Select(Text).ToArray();
 
-    private static NativeStringColumn Build(IEnumerable<string?> values, bool isUtf8 = true)
-    {
-        using var builder = new NativeStringColumnBuilder(isUtf8);
-        foreach (string? value in values)
-        {
-            if (isUtf8 || value is null)
-            {
-                builder.Append(value);
-            }
-            else
-            {
-                builder.Append(Encoding.UTF8.GetBytes(value));
-            }
-        }
-
-        return builder.Build();
-    }
-
     [Theory]
     [InlineData(true)]
     [InlineData(false)]
     public unsafe void A_text_column_is_utf8_or_large_utf8_over_its_own_data_block(bool large)
     {
         string?[] texts = Texts(Rows);
-        using NativeStringColumn column = Build(texts);
+        using NativeStringColumn column = TestColumns.Strings(texts);
         using (NativeArrowColumn view = column.ToArrow(largeOffsets: large))
         {
             Assert.Equal(large ? ArrowTypeId.LargeString : ArrowTypeId.String, view.DataType.TypeId);
@@ -105,7 +87,7 @@ public sealed class StringColumnTests : IDisposable
     public void Chunks_cover_the_rows_in_order_with_their_nulls(bool large)
     {
         string?[] texts = Texts(10_001);
-        using NativeStringColumn column = Build(texts);
+        using NativeStringColumn column = TestColumns.Strings(texts);
         using NativeArrowColumn view = column.ToArrow(large, maxChunkLength: 4096);
         Assert.Equal(3, view.ChunkCount);
         long row = 0;
@@ -127,7 +109,7 @@ public sealed class StringColumnTests : IDisposable
     [Fact]
     public void A_column_of_no_rows_is_an_empty_array()
     {
-        using NativeStringColumn column = Build([]);
+        using NativeStringColumn column = TestColumns.Strings([]);
         using NativeArrowColumn view = column.ToArrow();
         Assert.Equal(0, view.Length);
         Assert.Equal(0, ((LargeStringArray)view.Array).Length);
@@ -136,7 +118,7 @@ public sealed class StringColumnTests : IDisposable
     [Fact]
     public void Offsets_changed_to_leave_the_block_are_refused_before_Arrow_sees_them()
     {
-        using NativeStringColumn column = Build(["abc", "de"]);
+        using NativeStringColumn column = TestColumns.Strings(["abc", "de"]);
         column.Offsets[1] = 1L << 40;
         Assert.Equal("column", Assert.Throws<ArgumentException>(() => column.ToArrow()).ParamName);
         Assert.Equal(0, column.Data.Handle.LeaseCount);
@@ -148,7 +130,7 @@ public sealed class StringColumnTests : IDisposable
     [Fact]
     public void A_disposed_view_throws_instead_of_reading_and_a_disposed_column_cannot_be_shown()
     {
-        NativeStringColumn column = Build(["abc", null, "xyz"]);
+        NativeStringColumn column = TestColumns.Strings(["abc", null, "xyz"]);
         NativeArrowColumn view = column.ToArrow();
         var array = (LargeStringArray)view.Array;
         view.Dispose();
@@ -165,7 +147,7 @@ public sealed class StringColumnTests : IDisposable
         string?[] texts = Texts(Rows);
         byte[]?[] blobs = Enumerable.Range(0, Rows).Select(i => i % 3 == 0 ? null : BitConverter.GetBytes(i * 31L)).ToArray();
         string path = Path.Combine(_folder, $"strings.{format}.arrow");
-        using (NativeStringColumn names = Build(texts))
+        using (NativeStringColumn names = TestColumns.Strings(texts))
         using (NativeStringColumn binary = BuildBinary(blobs))
         using (NativeArrowColumn nameView = names.ToArrow(large))
         using (NativeArrowColumn blobView = binary.ToArrow(large))
@@ -247,7 +229,7 @@ public sealed class StringColumnTests : IDisposable
     {
         string?[] texts = Texts(Rows);
         (long bytes, string hash) = NodeArrow.StringSummary.Of(texts.Select(t => t is null ? null : Encoding.UTF8.GetBytes(t)));
-        using NativeStringColumn column = Build(texts);
+        using NativeStringColumn column = TestColumns.Strings(texts);
         foreach (bool large in new[] { true, false })
         {
             using NativeArrowColumn view = column.ToArrow(large);
