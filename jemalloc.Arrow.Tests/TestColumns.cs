@@ -9,18 +9,7 @@ internal static class TestColumns
     internal static NativeStringColumn Strings(IEnumerable<string?> values, bool isUtf8 = true)
     {
         using var builder = new NativeStringColumnBuilder(isUtf8);
-        foreach (string? value in values)
-        {
-            if (isUtf8 || value is null)
-            {
-                builder.Append(value);
-            }
-            else
-            {
-                builder.Append(Encoding.UTF8.GetBytes(value));
-            }
-        }
-
+        AppendAll(values, isUtf8, text => builder.Append(text), bytes => builder.Append(bytes));
         return builder.Build();
     }
 
@@ -28,18 +17,23 @@ internal static class TestColumns
     internal static NativeDictionaryColumn Dictionary(IEnumerable<string?> values, bool isUtf8 = true)
     {
         using var builder = new NativeDictionaryColumnBuilder(isUtf8);
+        AppendAll(values, isUtf8, text => builder.Append(text), bytes => builder.Append(bytes));
+        return builder.Build();
+    }
+
+    // A null row is appended as text on either kind of column; a binary column takes the text's UTF-8 bytes.
+    private static void AppendAll(IEnumerable<string?> values, bool isUtf8, Action<string?> appendText, Action<byte[]> appendBytes)
+    {
         foreach (string? value in values)
         {
             if (isUtf8 || value is null)
             {
-                builder.Append(value);
+                appendText(value);
             }
             else
             {
-                builder.Append(Encoding.UTF8.GetBytes(value));
+                appendBytes(Encoding.UTF8.GetBytes(value));
             }
         }
-
-        return builder.Build();
     }
 }
