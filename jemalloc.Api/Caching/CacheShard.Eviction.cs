@@ -241,9 +241,7 @@ internal sealed unsafe partial class CacheShard
     private void ReleaseSegment(CacheSegment segment)
     {
         _deadBytes -= segment.DeadBytes;
-        _segments[segment.Id] = null;
-        _freeIds.Push(segment.Id);
-        segment.Id = 0;
+        Unnumber(segment);
         _segmentBytes -= segment.HeldBytes;
         if (!_generation.TryRetire(segment))
         {

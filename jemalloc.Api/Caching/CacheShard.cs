@@ -523,22 +523,21 @@ internal sealed unsafe partial class CacheShard
 
     private bool HasFreeNumber => _freeIds.Count > 0 || _nextId <= ushort.MaxValue;
 
-    // A standard segment obtained, numbered, but not written or put in a log: a spare again, or freed
-    // past the spares kept.
+    // A standard segment obtained, numbered, but not written or put in a log: a spare again. The
+    // shard keeps at most FreeSegmentsKept spares, and ObtainStandard leaves at most one when it
+    // returns, so this one always fits among them.
     private void GiveBackUnused(CacheSegment segment)
+    {
+        Unnumber(segment);
+        _free.Push(segment);
+    }
+
+    // TryNumber's inverse: the segment's number is free for another.
+    private void Unnumber(CacheSegment segment)
     {
         _segments[segment.Id] = null;
         _freeIds.Push(segment.Id);
         segment.Id = 0;
-        if (_free.Count < FreeSegmentsKept)
-        {
-            _free.Push(segment);
-        }
-        else
-        {
-            _segmentBytes -= segment.HeldBytes;
-            _generation.FreeSegment(segment);
-        }
     }
 
     private bool TryNumber(CacheSegment segment)

@@ -153,6 +153,15 @@ static uint32_t fnv(uint32_t hash, uint32_t value)
     return (hash ^ value) * 16777619u;
 }
 
+/* Folds one value's bytes into the hash, then the marker that ends a value. */
+static uint32_t fnv_value(uint32_t hash, const uint8_t *data, int64_t start, int64_t end)
+{
+    for (int64_t b = start; b < end; b++) {
+        hash = fnv(hash, data[b]);
+    }
+    return fnv(hash, 0x1FF);
+}
+
 /*
  * Reads an exported utf8 ("u"), large utf8 ("U"), binary ("z") or large binary ("Z") array in place:
  * three buffers (validity, offsets, data), 32- or 64-bit offsets by the format. Checks that the data
@@ -199,10 +208,7 @@ int read_string_export(struct ArrowSchema *schema, struct ArrowArray *array, con
                 status = 1;
                 break;
             }
-            for (int64_t b = start; b < end; b++) {
-                out->hash = fnv(out->hash, data[b]);
-            }
-            out->hash = fnv(out->hash, 0x1FF);
+            out->hash = fnv_value(out->hash, data, start, end);
             out->bytes += end - start;
         }
     }
@@ -393,10 +399,7 @@ int read_dictionary_export(struct ArrowSchema *schema, struct ArrowArray *array,
             }
             int64_t start = offset_at(values->buffers[1], large, value);
             int64_t end = offset_at(values->buffers[1], large, value + 1);
-            for (int64_t b = start; b < end; b++) {
-                out->hash = fnv(out->hash, data[b]);
-            }
-            out->hash = fnv(out->hash, 0x1FF);
+            out->hash = fnv_value(out->hash, data, start, end);
             out->bytes += end - start;
         }
     }
