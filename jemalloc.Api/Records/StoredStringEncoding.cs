@@ -91,6 +91,8 @@ internal static class StoredStringEncoding
     // Narrows the leading ASCII characters 16 (then 8) at a time, stopping before the first block
     // that holds a character of 0x80 or more; returns how many were written (one byte each). The
     // caller's destination has three bytes per character, so a block never writes past it.
+    // (System.Text.Ascii.FromUtf16 does this too, but its per-call setup costs more than it saves on
+    // strings of a few dozen characters, which is what a store mostly holds.)
     private static int NarrowAsciiPrefix(ReadOnlySpan<char> text, ref byte to)
     {
         ref ushort from = ref Unsafe.As<char, ushort>(ref MemoryMarshal.GetReference(text));
