@@ -26,6 +26,12 @@ internal static class StoredStringEncoding
     private static readonly byte[] Compactions = BuildCompactions();
 
     /// <summary>
+    /// Whether <see cref="EncodeShort"/> encodes blocks of characters below U+0800 a vector at a time:
+    /// where a byte shuffle with run-time indices is one instruction (SSSE3, Arm64's table lookup).
+    /// </summary>
+    internal static bool EncodesTwoByteBlocks => Vector128.IsHardwareAccelerated && (Ssse3.IsSupported || AdvSimd.Arm64.IsSupported);
+
+    /// <summary>
     /// UTF-16 to UTF-8, each character read once (<paramref name="destination"/>: three bytes per
     /// character): a leading run of ASCII narrowed a vector at a time, then blocks of eight characters
     /// below U+0800 a vector at a time, the rest a character at a time.
@@ -47,10 +53,11 @@ internal static class StoredStringEncoding
         {
             i = NarrowAsciiPrefix(text, ref to);
             written = i;
-            if (Ssse3.IsSupported || AdvSimd.Arm64.IsSupported)
-            {
-                written = EncodeTwoByteBlocks(text, ref i, ref to, written);
-            }
+        }
+
+        if (EncodesTwoByteBlocks)
+        {
+            written = EncodeTwoByteBlocks(text, ref i, ref to, written);
         }
 
         for (; i < text.Length; i++)
@@ -173,7 +180,7 @@ internal static class StoredStringEncoding
     }
 
     // A byte shuffle with indices known only at run time: one instruction on both platforms (an index
-    // of 0x80 or more gives zero on both). The caller checks that one of them is supported.
+    // of 0x80 or more gives zero on both). EncodesTwoByteBlocks says that one of them is supported.
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static Vector128<byte> Compact(Vector128<byte> bytes, Vector128<byte> indices) =>
         Ssse3.IsSupported ? Ssse3.Shuffle(bytes, indices) : AdvSimd.Arm64.VectorTableLookup(bytes, indices);
