@@ -145,11 +145,12 @@ internal static class StoredStringEncoding
     // Encodes blocks of eight characters that are all below U+0800 from text[index], stopping before
     // the first block with a character of U+0800 or more (three-byte characters and surrogates are
     // left to the scalar loop, which finds unpaired surrogates) or fewer than eight characters left.
-    // Each character becomes two bytes in its own 16-bit lane; a shuffle then drops the unused second
-    // byte of each ASCII lane, so one mispredicted branch per character becomes none per block.
-    // The 16-byte store cannot pass the destination's end: every character before index took at most
-    // three bytes, so written <= 3 * index, and index + 8 <= text.Length, so
-    // written + 16 < 3 * (index + 8) <= 3 * text.Length <= the destination's length.
+    // Each character becomes two bytes in its own 16-bit lane and a shuffle drops the unused second
+    // byte of each ASCII lane, so a block takes no branch on which kind each character is (with the
+    // two kinds mixed, such branches are the ones the processor mispredicts).
+    // The 16-byte store cannot pass the destination's end (three bytes per character): every
+    // character before i took at most three bytes, so written <= 3 * i, and i + 8 <= text.Length, so
+    // written + 16 < 3 * (i + 8) <= 3 * text.Length <= destination.Length.
     private static int EncodeTwoByteBlocks(ReadOnlySpan<char> text, ref int index, ref byte to, int written)
     {
         ref ushort from = ref Unsafe.As<char, ushort>(ref MemoryMarshal.GetReference(text));
