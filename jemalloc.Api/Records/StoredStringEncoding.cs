@@ -34,7 +34,8 @@ internal static class StoredStringEncoding
     /// <summary>
     /// UTF-16 to UTF-8, each character read once (<paramref name="destination"/>: three bytes per
     /// character): a leading run of ASCII narrowed a vector at a time, then blocks of eight characters
-    /// below U+0800 a vector at a time, the rest a character at a time.
+    /// below U+0800 a vector at a time (the last block overlapping the one before), the rest a
+    /// character at a time.
     /// </summary>
     /// <returns>The bytes written, or the complement of the index of an unpaired surrogate.</returns>
     /// <exception cref="ArgumentException"><paramref name="destination"/> has fewer than three bytes per character.</exception>
@@ -144,40 +145,67 @@ internal static class StoredStringEncoding
 
     // Encodes blocks of eight characters that are all below U+0800 from text[index], stopping before
     // the first block with a character of U+0800 or more (three-byte characters and surrogates are
-    // left to the scalar loop, which finds unpaired surrogates) or fewer than eight characters left.
-    // Each character becomes two bytes in its own 16-bit lane and a shuffle drops the unused second
-    // byte of each ASCII lane, so a block takes no branch on which kind each character is (with the
-    // two kinds mixed, such branches are the ones the processor mispredicts).
-    // The 16-byte store cannot pass the destination's end (three bytes per character): every
-    // character before i took at most three bytes, so written <= 3 * i, and i + 8 <= text.Length, so
-    // written + 16 < 3 * (i + 8) <= 3 * text.Length <= destination.Length.
+    // left to the scalar loop, which finds unpaired surrogates). Fewer than eight characters left
+    // (text of eight or more) are encoded as the last eight, whose first bytes are written again
+    // with the values they already have.
+    // The 16-byte stores cannot pass the destination's end (three bytes per character): a block's
+    // store starts after the bytes of the characters before it, at most three each, so a block
+    // starting at character k stores below 3 * k + 16 < 3 * (k + 8) <= 3 * text.Length.
     private static int EncodeTwoByteBlocks(ReadOnlySpan<char> text, ref int index, ref byte to, int written)
     {
         ref ushort from = ref Unsafe.As<char, ushort>(ref MemoryMarshal.GetReference(text));
-        ref byte compactions = ref MemoryMarshal.GetArrayDataReference(Compactions);
         int i = index;
         for (; i + 8 <= text.Length; i += 8)
         {
             Vector128<ushort> c = Vector128.LoadUnsafe(ref from, (nuint)i);
-            if ((c & Vector128.Create((ushort)0xF800)) != Vector128<ushort>.Zero)
+            if (!AllBelow800(c))
             {
-                break;
+                index = i;
+                return written;
             }
 
-            // Lead byte 110xxxxx in the low half of the lane (first in memory), 10xxxxxx in the high.
-            Vector128<ushort> twoBytes = (c >> 6) | Vector128.Create((ushort)0x80C0) | ((c & Vector128.Create((ushort)0x3F)) << 8);
-            Vector128<ushort> ascii = Vector128.Equals(c & Vector128.Create((ushort)0xFF80), Vector128<ushort>.Zero);
-            Vector128<byte> lanes = Vector128.ConditionalSelect(ascii, c, twoBytes).AsByte();
-
-            // asciiMask < 256, so its 16 indices lie inside Compactions.
-            uint asciiMask = ascii.ExtractMostSignificantBits();
-            Vector128<byte> indices = Vector128.LoadUnsafe(ref compactions, asciiMask * 16);
-            Compact(lanes, indices).StoreUnsafe(ref to, (nuint)written);
+            EncodeBlock(c, out uint asciiMask).StoreUnsafe(ref to, (nuint)written);
             written += 16 - BitOperations.PopCount(asciiMask);
+        }
+
+        if (i < text.Length && text.Length >= 8)
+        {
+            // The last eight characters: the first `again` of them are written already, and end at
+            // `written`, so the block's bytes go that many bytes back.
+            Vector128<ushort> c = Vector128.LoadUnsafe(ref from, (nuint)(text.Length - 8));
+            if (AllBelow800(c))
+            {
+                Vector128<byte> bytes = EncodeBlock(c, out uint asciiMask);
+                int again = 8 - (text.Length - i);
+                int againBytes = (2 * again) - BitOperations.PopCount(asciiMask & ((1u << again) - 1));
+                bytes.StoreUnsafe(ref to, (nuint)(written - againBytes));
+                written += 16 - BitOperations.PopCount(asciiMask) - againBytes;
+                i = text.Length;
+            }
         }
 
         index = i;
         return written;
+    }
+
+    private static bool AllBelow800(Vector128<ushort> c) => (c & Vector128.Create((ushort)0xF800)) == Vector128<ushort>.Zero;
+
+    // The UTF-8 of eight characters below U+0800, in the first 16 - PopCount(asciiMask) bytes.
+    // Each character becomes two bytes in its own 16-bit lane and a shuffle drops the unused second
+    // byte of each ASCII lane, so a block takes no branch on which kind each character is (with the
+    // two kinds mixed, such branches are the ones the processor mispredicts).
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static Vector128<byte> EncodeBlock(Vector128<ushort> c, out uint asciiMask)
+    {
+        // Lead byte 110xxxxx in the low half of the lane (first in memory), 10xxxxxx in the high.
+        Vector128<ushort> twoBytes = (c >> 6) | Vector128.Create((ushort)0x80C0) | ((c & Vector128.Create((ushort)0x3F)) << 8);
+        Vector128<ushort> ascii = Vector128.Equals(c & Vector128.Create((ushort)0xFF80), Vector128<ushort>.Zero);
+        Vector128<byte> lanes = Vector128.ConditionalSelect(ascii, c, twoBytes).AsByte();
+
+        // asciiMask < 256, so its 16 indices lie inside Compactions.
+        asciiMask = ascii.ExtractMostSignificantBits();
+        Vector128<byte> indices = Vector128.LoadUnsafe(ref MemoryMarshal.GetArrayDataReference(Compactions), asciiMask * 16);
+        return Compact(lanes, indices);
     }
 
     // A byte shuffle with indices known only at run time: one instruction on both platforms (an index
