@@ -56,11 +56,22 @@ internal static class StoredStringEncoding
             written = i;
         }
 
-        if (EncodesTwoByteBlocks)
+        // Not when the next character already rules out the first block (U+0800 or more).
+        if (EncodesTwoByteBlocks && i < text.Length && Unsafe.Add(ref from, i) < 0x800)
         {
-            written = EncodeTwoByteBlocks(text, ref i, ref to, written);
+            (i, written) = EncodeTwoByteBlocks(text, i, ref to, written);
         }
 
+        return i == text.Length ? written : EncodeRest(text, i, ref to, written);
+    }
+
+    // Encodes text[i..] a character at a time after `written` bytes (the caller's destination has
+    // three bytes per character). Kept out of EncodeShort so that text this loop encodes whole (three-
+    // byte characters from the start) does not pay for the registers the vector paths hold there.
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static int EncodeRest(ReadOnlySpan<char> text, int i, ref byte to, int written)
+    {
+        ref char from = ref MemoryMarshal.GetReference(text);
         for (; i < text.Length; i++)
         {
             uint c = Unsafe.Add(ref from, i);
@@ -143,7 +154,7 @@ internal static class StoredStringEncoding
         return i;
     }
 
-    // Encodes blocks of eight characters that are all below U+0800 from text[index], stopping before
+    // Encodes blocks of eight characters that are all below U+0800 from text[i], stopping before
     // the first block with a character of U+0800 or more (three-byte characters and surrogates are
     // left to the scalar loop, which finds unpaired surrogates). Fewer than eight characters left
     // (text of eight or more) are encoded as the last eight, whose first bytes are written again
@@ -151,20 +162,19 @@ internal static class StoredStringEncoding
     // The 16-byte stores cannot pass the destination's end (three bytes per character): a block's
     // store starts after the bytes of the characters before it, at most three each, so a block
     // starting at character k stores below 3 * k + 16 < 3 * (k + 8) <= 3 * text.Length.
-    private static int EncodeTwoByteBlocks(ReadOnlySpan<char> text, ref int index, ref byte to, int written)
+    private static (int Read, int Written) EncodeTwoByteBlocks(ReadOnlySpan<char> text, int i, ref byte to, int written)
     {
         ref ushort from = ref Unsafe.As<char, ushort>(ref MemoryMarshal.GetReference(text));
-        int i = index;
+        ref byte compactions = ref MemoryMarshal.GetArrayDataReference(Compactions);
         for (; i + 8 <= text.Length; i += 8)
         {
             Vector128<ushort> c = Vector128.LoadUnsafe(ref from, (nuint)i);
             if (!AllBelow800(c))
             {
-                index = i;
-                return written;
+                return (i, written);
             }
 
-            EncodeBlock(c, out uint asciiMask).StoreUnsafe(ref to, (nuint)written);
+            EncodeBlock(c, ref compactions, out uint asciiMask).StoreUnsafe(ref to, (nuint)written);
             written += 16 - BitOperations.PopCount(asciiMask);
         }
 
@@ -175,7 +185,7 @@ internal static class StoredStringEncoding
             Vector128<ushort> c = Vector128.LoadUnsafe(ref from, (nuint)(text.Length - 8));
             if (AllBelow800(c))
             {
-                Vector128<byte> bytes = EncodeBlock(c, out uint asciiMask);
+                Vector128<byte> bytes = EncodeBlock(c, ref compactions, out uint asciiMask);
                 int again = 8 - (text.Length - i);
                 int againBytes = (2 * again) - BitOperations.PopCount(asciiMask & ((1u << again) - 1));
                 bytes.StoreUnsafe(ref to, (nuint)(written - againBytes));
@@ -184,18 +194,19 @@ internal static class StoredStringEncoding
             }
         }
 
-        index = i;
-        return written;
+        return (i, written);
     }
 
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static bool AllBelow800(Vector128<ushort> c) => (c & Vector128.Create((ushort)0xF800)) == Vector128<ushort>.Zero;
 
-    // The UTF-8 of eight characters below U+0800, in the first 16 - PopCount(asciiMask) bytes.
+    // The UTF-8 of eight characters below U+0800, in the first 16 - PopCount(asciiMask) bytes
+    // (compactions: Compactions' first byte).
     // Each character becomes two bytes in its own 16-bit lane and a shuffle drops the unused second
     // byte of each ASCII lane, so a block takes no branch on which kind each character is (with the
     // two kinds mixed, such branches are the ones the processor mispredicts).
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static Vector128<byte> EncodeBlock(Vector128<ushort> c, out uint asciiMask)
+    private static Vector128<byte> EncodeBlock(Vector128<ushort> c, ref byte compactions, out uint asciiMask)
     {
         // Lead byte 110xxxxx in the low half of the lane (first in memory), 10xxxxxx in the high.
         Vector128<ushort> twoBytes = (c >> 6) | Vector128.Create((ushort)0x80C0) | ((c & Vector128.Create((ushort)0x3F)) << 8);
@@ -204,7 +215,7 @@ internal static class StoredStringEncoding
 
         // asciiMask < 256, so its 16 indices lie inside Compactions.
         asciiMask = ascii.ExtractMostSignificantBits();
-        Vector128<byte> indices = Vector128.LoadUnsafe(ref MemoryMarshal.GetArrayDataReference(Compactions), asciiMask * 16);
+        Vector128<byte> indices = Vector128.LoadUnsafe(ref compactions, asciiMask * 16);
         return Compact(lanes, indices);
     }
 
