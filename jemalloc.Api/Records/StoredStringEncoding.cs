@@ -34,8 +34,7 @@ internal static class StoredStringEncoding
     /// <summary>
     /// UTF-16 to UTF-8, each character read once (<paramref name="destination"/>: three bytes per
     /// character): a leading run of ASCII narrowed a vector at a time, then blocks of eight characters
-    /// below U+0800 a vector at a time (the last block overlapping the one before), the rest a
-    /// character at a time.
+    /// below U+0800 a vector at a time, the rest a character at a time.
     /// </summary>
     /// <returns>The bytes written, or the complement of the index of an unpaired surrogate.</returns>
     /// <exception cref="ArgumentException"><paramref name="destination"/> has fewer than three bytes per character.</exception>
@@ -56,8 +55,9 @@ internal static class StoredStringEncoding
             written = i;
         }
 
-        // Not when the next character already rules out the first block (U+0800 or more).
-        if (EncodesTwoByteBlocks && i < text.Length && Unsafe.Add(ref from, i) < 0x800)
+        // Not when fewer than a block's characters are left, nor when the next one already rules out
+        // the first block (U+0800 or more).
+        if (EncodesTwoByteBlocks && i + 8 <= text.Length && Unsafe.Add(ref from, i) < 0x800)
         {
             (i, written) = EncodeTwoByteBlocks(text, i, ref to, written);
         }
@@ -156,9 +156,10 @@ internal static class StoredStringEncoding
 
     // Encodes blocks of eight characters that are all below U+0800 from text[i], stopping before
     // the first block with a character of U+0800 or more (three-byte characters and surrogates are
-    // left to the scalar loop, which finds unpaired surrogates). Fewer than eight characters left
-    // (text of eight or more) are encoded as the last eight, whose first bytes are written again
-    // with the values they already have.
+    // left to the scalar loop, which finds unpaired surrogates) and before a last block of fewer than
+    // eight. Not as the last eight characters, overlapping the block before: that would read some
+    // characters twice, and the store keeps these bytes unchecked because each is read once (a
+    // character another thread changed between the reads would leave bytes that are not UTF-8).
     // The 16-byte stores cannot pass the destination's end (three bytes per character): a block's
     // store starts after the bytes of the characters before it, at most three each, so a block
     // starting at character k stores below 3 * k + 16 < 3 * (k + 8) <= 3 * text.Length.
@@ -176,22 +177,6 @@ internal static class StoredStringEncoding
 
             EncodeBlock(c, ref compactions, out uint asciiMask).StoreUnsafe(ref to, (nuint)written);
             written += 16 - BitOperations.PopCount(asciiMask);
-        }
-
-        if (i < text.Length && text.Length >= 8)
-        {
-            // The last eight characters: the first `again` of them are written already, and end at
-            // `written`, so the block's bytes go that many bytes back.
-            Vector128<ushort> c = Vector128.LoadUnsafe(ref from, (nuint)(text.Length - 8));
-            if (AllBelow800(c))
-            {
-                Vector128<byte> bytes = EncodeBlock(c, ref compactions, out uint asciiMask);
-                int again = 8 - (text.Length - i);
-                int againBytes = (2 * again) - BitOperations.PopCount(asciiMask & ((1u << again) - 1));
-                bytes.StoreUnsafe(ref to, (nuint)(written - againBytes));
-                written += 16 - BitOperations.PopCount(asciiMask) - againBytes;
-                i = text.Length;
-            }
         }
 
         return (i, written);

@@ -1,4 +1,5 @@
 using System.Buffers;
+using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Runtime.Intrinsics;
 using System.Runtime.Intrinsics.X86;
@@ -137,6 +138,56 @@ public sealed class StoredStringEncodingTests
                 span[i] = ((i * 7) + s) % 5 < 2 ? OneByte[(i + s) % OneByte.Length] : TwoByte[(i + s) % TwoByte.Length];
             }
         });
+
+    // Utf8StringStore.Add(ReadOnlySpan<char>) stores the encoder's bytes unchecked, trusting that each
+    // character is read once: so while another thread flips the caller's characters between one- and
+    // two-byte ones, every result must still be whole UTF-8 of one character per character, written
+    // inside the destination (a character read twice, once for its length and once for its bytes,
+    // could break both). Lengths around the blocks, where a tail shorter than a block is left.
+    [Fact]
+    public void Text_another_thread_changes_meanwhile_encodes_to_whole_UTF8_inside_the_destination()
+    {
+        const int Guard = 32;
+        char[] text = new char[40];
+        text.AsSpan().Fill('a');
+        using var stop = new CancellationTokenSource();
+        var flipper = new Thread(() =>
+        {
+            var random = new Random(5);
+            while (!stop.IsCancellationRequested)
+            {
+                int at = random.Next(text.Length);
+                Volatile.Write(ref Unsafe.As<char, ushort>(ref text[at]), text[at] == 'a' ? 'é' : 'a');
+            }
+        })
+        { IsBackground = true };
+        flipper.Start();
+
+        try
+        {
+            byte[] buffer = new byte[Guard + (3 * text.Length) + Guard];
+            char[] decoded = new char[text.Length];
+            for (int round = 0; round < 200_000; round++)
+            {
+                int length = 8 + (round % 25);
+                buffer.AsSpan().Fill(0xEE);
+                int written = StoredStringEncoding.EncodeShort(text.AsSpan(0, length), buffer.AsSpan(Guard, 3 * length));
+
+                Assert.InRange(written, length, 2 * length);
+                ReadOnlySpan<byte> bytes = buffer.AsSpan(Guard, written);
+                Assert.True(Utf8.IsValid(bytes), $"Not whole UTF-8 at length {length}: {Convert.ToHexString(bytes)}");
+                Assert.Equal(length, Encoding.UTF8.GetChars(bytes, decoded));
+                Assert.All(decoded[..length], c => Assert.True(c is 'a' or 'é'));
+                Assert.All(buffer[..Guard], b => Assert.Equal((byte)0xEE, b));
+                Assert.All(buffer[(Guard + (3 * length))..], b => Assert.Equal((byte)0xEE, b));
+            }
+        }
+        finally
+        {
+            stop.Cancel();
+            flipper.Join();
+        }
+    }
 
     // The framework's bytes, or the complement of the index of the first unpaired surrogate; and not
     // a byte written past the destination, which is exactly three bytes per character.
