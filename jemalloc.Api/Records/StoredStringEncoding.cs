@@ -1,6 +1,9 @@
+using System.Numerics;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Runtime.Intrinsics;
+using System.Runtime.Intrinsics.Arm;
+using System.Runtime.Intrinsics.X86;
 using System.Text;
 using jemalloc.Internal;
 
@@ -18,9 +21,20 @@ internal static class StoredStringEncoding
 
     private static readonly UTF8Encoding StrictUtf8 = new(encoderShouldEmitUTF8Identifier: false, throwOnInvalidBytes: true);
 
+    // For each 8-bit mask of the ASCII characters in a block, the 16 byte indices that keep both
+    // bytes of a two-byte character and only the first of an ASCII one (see EncodeTwoByteBlocks).
+    private static readonly byte[] Compactions = BuildCompactions();
+
+    /// <summary>
+    /// Whether <see cref="EncodeShort"/> encodes blocks of characters below U+0800 a vector at a time:
+    /// where a byte shuffle with run-time indices is one instruction (SSSE3, Arm64's table lookup).
+    /// </summary>
+    internal static bool EncodesTwoByteBlocks => Vector128.IsHardwareAccelerated && (Ssse3.IsSupported || AdvSimd.Arm64.IsSupported);
+
     /// <summary>
     /// UTF-16 to UTF-8, each character read once (<paramref name="destination"/>: three bytes per
-    /// character): a leading run of ASCII narrowed a vector at a time, the rest a character at a time.
+    /// character): a leading run of ASCII narrowed a vector at a time, then blocks of eight characters
+    /// below U+0800 a vector at a time, the rest a character at a time.
     /// </summary>
     /// <returns>The bytes written, or the complement of the index of an unpaired surrogate.</returns>
     /// <exception cref="ArgumentException"><paramref name="destination"/> has fewer than three bytes per character.</exception>
@@ -34,13 +48,30 @@ internal static class StoredStringEncoding
         ref byte to = ref MemoryMarshal.GetReference(destination);
         ref char from = ref MemoryMarshal.GetReference(text);
         int i = 0;
+        int written = 0;
         if (Vector128.IsHardwareAccelerated)
         {
             i = NarrowAsciiPrefix(text, ref to);
+            written = i;
         }
 
-        // ASCII so far: one byte per character.
-        int written = i;
+        // Not when fewer than a block's characters are left, nor when the next one already rules out
+        // the first block (U+0800 or more).
+        if (EncodesTwoByteBlocks && i + 8 <= text.Length && Unsafe.Add(ref from, i) < 0x800)
+        {
+            (i, written) = EncodeTwoByteBlocks(text, i, ref to, written);
+        }
+
+        return i == text.Length ? written : EncodeRest(text, i, ref to, written);
+    }
+
+    // Encodes text[i..] a character at a time after `written` bytes (the caller's destination has
+    // three bytes per character). Kept out of EncodeShort so that text this loop encodes whole (three-
+    // byte characters from the start) does not pay for the registers the vector paths hold there.
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static int EncodeRest(ReadOnlySpan<char> text, int i, ref byte to, int written)
+    {
+        ref char from = ref MemoryMarshal.GetReference(text);
         for (; i < text.Length; i++)
         {
             uint c = Unsafe.Add(ref from, i);
@@ -121,6 +152,83 @@ internal static class StoredStringEncoding
         }
 
         return i;
+    }
+
+    // Encodes blocks of eight characters that are all below U+0800 from text[i], stopping before
+    // the first block with a character of U+0800 or more (three-byte characters and surrogates are
+    // left to the scalar loop, which finds unpaired surrogates) and before a last block of fewer than
+    // eight. Not as the last eight characters, overlapping the block before: that would read some
+    // characters twice, and the store keeps these bytes unchecked because each is read once (a
+    // character another thread changed between the reads would leave bytes that are not UTF-8).
+    // The 16-byte stores cannot pass the destination's end (three bytes per character): a block's
+    // store starts after the bytes of the characters before it, at most three each, so a block
+    // starting at character k stores below 3 * k + 16 < 3 * (k + 8) <= 3 * text.Length.
+    private static (int Read, int Written) EncodeTwoByteBlocks(ReadOnlySpan<char> text, int i, ref byte to, int written)
+    {
+        ref ushort from = ref Unsafe.As<char, ushort>(ref MemoryMarshal.GetReference(text));
+        ref byte compactions = ref MemoryMarshal.GetArrayDataReference(Compactions);
+        for (; i + 8 <= text.Length; i += 8)
+        {
+            Vector128<ushort> c = Vector128.LoadUnsafe(ref from, (nuint)i);
+            if (!AllBelow800(c))
+            {
+                return (i, written);
+            }
+
+            EncodeBlock(c, ref compactions, out uint asciiMask).StoreUnsafe(ref to, (nuint)written);
+            written += 16 - BitOperations.PopCount(asciiMask);
+        }
+
+        return (i, written);
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static bool AllBelow800(Vector128<ushort> c) => (c & Vector128.Create((ushort)0xF800)) == Vector128<ushort>.Zero;
+
+    // The UTF-8 of eight characters below U+0800, in the first 16 - PopCount(asciiMask) bytes
+    // (compactions: Compactions' first byte).
+    // Each character becomes two bytes in its own 16-bit lane and a shuffle drops the unused second
+    // byte of each ASCII lane, so a block takes no branch on which kind each character is (with the
+    // two kinds mixed, such branches are the ones the processor mispredicts).
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static Vector128<byte> EncodeBlock(Vector128<ushort> c, ref byte compactions, out uint asciiMask)
+    {
+        // Lead byte 110xxxxx in the low half of the lane (first in memory), 10xxxxxx in the high.
+        Vector128<ushort> twoBytes = (c >> 6) | Vector128.Create((ushort)0x80C0) | ((c & Vector128.Create((ushort)0x3F)) << 8);
+        Vector128<ushort> ascii = Vector128.Equals(c & Vector128.Create((ushort)0xFF80), Vector128<ushort>.Zero);
+        Vector128<byte> lanes = Vector128.ConditionalSelect(ascii, c, twoBytes).AsByte();
+
+        // asciiMask < 256, so its 16 indices lie inside Compactions.
+        asciiMask = ascii.ExtractMostSignificantBits();
+        Vector128<byte> indices = Vector128.LoadUnsafe(ref compactions, asciiMask * 16);
+        return Compact(lanes, indices);
+    }
+
+    // A byte shuffle with indices known only at run time: one instruction on both platforms (an index
+    // of 0x80 or more gives zero on both). EncodesTwoByteBlocks says that one of them is supported.
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static Vector128<byte> Compact(Vector128<byte> bytes, Vector128<byte> indices) =>
+        Ssse3.IsSupported ? Ssse3.Shuffle(bytes, indices) : AdvSimd.Arm64.VectorTableLookup(bytes, indices);
+
+    private static byte[] BuildCompactions()
+    {
+        var table = new byte[256 * 16];
+        for (int mask = 0; mask < 256; mask++)
+        {
+            Span<byte> indices = table.AsSpan(mask * 16, 16);
+            indices.Fill(0x80);
+            int at = 0;
+            for (int lane = 0; lane < 8; lane++)
+            {
+                indices[at++] = (byte)(2 * lane);
+                if ((mask & (1 << lane)) == 0)
+                {
+                    indices[at++] = (byte)((2 * lane) + 1);
+                }
+            }
+        }
+
+        return table;
     }
 
     /// <summary>The UTF-8 length of <paramref name="value"/>, which must fit a block of its own.</summary>
