@@ -32,8 +32,8 @@ internal static class StoredStringEncoding
     internal static bool EncodesTwoByteBlocks => Vector128.IsHardwareAccelerated && (Ssse3.IsSupported || AdvSimd.Arm64.IsSupported);
 
     /// <summary>
-    /// UTF-16 to UTF-8, each character read once (<paramref name="destination"/>: three bytes per
-    /// character): a leading run of ASCII narrowed a vector at a time, then blocks of eight characters
+    /// UTF-16 to UTF-8, the bytes of each character from the one read that also chose how to encode
+    /// it (<paramref name="destination"/>: three bytes per character): a leading run of ASCII narrowed a vector at a time, then blocks of eight characters
     /// below U+0800 a vector at a time, the rest a character at a time.
     /// </summary>
     /// <returns>The bytes written, or the complement of the index of an unpaired surrogate.</returns>
@@ -158,8 +158,9 @@ internal static class StoredStringEncoding
     // the first block with a character of U+0800 or more (three-byte characters and surrogates are
     // left to the scalar loop, which finds unpaired surrogates) and before a last block of fewer than
     // eight. Not as the last eight characters, overlapping the block before: that would read some
-    // characters twice, and the store keeps these bytes unchecked because each is read once (a
-    // character another thread changed between the reads would leave bytes that are not UTF-8).
+    // characters twice, and the store keeps these bytes unchecked because each character's bytes
+    // come from one read (a character another thread changed between two reads would leave bytes
+    // that are not UTF-8).
     // The 16-byte stores cannot pass the destination's end (three bytes per character): a block's
     // store starts after the bytes of the characters before it, at most three each, so a block
     // starting at character k stores below 3 * k + 16 < 3 * (k + 8) <= 3 * text.Length.

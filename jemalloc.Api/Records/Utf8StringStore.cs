@@ -190,10 +190,10 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
     public StoredUtf8String Add(ReadOnlySpan<char> value) => AddChars(value);
 
     // Text of up to ShortChars characters is encoded in one pass, into a buffer on this thread's
-    // stack, reading each character once: the pass finds an unpaired surrogate and gives the length,
-    // so there is no counting pass; and bytes encoded from characters read once are whole UTF-8 even
-    // when another thread changes the caller's span meanwhile, so the bytes stored (the buffer's,
-    // which no other thread can reach) need no check either.
+    // stack, each character's bytes from the one read that chose how to encode it: the pass finds an
+    // unpaired surrogate and gives the length, so there is no counting pass; and such bytes are whole
+    // UTF-8 even when another thread changes the caller's span meanwhile, so the bytes stored (the
+    // buffer's, which no other thread can reach) need no check either.
     [SkipLocalsInit]
     private StoredUtf8String AddChars(ReadOnlySpan<char> value)
     {
