@@ -33,8 +33,9 @@ internal static class StoredStringEncoding
 
     /// <summary>
     /// UTF-16 to UTF-8, the bytes of each character from the one read that also chose how to encode
-    /// it (<paramref name="destination"/>: three bytes per character): a leading run of ASCII narrowed a vector at a time, then blocks of eight characters
-    /// below U+0800 a vector at a time, the rest a character at a time.
+    /// it (<paramref name="destination"/>: three bytes per character): a leading run of ASCII narrowed
+    /// a vector at a time, then blocks of eight characters below U+0800 a vector at a time, the rest a
+    /// character at a time.
     /// </summary>
     /// <returns>The bytes written, or the complement of the index of an unpaired surrogate.</returns>
     /// <exception cref="ArgumentException"><paramref name="destination"/> has fewer than three bytes per character.</exception>
