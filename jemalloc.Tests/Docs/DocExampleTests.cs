@@ -55,14 +55,20 @@ public sealed class DocExampleTests : LeakCheckedTest
         #region example: employee-array
         using var staff = new SafeArray<Employee>(100);
         staff[0] = new Employee { Id = Guid.NewGuid(), Name = new FixedUtf8String("Ada"), Bonuses = new FixedBuffer<float>(12) };
-        #endregion
+        string name = staff[0].Name.ToString();            // "Ada"
 
+        // The array frees its own block. The name and the bonuses are blocks of their own that an element
+        // only points to: free them before the array goes, or they stay allocated.
         Employee ada = staff[0];
-        Assert.Equal("Ada", ada.Name.ToString());
-        Assert.Equal(12, ada.Bonuses.Length);
-        Assert.Equal(default, staff[1]);
         ada.Name.Free();
         ada.Bonuses.Free();
+        #endregion
+
+        Assert.Equal("Ada", name);
+        Assert.False(ada.Name.IsValid);
+        Assert.False(ada.Bonuses.IsValid);
+        Assert.False(staff[0].Bonuses.IsValid); // the element's copy of the handle sees the free too
+        Assert.Equal(default, staff[1]);
     }
 
     /// <summary>Compiled, not run: the array takes 16.8 GB.</summary>
@@ -123,10 +129,9 @@ public sealed class DocExampleTests : LeakCheckedTest
         const long count = 10_000;
         static string NameOf(long row) => row % 2 == 0 ? $"Jo {row}" : $"Zoë {row}";
         static double ScoreOf(long row) => row % 100;
-        int matched = 0;
 
         #region example: record-table
-        AllocationOptions options = AllocationOptions.WithHugePages;      // fewer TLB misses on random access
+        AllocationOptions options = HugePagePolicy.DefaultFor<Customer>(count); // huge pages if this host favours them
         using var names = new Utf8StringStore(16 << 20, options);
         using var rows = new HugeArray<Customer>(count, options);
         using var scores = new HugeArray<double>(count, options);         // a column of its own, for SIMD scans
@@ -151,6 +156,7 @@ public sealed class DocExampleTests : LeakCheckedTest
         // Rows [0, 1000) with a score from 50 to 60 and a name starting with "Jo".
         int[] hits = new int[1000];
         int candidates = ColumnScan.FindInRange(scores, 0, 1000, 50, 60, hits);
+        int matched = 0;
         using (MemoryLease<Customer> lease = rows.Lease())                // rows read as a span, no per-row check
         using (names.EnterRead())                                         // no Reset/Dispose meanwhile
         {

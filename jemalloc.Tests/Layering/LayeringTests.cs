@@ -62,6 +62,17 @@ public sealed class LayeringTests
             .Distinct(StringComparer.Ordinal)
             .ToList();
 
+    [Theory]
+    [InlineData("README.md")]
+    [InlineData("docs/design-notes.md")]
+    public void The_layer_line_of_a_page_is_the_one_this_test_enforces(string page)
+    {
+        // Lines joined with single spaces: the README wraps its layer line.
+        string text = string.Join(' ', File.ReadAllLines(Path.Combine(RepositoryRoot(), page)).Select(line => line.Trim()));
+        string layerLine = "`" + string.Join(" → ", Layers) + "`";
+        Assert.True(text.Contains(layerLine, StringComparison.Ordinal), $"{page} does not give the layers as {layerLine}.");
+    }
+
     [Fact]
     public void Every_internal_type_is_in_the_namespace_of_its_folder()
     {
