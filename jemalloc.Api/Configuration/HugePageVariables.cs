@@ -6,6 +6,6 @@ namespace jemalloc.Configuration;
 /// </summary>
 internal static class HugePageVariables
 {
-    /// <summary><c>measured</c>, <c>always</c> or <c>never</c> (any case): <see cref="HugePagePolicy.Selection"/>'s first value.</summary>
+    /// <summary><c>measured</c>, <c>always</c> or <c>never</c> (any case, blanks around; empty is unset): <see cref="HugePagePolicy.Selection"/>'s first value.</summary>
     internal const string Selection = "JEMALLOC_NET_HUGE_PAGES";
 }

@@ -11,7 +11,8 @@ public static partial class AllocationLedger
     /// before jemalloc may reuse them, so a racing read sees 0xDB bytes instead of another
     /// structure's data, and a racing write is reported by <see cref="UseAfterFreeDetected"/> when
     /// the block leaves the quarantine. On by default when the environment variable
-    /// <c>JEMALLOC_NET_CHECKED</c> is <c>1</c> or <c>true</c>. Costs a pass over each freed block and
+    /// <c>JEMALLOC_NET_CHECKED</c> is <c>1</c> or <c>true</c> (any case, blanks around; <c>0</c> or
+    /// <c>false</c> is off, and any other value leaves it off and is noted by <see cref="JemSettings.Describe"/>). Costs a pass over each freed block and
     /// another when it leaves; turning it off checks and frees the quarantine.
     /// </summary>
     /// <remarks>
@@ -35,7 +36,8 @@ public static partial class AllocationLedger
 
     /// <summary>
     /// How many bytes of freed memory checked mode holds back (default 256 MiB, or the environment
-    /// variable <c>JEMALLOC_NET_QUARANTINE_BYTES</c>). Lowering it frees the oldest blocks at once.
+    /// variable <c>JEMALLOC_NET_QUARANTINE_BYTES</c>, a byte count in decimal digits: any other value
+    /// keeps 256 MiB and is noted by <see cref="JemSettings.Describe"/>). Lowering it frees the oldest blocks at once.
     /// </summary>
     /// <exception cref="ArgumentOutOfRangeException">The value is negative.</exception>
     public static long QuarantineBytes

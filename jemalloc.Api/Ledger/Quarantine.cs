@@ -22,8 +22,6 @@ internal static unsafe partial class Quarantine
     /// <summary>The byte freed memory is filled with in checked mode.</summary>
     internal const byte Poison = 0xDB;
 
-    internal const long DefaultLimit = 256L << 20;
-
     // The slot of a resize's old block: it has none.
     private const int NoSlot = -1;
 
@@ -35,9 +33,9 @@ internal static unsafe partial class Quarantine
     private static readonly Lock Releasing = new();
     private static readonly Queue<Block> Blocks = new();
     private static long s_bytes;
-    private static long s_limit = ReadLimit();
+    private static long s_limit = CheckedModeVariables.QuarantineBytesAtStartup.Value;
     private static long s_detected;
-    private static volatile bool s_enabled = ReadEnabled();
+    private static volatile bool s_enabled = CheckedModeVariables.EnabledAtStartup.Value;
 
     internal static bool Enabled
     {
@@ -267,11 +265,6 @@ internal static unsafe partial class Quarantine
 
         return -1;
     }
-
-    private static bool ReadEnabled() => Environment.GetEnvironmentVariable(CheckedModeVariables.Enabled) is "1" or "true" or "True" or "TRUE";
-
-    private static long ReadLimit() =>
-        long.TryParse(Environment.GetEnvironmentVariable(CheckedModeVariables.QuarantineBytes), out long limit) && limit >= 0 ? limit : DefaultLimit;
 
     // Kind and element type are copied in: a moved block's slot describes the allocation's new block.
     private readonly record struct Block(int Slot, nint Address, nuint Size, int Flags, AllocationKind Kind, int ElementType);

@@ -42,8 +42,11 @@ public static class HugePagePolicy
     private static readonly Lazy<bool> KernelOffersHugePages = new(() => HugePageProbe.IsAvailable);
     private static readonly object s_measuring = new();
     private static long s_thresholdBytes = DefaultThresholdBytes;
-    private static int s_selection = (int)ReadSelectionVariable(out s_ignoredVariable);
-    private static readonly string? s_ignoredVariable;
+    // An unset variable is the default; a value not understood is the default too (a static
+    // initializer cannot refuse it), and the descriptions say it was ignored.
+    private static readonly StartupVariable<HugePageSelection> s_variable =
+        StartupVariable<HugePageSelection>.Read(HugePageVariables.Selection, ParseSelection, HugePageSelection.Measured, "measured");
+    private static int s_selection = (int)s_variable.Value;
     // The measurement, boxed so that a reader never sees half of it; null until made.
     private static object? s_measurement;
     private static long s_measurements;
@@ -132,12 +135,11 @@ public static class HugePagePolicy
         string threshold = ThresholdBytes == long.MaxValue
             ? "threshold never"
             : string.Create(CultureInfo.InvariantCulture, $"from {ThresholdBytes / 1048576.0:0.##} MiB");
-        string ignored = s_ignoredVariable is null ? "" : $" ({HugePageVariables.Selection}={s_ignoredVariable} not understood: measured)";
         return Selection switch
         {
             HugePageSelection.Always => $"always huge pages {threshold}, not measured",
             HugePageSelection.Never => "never huge pages by default",
-            _ => $"measured{ignored}, {threshold}: " + (Measurement is HugePageMeasurement made
+            _ => $"measured{s_variable.Note}, {threshold}: " + (Measurement is HugePageMeasurement made
                 ? made.Reason
                 : "not measured yet (the first array created without options from the threshold up measures)"),
         };
@@ -167,6 +169,9 @@ public static class HugePagePolicy
     internal static AllocationOptions DefaultForBytes(long bytes, bool kernelOffersHugePages) =>
         kernelOffersHugePages && bytes > 0 && bytes >= ThresholdBytes && SelectsHugePages() ? AllocationOptions.WithHugePages : AllocationOptions.Default;
 
+    /// <summary>What the process read from <c>JEMALLOC_NET_HUGE_PAGES</c> at startup, and its note if the value was not understood.</summary>
+    internal static StartupVariable<HugePageSelection> SelectionVariable => s_variable;
+
     /// <summary>How many measurements this process made (a count for tests: one, unless a test forgot the measurement).</summary>
     internal static long Measurements => Volatile.Read(ref s_measurements);
 
@@ -194,14 +199,4 @@ public static class HugePagePolicy
         HugePageSelection.Never => false,
         _ => Measure().HugePages,
     };
-
-    // An unset variable is the default; a value not understood is the default too (a static
-    // constructor cannot refuse it), and Describe shows it was ignored.
-    private static HugePageSelection ReadSelectionVariable(out string? ignored)
-    {
-        string? text = Environment.GetEnvironmentVariable(HugePageVariables.Selection);
-        HugePageSelection? parsed = ParseSelection(text);
-        ignored = text is not null && parsed is null ? text : null;
-        return parsed ?? HugePageSelection.Measured;
-    }
 }

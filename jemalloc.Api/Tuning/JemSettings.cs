@@ -80,18 +80,21 @@ public static class JemSettings
     }
 
     /// <summary>
-    /// One line per setting: its name here, its value, and where else it is read or set. Reads no
-    /// jemalloc value, so it does not load the native library.
+    /// One line per setting: its name here, its value, and where else it is read or set. A setting
+    /// whose environment variable was set to a value not understood says so after its value:
+    /// <c>CheckedMode = off (JEMALLOC_NET_CHECKED=yes not understood: off) (...)</c>, the default the
+    /// process started with instead (the note stays for the whole process, whatever the setting is
+    /// changed to later). Reads no jemalloc value, so it does not load the native library.
     /// </summary>
     public static string Describe()
     {
         var text = new StringBuilder();
         Line(text, nameof(NativeConfiguration), NativeConfiguration ?? "(none)", $"Jem.Init, {Jem.ConfigurationVariable}");
         Line(text, nameof(HugePageThresholdBytes), Bytes(HugePageThresholdBytes), "HugePagePolicy.ThresholdBytes");
-        Line(text, nameof(HugePageSelection), HugePageSelection.ToString().ToLowerInvariant(), $"HugePagePolicy.Selection, {HugePageVariables.Selection}");
+        Line(text, nameof(HugePageSelection), HugePageSelection.ToString().ToLowerInvariant() + HugePagePolicy.SelectionVariable.Note, $"HugePagePolicy.Selection, {HugePageVariables.Selection}");
         Line(text, nameof(NonTemporalThresholdBytes), NonTemporalThresholdBytes == FillPolicy.Automatic ? "automatic" : Bytes(NonTemporalThresholdBytes), "FillPolicy.NonTemporalThresholdBytes");
-        Line(text, nameof(CheckedMode), CheckedMode ? "on" : "off", $"AllocationLedger.CheckedMode, {CheckedModeVariables.Enabled}");
-        Line(text, nameof(QuarantineBytes), Bytes(QuarantineBytes), $"AllocationLedger.QuarantineBytes, {CheckedModeVariables.QuarantineBytes}");
+        Line(text, nameof(CheckedMode), (CheckedMode ? "on" : "off") + CheckedModeVariables.EnabledAtStartup.Note, $"AllocationLedger.CheckedMode, {CheckedModeVariables.Enabled}");
+        Line(text, nameof(QuarantineBytes), Bytes(QuarantineBytes) + CheckedModeVariables.QuarantineBytesAtStartup.Note, $"AllocationLedger.QuarantineBytes, {CheckedModeVariables.QuarantineBytes}");
         Line(text, nameof(CaptureStackTraces), CaptureStackTraces ? "on" : "off", "AllocationLedger.CaptureStackTraces");
         return text.ToString();
     }

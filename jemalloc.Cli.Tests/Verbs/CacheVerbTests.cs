@@ -99,6 +99,21 @@ public class CacheVerbTests
         Assert.Matches(OperatingSystem.IsLinux() ? @"cache: load average \(1 min\) during the run: [0-9.]+ to [0-9.]+ over [0-9]+ samples, on [0-9]+ cores\." : "cache: load average: not available", result.Output);
         Assert.Contains("cache: results checked: each of the", result.Output, StringComparison.Ordinal);
         Assert.DoesNotContain("WRONG", result.All, StringComparison.Ordinal);
+        // 2,500 entries take more than the native cache's minimum budget: the sides are sized alike.
+        Assert.Contains("native a budget of 1.3 MiB = 2,500 x (508.4 B + 48 B, the overhead goal)", result.Output, StringComparison.Ordinal);
+        Assert.DoesNotContain("budget was raised", result.Output, StringComparison.Ordinal);
+        Assert.DoesNotContain("raised to the minimum", result.Output, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void A_run_too_small_for_the_native_minimum_says_the_budget_was_raised_and_warns()
+    {
+        Jembench.Result result = Jembench.Run("cache", "--side", "native,bitfaster-lfu", "--workload", "ycsb-c", "--entries", "1000", "--ops", "2000", "--threads", "1");
+        Assert.True(result.ExitCode == Program.ExitSuccess, result.All);
+        Assert.Contains("native a budget of 1.0 MiB (1,048,576 B), the native cache's minimum, raised from 297,961 B = 500 x (547.9 B + 48 B, the overhead goal)", result.Output, StringComparison.Ordinal);
+        Assert.Contains("cache: WARNING: server shape: the native budget was raised from 297,961 B to the native cache's minimum of 1,048,576 B, so the native side can hold every one of the 1,000 keys", result.Output, StringComparison.Ordinal);
+        Assert.Contains("| native | budget 1 MiB (raised to the minimum) |", result.Output, StringComparison.Ordinal);
+        Assert.Contains("| bitfaster-lfu | 500 entries |", result.Output, StringComparison.Ordinal);
     }
 
     [Fact]

@@ -16,6 +16,8 @@ public sealed class HugePageSelectionVariableTests
     [InlineData("Always", "always", "huge-page policy: always huge pages from 2 MiB, not measured")]
     [InlineData("measured", "measured", "huge-page policy: measured, from 2 MiB: ")]
     [InlineData(null, "measured", "huge-page policy: measured, from 2 MiB: ")]
+    [InlineData("", "measured", "huge-page policy: measured, from 2 MiB: ")] // empty is unset
+    [InlineData("  ", "measured", "huge-page policy: measured, from 2 MiB: ")]
     public void The_variable_sets_the_selection_the_process_starts_with(string? value, string selection, string policy)
     {
         ChildProcessRunner.Result result = JembenchProcess.Run(new Dictionary<string, string?> { [Variable] = value }, Timeout, "info");
@@ -23,6 +25,7 @@ public sealed class HugePageSelectionVariableTests
         Assert.True(result.ExitCode == Program.ExitSuccess, result.ToString());
         Assert.Contains($"HugePageSelection = {selection} (HugePagePolicy.Selection, {Variable})", result.Output, StringComparison.Ordinal);
         Assert.Contains(policy, result.Output, StringComparison.Ordinal);
+        Assert.DoesNotContain("not understood", result.Output, StringComparison.Ordinal);
     }
 
     [Fact]
@@ -31,7 +34,7 @@ public sealed class HugePageSelectionVariableTests
         ChildProcessRunner.Result result = JembenchProcess.Run(new Dictionary<string, string?> { [Variable] = "sometimes" }, Timeout, "info");
 
         Assert.True(result.ExitCode == Program.ExitSuccess, result.ToString());
-        Assert.Contains($"HugePageSelection = measured (HugePagePolicy.Selection, {Variable})", result.Output, StringComparison.Ordinal);
+        Assert.Contains($"HugePageSelection = measured ({Variable}=sometimes not understood: measured) (HugePagePolicy.Selection, {Variable})", result.Output, StringComparison.Ordinal);
         Assert.Contains($"huge-page policy: measured ({Variable}=sometimes not understood: measured), from 2 MiB: ", result.Output, StringComparison.Ordinal);
     }
 }

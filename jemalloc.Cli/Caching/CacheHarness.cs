@@ -49,13 +49,29 @@ public static class CacheHarness
         }
     }
 
+    /// <summary>
+    /// The keys and the caches' capacity of one of BitFaster's small shapes: zipf-read's cache holds all of its
+    /// <see cref="CacheSettings.ZipfReadKeys"/> keys, read-write's a tenth of its <see cref="CacheSettings.ReadWriteKeys"/>.
+    /// </summary>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="workload"/> is not zipf-read or read-write.</exception>
+    public static (CacheKeySpace Space, CacheCapacity Capacity) SmallShape(CacheWorkload workload)
+    {
+        if (workload is not (CacheWorkload.ZipfRead or CacheWorkload.ReadWrite))
+        {
+            throw new ArgumentOutOfRangeException(nameof(workload), workload, "Only zipf-read and read-write are small shapes.");
+        }
+
+        int keys = workload == CacheWorkload.ZipfRead ? CacheSettings.ZipfReadKeys : CacheSettings.ReadWriteKeys;
+        var space = new CacheKeySpace(keys, keys, smallValues: true);
+        return (space, CacheCapacity.For(space, workload == CacheWorkload.ZipfRead ? keys : keys / 10));
+    }
+
     private static void RunSmallShapes(CacheSide side, CacheSettings settings, Dictionary<int, WorkerTeam> teams, List<CacheRunResult> runs, TextWriter progress)
     {
         foreach (CacheWorkload workload in settings.Workloads.Where(w => w is CacheWorkload.ZipfRead or CacheWorkload.ReadWrite))
         {
-            int keys = workload == CacheWorkload.ZipfRead ? CacheSettings.ZipfReadKeys : CacheSettings.ReadWriteKeys;
-            var space = new CacheKeySpace(keys, keys, smallValues: true);
-            CacheCapacity capacity = CacheCapacity.For(space, workload == CacheWorkload.ZipfRead ? keys : keys / 10);
+            (CacheKeySpace space, CacheCapacity capacity) = SmallShape(workload);
+            int keys = space.Count;
             var zipf = new ZipfSampler(keys, CacheSettings.BitFasterExponent);
             using CacheSubject subject = CacheSides.Create(side, space, capacity, expiring: false, prepareKeys: true);
             // A first pass, untimed, as BitFaster's benchmark warms up: the cache fills and the code is compiled.

@@ -14,6 +14,7 @@ public static class CacheCommand
 {
     private const string ResultPrefix = "cache-result: ";
     private const double MiB = 1024.0 * 1024.0;
+    private const int MaxEntries = 100_000_000;
 
     // Roughly what an entry of the server shape takes: its key and value (a mean of about 490 bytes) and a managed
     // cache's objects; the dictionary holds every key.
@@ -148,7 +149,7 @@ public static class CacheCommand
             throw new CommandLineException("cache: --threads needs at least one thread count.");
         }
 
-        if (options.Entries is < 1_000 or > 100_000_000)
+        if (options.Entries is < 1_000 or > MaxEntries)
         {
             throw new CommandLineException($"cache: --entries must be from 1,000 to 100,000,000; got {options.Entries:N0}.");
         }
@@ -178,13 +179,108 @@ public static class CacheCommand
         int cores = Environment.ProcessorCount;
         output.WriteLine(string.Create(CultureInfo.InvariantCulture,
             $"cache: sides {string.Join(", ", sides.Select(CacheSides.Name))}; workloads {string.Join(", ", settings.Workloads.Select(CacheWorkloads.Name))}; threads {string.Join(", ", settings.Threads.Select(t => ThreadsLabel(t)))}; {settings.Operations:N0} operations per run; this machine has {cores} cores; GC: {(System.Runtime.GCSettings.IsServerGC ? "server" : "workstation")}."));
+        // With today's shapes neither small shape warns (zipf-read's cache holds every key, read-write's budget is
+        // above the minimum); checked here so that a change to their sizes cannot skew them silently.
+        foreach (CacheWorkload workload in settings.Workloads.Where(w => w is CacheWorkload.ZipfRead or CacheWorkload.ReadWrite))
+        {
+            (CacheKeySpace space, CacheCapacity capacity) = CacheHarness.SmallShape(workload);
+            if (RaisedBudgetWarning(CacheWorkloads.Name(workload), space.Count, capacity, null) is string warning)
+            {
+                output.WriteLine(warning);
+            }
+        }
+
         if (settings.RunsServerShape)
         {
-            var space = new CacheKeySpace(settings.Entries, settings.Entries, smallValues: false);
-            CacheCapacity capacity = CacheCapacity.For(space, settings.ServerCapacityEntries);
-            output.WriteLine(string.Create(CultureInfo.InvariantCulture,
-                $"cache: server shape: {settings.Entries:N0} keys of {CacheData.MinKeyLength}-{CacheData.MaxKeyLength} bytes, values log-normal (median {CacheData.MedianValueLength:F0} B, p99 {CacheData.P99ValueLength:F0} B), mean key and value {capacity.MeanEntryBytes:F1} B; the caches are sized for {settings.CachePercent}% of the keys: native a budget of {capacity.BudgetBytes / MiB:F1} MiB = {capacity.Entries:N0} x ({capacity.MeanEntryBytes:F1} B + {CacheCapacity.OverheadGoalBytes} B, the overhead goal), so the entry-count sides' {capacity.Entries:N0} entries are what the budget holds at that overhead; memorycache a SizeLimit of {capacity.SizeLimit / MiB:F1} MiB of keys and values."));
+            foreach (string line in ServerShapeLines(settings))
+            {
+                output.WriteLine(line);
+            }
         }
+    }
+
+    /// <summary>
+    /// The heading's line on the server shape's keys and what each side may hold, and when the native budget was
+    /// raised to the native cache's minimum and so holds more than the other sides, a warning line after it.
+    /// </summary>
+    public static IReadOnlyList<string> ServerShapeLines(CacheSettings settings)
+    {
+        ArgumentNullException.ThrowIfNull(settings);
+        var space = new CacheKeySpace(settings.Entries, settings.Entries, smallValues: false);
+        CacheCapacity capacity = CacheCapacity.For(space, settings.ServerCapacityEntries);
+        string native = capacity.BudgetRaised
+            ? string.Create(CultureInfo.InvariantCulture,
+                $"native a budget of {capacity.BudgetBytes / MiB:F1} MiB ({capacity.BudgetBytes:N0} B), the native cache's minimum, raised from {capacity.GoalBudgetBytes:N0} B = {capacity.Entries:N0} x ({capacity.MeanEntryBytes:F1} B + {CacheCapacity.OverheadGoalBytes} B, the overhead goal), so it has room for about {capacity.RoomAtGoal:N0} entries at that overhead where the entry-count sides hold {capacity.Entries:N0}")
+            : string.Create(CultureInfo.InvariantCulture,
+                $"native a budget of {capacity.BudgetBytes / MiB:F1} MiB = {capacity.Entries:N0} x ({capacity.MeanEntryBytes:F1} B + {CacheCapacity.OverheadGoalBytes} B, the overhead goal), so the entry-count sides' {capacity.Entries:N0} entries are what the budget holds at that overhead");
+        var lines = new List<string>
+        {
+            string.Create(CultureInfo.InvariantCulture,
+                $"cache: server shape: {settings.Entries:N0} keys of {CacheData.MinKeyLength}-{CacheData.MaxKeyLength} bytes, values log-normal (median {CacheData.MedianValueLength:F0} B, p99 {CacheData.P99ValueLength:F0} B), mean key and value {capacity.MeanEntryBytes:F1} B; the caches are sized for {settings.CachePercent}% of the keys: {native}; memorycache a SizeLimit of {capacity.SizeLimit / MiB:F1} MiB of keys and values."),
+        };
+        if (capacity.NativeHoldsMore(settings.Entries))
+        {
+            int past = EntriesPastMinimumBudget(settings);
+            string? hint = past < 0 ? null : string.Create(CultureInfo.InvariantCulture, $"--entries {past:N0} at --cache-percent {settings.CachePercent} sizes the caches past the minimum.");
+            lines.Add(RaisedBudgetWarning("server shape", settings.Entries, capacity, hint)!);
+        }
+
+        return lines;
+    }
+
+    /// <summary>
+    /// An <c>--entries</c> at <paramref name="settings"/>' <c>--cache-percent</c> whose native budget is not raised to
+    /// the native cache's minimum: the first found from what the current mean entry asks for up (each key count
+    /// has its own mean entry, so the estimate is checked), or -1 if none is found within the option's range.
+    /// </summary>
+    public static int EntriesPastMinimumBudget(CacheSettings settings)
+    {
+        ArgumentNullException.ThrowIfNull(settings);
+        CacheCapacity capacity = CacheCapacity.For(new CacheKeySpace(settings.Entries, settings.Entries, smallValues: false), settings.ServerCapacityEntries);
+        long entries = settings.Entries;
+        // Each try moves up by at least one key; the mean entry settles as the keys grow, so a few tries do.
+        for (int tries = 0; tries < 1_000; tries++)
+        {
+            entries = Math.Max(entries + 1, (long)Math.Ceiling(capacity.EntriesForMinimumBudget * 100.0 / settings.CachePercent));
+            if (entries > MaxEntries)
+            {
+                return -1;
+            }
+
+            CacheSettings tried = settings with { Entries = (int)entries };
+            capacity = CacheCapacity.For(new CacheKeySpace(tried.Entries, tried.Entries, smallValues: false), tried.ServerCapacityEntries);
+            if (!capacity.BudgetRaised)
+            {
+                return tried.Entries;
+            }
+        }
+
+        return -1;
+    }
+
+    /// <summary>
+    /// The warning for a shape whose native budget was raised to the native cache's minimum while the entry-count
+    /// sides hold fewer than all of its <paramref name="keys"/> keys (so the native side holds more than they do), or
+    /// null when the sides hold alike.
+    /// </summary>
+    /// <param name="shape">The shape's name, as the output names it.</param>
+    /// <param name="keys">The keys the shape's workloads read.</param>
+    /// <param name="capacity">What each side may hold.</param>
+    /// <param name="hint">A sentence on how to size the shape's caches past the minimum with the command's options; null if they do not size it.</param>
+    /// <exception cref="ArgumentNullException"><paramref name="capacity"/> is null.</exception>
+    public static string? RaisedBudgetWarning(string shape, int keys, CacheCapacity capacity, string? hint)
+    {
+        ArgumentNullException.ThrowIfNull(capacity);
+        if (!capacity.NativeHoldsMore(keys))
+        {
+            return null;
+        }
+
+        string holds = capacity.RoomAtGoal >= keys
+            ? string.Create(CultureInfo.InvariantCulture, $"every one of the {keys:N0} keys")
+            : string.Create(CultureInfo.InvariantCulture, $"about {capacity.RoomAtGoal:N0} entries");
+        return string.Create(CultureInfo.InvariantCulture,
+            $"cache: WARNING: {shape}: the native budget was raised from {capacity.GoalBudgetBytes:N0} B to the native cache's minimum of {NativeCache.MinimumBudgetBytes:N0} B, so the native side can hold {holds} while the entry-count sides and memorycache hold about {capacity.Entries:N0}: its hit ratios and throughput are not comparable with theirs.{(hint is null ? "" : " " + hint)}");
     }
 
     /// <summary>A thread count, with the machine's cores when it has fewer.</summary>

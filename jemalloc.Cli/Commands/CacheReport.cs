@@ -84,7 +84,7 @@ public static class CacheReport
         {
             string cap = r.Side switch
             {
-                CacheSide.Native => string.Create(CultureInfo.InvariantCulture, $"budget {capacity.BudgetBytes / MiB:F0} MiB"),
+                CacheSide.Native => string.Create(CultureInfo.InvariantCulture, $"budget {capacity.BudgetBytes / MiB:F0} MiB{(capacity.BudgetRaised ? " (raised to the minimum)" : "")}"),
                 CacheSide.MemoryCache => string.Create(CultureInfo.InvariantCulture, $"SizeLimit {capacity.SizeLimit / MiB:F0} MiB"),
                 CacheSide.Dictionary => "unbounded",
                 _ => string.Create(CultureInfo.InvariantCulture, $"{capacity.Entries:N0} entries"),
