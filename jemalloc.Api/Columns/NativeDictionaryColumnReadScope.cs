@@ -169,8 +169,21 @@ public unsafe ref struct NativeDictionaryColumnReadScope : IVariableLengthRows
     {
         if (!_indexLease.IsOpen)
         {
-            ThrowHelper.ThrowObjectDisposed(TypeName);
+            ThrowClosed(_indexLease.IsDefault);
         }
+    }
+
+    // Only Dispose ends a scope (its leases keep the column's arrays from being freed), so a scope that
+    // is not open either ended or is default.
+    [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
+    private static void ThrowClosed(bool isDefault)
+    {
+        if (isDefault)
+        {
+            ThrowHelper.ThrowObjectDisposed(TypeName, $"This {TypeName} is default: it reads no column; open one with NativeDictionaryColumn.OpenRead().");
+        }
+
+        ThrowHelper.ThrowEnded(TypeName, "open a new one with NativeDictionaryColumn.OpenRead()");
     }
 
     [DoesNotReturn]
