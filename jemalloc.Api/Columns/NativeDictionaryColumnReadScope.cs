@@ -169,21 +169,10 @@ public unsafe ref struct NativeDictionaryColumnReadScope : IVariableLengthRows
     {
         if (!_indexLease.IsOpen)
         {
-            ThrowClosed(_indexLease.IsDefault);
+            // Only Dispose closes a scope: its leases keep the column's arrays from being freed. (A
+            // default scope never gets here: it has no rows, so the range checks throw first.)
+            ThrowHelper.ThrowEnded(TypeName, "open a new one with NativeDictionaryColumn.OpenRead()");
         }
-    }
-
-    // Only Dispose ends a scope (its leases keep the column's arrays from being freed), so a scope that
-    // is not open either ended or is default.
-    [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
-    private static void ThrowClosed(bool isDefault)
-    {
-        if (isDefault)
-        {
-            ThrowHelper.ThrowObjectDisposed(TypeName, $"This {TypeName} is default: it reads no column; open one with NativeDictionaryColumn.OpenRead().");
-        }
-
-        ThrowHelper.ThrowEnded(TypeName, "open a new one with NativeDictionaryColumn.OpenRead()");
     }
 
     [DoesNotReturn]

@@ -126,21 +126,10 @@ public unsafe ref struct NativeStringColumnReadScope : IVariableLengthRows
     {
         if (!_offsetLease.IsOpen)
         {
-            ThrowClosed(_offsetLease.IsDefault);
+            // Only Dispose closes a scope: its leases keep the column's arrays from being freed. (A
+            // default scope never gets here: it has no rows, so the range checks throw first.)
+            ThrowHelper.ThrowEnded(TypeName, "open a new one with NativeStringColumn.OpenRead()");
         }
-    }
-
-    // Only Dispose ends a scope (its leases keep the column's arrays from being freed), so a scope that
-    // is not open either ended or is default.
-    [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
-    private static void ThrowClosed(bool isDefault)
-    {
-        if (isDefault)
-        {
-            ThrowHelper.ThrowObjectDisposed(TypeName, $"This {TypeName} is default: it reads no column; open one with NativeStringColumn.OpenRead().");
-        }
-
-        ThrowHelper.ThrowEnded(TypeName, "open a new one with NativeStringColumn.OpenRead()");
     }
 
     private static void ThrowRow(long row, long length) =>

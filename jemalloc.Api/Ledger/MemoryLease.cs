@@ -143,9 +143,6 @@ public ref struct MemoryLease<T>
         GC.KeepAlive(_owner);
     }
 
-    /// <summary>Whether this is <see langword="default"/>: a lease of nothing.</summary>
-    internal readonly bool IsDefault => _allocation == default;
-
     /// <summary>Whether the lease's own members throw because it ended (never for <see langword="default"/> or a lease without a token).</summary>
     internal readonly bool HasEnded => _token != default && !_token.IsValid;
 
