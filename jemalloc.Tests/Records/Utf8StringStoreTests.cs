@@ -293,7 +293,9 @@ public sealed class Utf8StringStoreTests : LeakCheckedTest
         StringStoreReadScope mine = store.EnterRead();
         StringStoreReadScope copy = mine;
         mine.Dispose();
-        Assert.Throws<InvalidOperationException>(copy.Dispose);
+        InvalidOperationException again = Assert.Throws<InvalidOperationException>(copy.Dispose);
+        Assert.StartsWith("This StringStoreReadScope (or a copy of it) was already disposed", again.Message, StringComparison.Ordinal);
+        Assert.DoesNotContain("freed", again.Message, StringComparison.Ordinal);
         Assert.Throws<InvalidOperationException>(copy.Dispose);
         InvalidOperationException reset = Assert.Throws<InvalidOperationException>(store.Reset);
         Assert.Contains("1 read scope", reset.Message, StringComparison.Ordinal);
