@@ -1,10 +1,11 @@
 namespace jemalloc.Tests.Support;
 
 /// <summary>
-/// The three things an <see cref="ObjectDisposedException"/> of the library can report, each checked
-/// by its words: an object that was disposed, a lease or scope that ended, and memory that was freed.
-/// Only the last may say "freed": a lease that ends frees nothing, and a message that says it did sends
-/// the reader looking for the wrong bug.
+/// The three common things an <see cref="ObjectDisposedException"/> of the library reports, each checked
+/// by its words: an object that was disposed, a lease or scope that ended, and memory that was freed
+/// (the rarer ones, a default value or memory gone with an arena, are checked where they happen).
+/// Only the freed kind may say "freed": a lease that ends frees nothing, and a message that says it
+/// did sends the reader looking for the wrong bug.
 /// </summary>
 internal static class DisposedMessages
 {
