@@ -312,8 +312,7 @@ public readonly unsafe struct FixedBuffer<T> : IEquatable<FixedBuffer<T>>, IEnum
             return 0;
         }
 
-        ThrowHelper.ThrowObjectDisposed(ownerName);
-        return 0;
+        throw ThrowHelper.Freed(ownerName);
     }
 
     // The hot path: one load of the slot's key (generation and length) and one of its pointer.

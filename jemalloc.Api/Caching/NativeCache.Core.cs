@@ -199,14 +199,14 @@ public sealed unsafe partial class NativeCache
     {
         if (_disposed)
         {
-            ThrowHelper.ThrowObjectDisposed(TypeName);
+            ThrowHelper.ThrowDisposed(TypeName);
         }
 
         lock (_lifecycle)
         {
             if (_disposed)
             {
-                ThrowHelper.ThrowObjectDisposed(TypeName);
+                ThrowHelper.ThrowDisposed(TypeName);
             }
         }
     }

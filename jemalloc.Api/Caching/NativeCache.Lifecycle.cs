@@ -128,7 +128,7 @@ public sealed partial class NativeCache
     {
         if (_disposed)
         {
-            ThrowHelper.ThrowObjectDisposed(TypeName);
+            ThrowHelper.ThrowDisposed(TypeName);
         }
     }
 

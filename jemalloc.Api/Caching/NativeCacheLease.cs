@@ -111,7 +111,7 @@ public unsafe ref struct NativeCacheLease
     {
         if (_segment is not null && !_token.IsLive)
         {
-            ThrowHelper.ThrowObjectDisposed(TypeName);
+            ThrowHelper.ThrowEnded(TypeName, "look the key up again for a new lease");
         }
     }
 }

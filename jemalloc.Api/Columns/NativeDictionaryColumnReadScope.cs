@@ -169,7 +169,9 @@ public unsafe ref struct NativeDictionaryColumnReadScope : IVariableLengthRows
     {
         if (!_indexLease.IsOpen)
         {
-            ThrowHelper.ThrowObjectDisposed(TypeName);
+            // Only Dispose closes a scope: its leases keep the column's arrays from being freed. (A
+            // default scope never gets here: it has no rows, so the range checks throw first.)
+            ThrowHelper.ThrowEnded(TypeName, "open a new one with NativeDictionaryColumn.OpenRead()");
         }
     }
 

@@ -126,7 +126,9 @@ public unsafe ref struct NativeStringColumnReadScope : IVariableLengthRows
     {
         if (!_offsetLease.IsOpen)
         {
-            ThrowHelper.ThrowObjectDisposed(TypeName);
+            // Only Dispose closes a scope: its leases keep the column's arrays from being freed. (A
+            // default scope never gets here: it has no rows, so the range checks throw first.)
+            ThrowHelper.ThrowEnded(TypeName, "open a new one with NativeStringColumn.OpenRead()");
         }
     }
 

@@ -611,5 +611,5 @@ public sealed unsafe class NativeBufferWriter<T> : IBufferWriter<T>, IDisposable
         ThrowHelper.ThrowInvalidOperation($"Another thread is writing to this {TypeName}: read it when the writer is done (it has one writer at a time).");
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private void ThrowIfDisposed() => _blocks.ThrowIfClosedOrFreed();
+    internal void ThrowIfDisposed() => _blocks.ThrowIfClosedOrFreed();
 }

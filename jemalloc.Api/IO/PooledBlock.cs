@@ -1,4 +1,6 @@
 using System.Buffers;
+using System.Diagnostics.CodeAnalysis;
+using System.Runtime.CompilerServices;
 using jemalloc.Internal;
 
 namespace jemalloc.IO;
@@ -76,7 +78,7 @@ internal sealed unsafe class PooledBlock : MemoryManager<byte>, IDisposable, IPi
             long state = Volatile.Read(ref _block.State);
             if (!IsMine(state) || (state & PooledBlockAllocation.Disposed) != 0)
             {
-                ThrowHelper.ThrowObjectDisposed(OwnerName);
+                ThrowHelper.ThrowDisposed(OwnerName);
             }
 
             // In an arena the rent holds one of the ledger's acquisitions of the block, the pins the rest.
@@ -247,7 +249,21 @@ internal sealed unsafe class PooledBlock : MemoryManager<byte>, IDisposable, IPi
         long state = Volatile.Read(ref _block.State);
         if (!IsMine(state) || (state & PooledBlockAllocation.Disposed) != 0 || !_block.LedgerBlock.IsLive)
         {
-            ThrowHelper.ThrowObjectDisposed(OwnerName);
+            ThrowUnusable();
         }
+    }
+
+    // The owner was disposed (or the block rented again since), or, still rented, its memory was freed
+    // under it (its arena was destroyed). The state is read again: a dispose may have come meanwhile.
+    [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
+    private void ThrowUnusable()
+    {
+        long state = Volatile.Read(ref _block.State);
+        if (!IsMine(state) || (state & PooledBlockAllocation.Disposed) != 0)
+        {
+            ThrowHelper.ThrowDisposed(OwnerName);
+        }
+
+        ThrowHelper.ThrowFreed(OwnerName);
     }
 }

@@ -58,9 +58,9 @@ internal struct StreamMemory
         {
             _array!.ThrowIfInvalid();
         }
-        else if (_writer.IsDisposed)
+        else
         {
-            ThrowHelper.ThrowObjectDisposed(nameof(NativeBufferWriter<byte>));
+            _writer.ThrowIfDisposed();
         }
     }
 

@@ -1,3 +1,4 @@
+using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
 using jemalloc.Internal;
 using jemalloc.Ledger;
@@ -113,8 +114,20 @@ internal unsafe struct WriterBlocks<T>
     {
         if (IsClosedOrFreed)
         {
-            ThrowHelper.ThrowObjectDisposed(TypeName);
+            ThrowClosedOrFreed(_closed);
         }
+    }
+
+    // Disposed, or (not closed, yet unusable) a reset or dispose of the writer's arena freed its block.
+    [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
+    private static void ThrowClosedOrFreed(bool closed)
+    {
+        if (closed)
+        {
+            ThrowHelper.ThrowDisposed(TypeName);
+        }
+
+        ThrowHelper.ThrowWentWithArena(TypeName);
     }
 
     /// <summary>Marks the current block as handed out (a growth keeps it); a read does it before it reads the version.</summary>

@@ -26,7 +26,7 @@ internal struct SingleWriterGuard
     {
         if (owner.IsDisposed)
         {
-            ThrowHelper.ThrowObjectDisposed(typeName);
+            ThrowHelper.ThrowDisposed(typeName);
         }
 
         if (Interlocked.CompareExchange(ref _writing, 1, 0) != 0)
@@ -37,7 +37,7 @@ internal struct SingleWriterGuard
         if (owner.IsDisposed)
         {
             Exit();
-            ThrowHelper.ThrowObjectDisposed(typeName);
+            ThrowHelper.ThrowDisposed(typeName);
         }
     }
 

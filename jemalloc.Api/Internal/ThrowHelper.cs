@@ -10,8 +10,25 @@ namespace jemalloc.Internal;
 /// <remarks>The throws that describe a ledger handle or slot state are in ThrowHelper.Ledger.cs, in the ledger's layer.</remarks>
 internal static partial class ThrowHelper
 {
+    // The uses after the end fall in three kinds, each with its own message: an object that was
+    // disposed (ThrowDisposed), a lease or scope that ended (ThrowEnded), and a structure whose memory
+    // was freed (ThrowFreed, ThrowWentWithArena). Nothing is freed when a lease ends, so its message
+    // must not say so.
+
+    /// <summary>An object used after its <c>Dispose</c>.</summary>
     [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
-    internal static void ThrowObjectDisposed(string typeName) => throw Freed(typeName);
+    internal static void ThrowDisposed(string typeName) =>
+        throw new ObjectDisposedException(typeName, $"This {typeName} has been disposed.");
+
+    /// <summary>A lease or scope used after its <c>Dispose</c> (through it or a copy); <paramref name="whatNext"/> says how to get another.</summary>
+    [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
+    internal static void ThrowEnded(string typeName, string whatNext) =>
+        throw new ObjectDisposedException(typeName, $"This {typeName} has ended (it was disposed); {whatNext}.");
+
+    /// <summary>An <see cref="ObjectDisposedException"/> with a message a cold path built.</summary>
+    [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
+    internal static void ThrowObjectDisposed(string typeName, string message) =>
+        throw new ObjectDisposedException(typeName, message);
 
     /// <summary>A structure whose memory went with its arena's reset or dispose (the structure itself was not disposed).</summary>
     [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]

@@ -21,7 +21,7 @@ internal static class LedgerErrors
             throw new ObjectDisposedException(typeName, $"This {typeName} is default: an empty {typeName} that never had memory, so it cannot be used this way. Create one with a constructor.");
         }
 
-        ThrowHelper.ThrowObjectDisposed(typeName);
+        throw ThrowHelper.Freed(typeName);
     }
 
     /// <summary>A free, dispose or reset refused because the allocation is acquired or leased.</summary>

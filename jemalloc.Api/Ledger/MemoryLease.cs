@@ -143,13 +143,23 @@ public ref struct MemoryLease<T>
         GC.KeepAlive(_owner);
     }
 
+    /// <summary>Whether the lease's own members throw because it ended (never for <see langword="default"/> or a lease without a token).</summary>
+    internal readonly bool HasEnded => _token != default && !_token.IsValid;
+
     private readonly void ThrowIfClosed()
     {
-        if (_token != default && !_token.IsValid)
+        if (HasEnded)
         {
-            ThrowHelper.ThrowObjectDisposed(TypeName);
+            ThrowEnded();
         }
     }
+
+    // The token is spent only by Dispose (the lease keeps the structure from being freed under it),
+    // so an invalid token always means the lease ended. The name shows the element type, which is
+    // built here, off the hot path.
+    [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
+    private static void ThrowEnded() =>
+        ThrowHelper.ThrowObjectDisposed(TypeName, $"This {TypeName}<{typeof(T).Name}> has ended (it was disposed); take a new lease.");
 
     /// <summary>Walks leased memory as consecutive spans; use with <see langword="foreach"/>.</summary>
     public unsafe ref struct ChunkEnumerator
@@ -186,7 +196,7 @@ public ref struct MemoryLease<T>
         {
             if (_token != default && !_token.IsValid)
             {
-                ThrowHelper.ThrowObjectDisposed(TypeName);
+                ThrowLeaseEnded();
             }
 
             long remaining = _length - _next;
@@ -201,5 +211,9 @@ public ref struct MemoryLease<T>
             _next += count;
             return true;
         }
+
+        [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
+        private static void ThrowLeaseEnded() =>
+            ThrowHelper.ThrowObjectDisposed(TypeName, $"The {TypeName}<{typeof(T).Name}> this chunk enumerator walks has ended (it was disposed); take a new lease to walk its chunks.");
     }
 }

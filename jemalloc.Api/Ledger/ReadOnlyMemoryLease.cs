@@ -1,4 +1,6 @@
 using System.Diagnostics.CodeAnalysis;
+using System.Runtime.CompilerServices;
+using jemalloc.Internal;
 
 namespace jemalloc;
 
@@ -11,6 +13,8 @@ namespace jemalloc;
 public ref struct ReadOnlyMemoryLease<T>
     where T : unmanaged
 {
+    private const string TypeName = "ReadOnlyMemoryLease";
+
     private readonly MemoryLease<T> _lease;
     private readonly int _length;
 
@@ -29,13 +33,40 @@ public ref struct ReadOnlyMemoryLease<T>
     /// <summary>The elements, read-only.</summary>
     /// <exception cref="ObjectDisposedException">The lease was disposed.</exception>
     [UnscopedRef]
-    public readonly ReadOnlySpan<T> Span => _length == 0 ? default : _lease.AsSpan(0, _length);
+    public readonly ReadOnlySpan<T> Span
+    {
+        get
+        {
+            ThrowIfEnded();
+            return _length == 0 ? default : _lease.AsSpan(0, _length);
+        }
+    }
 
     /// <summary>The raw address of the first element, for a native call made while the lease is open.</summary>
     /// <exception cref="ObjectDisposedException">The lease was disposed.</exception>
     [SuppressMessage("Naming", "CA1720:Identifier contains type name", Justification = "It is the raw pointer, named as the users of the API expect.")]
-    public readonly nint Pointer => _lease.Pointer;
+    public readonly nint Pointer
+    {
+        get
+        {
+            ThrowIfEnded();
+            return _lease.Pointer;
+        }
+    }
 
     /// <summary>Closes the lease; later calls, through this or any copy, do nothing.</summary>
     public readonly void Dispose() => _lease.Dispose();
+
+    // Checked here, before the inner lease's own check, so that the message names this type.
+    private readonly void ThrowIfEnded()
+    {
+        if (_lease.HasEnded)
+        {
+            ThrowEnded();
+        }
+    }
+
+    [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
+    private static void ThrowEnded() =>
+        ThrowHelper.ThrowObjectDisposed(TypeName, $"This {TypeName}<{typeof(T).Name}> has ended (it was disposed); take a new lease.");
 }

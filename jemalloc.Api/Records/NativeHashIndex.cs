@@ -347,7 +347,7 @@ public sealed unsafe partial class NativeHashIndex<TKey> : IDisposable, IWriterG
         HashIndexTable<TKey>? table = Volatile.Read(ref _table);
         if (table is null)
         {
-            ThrowHelper.ThrowObjectDisposed(TypeName);
+            ThrowHelper.ThrowDisposed(TypeName);
         }
 
         return table;

@@ -83,7 +83,7 @@ public readonly unsafe struct StoredUtf8String : IEquatable<StoredUtf8String>, I
             // One load of the block's slot: live, its length in bytes and its address.
             if (!_block.TryReadKeyed(out uint blockLength, out nint address))
             {
-                ThrowHelper.ThrowObjectDisposed(TypeName);
+                ThrowStoreGone();
             }
 
             byte* block = (byte*)address;
@@ -241,6 +241,11 @@ public readonly unsafe struct StoredUtf8String : IEquatable<StoredUtf8String>, I
     /// <exception cref="ObjectDisposedException">The store of either was reset or disposed.</exception>
     /// <exception cref="InvalidOperationException">The value is a mix of two values (a racy copy): see the remarks.</exception>
     public static bool operator >=(StoredUtf8String left, StoredUtf8String right) => left.CompareTo(right) >= 0;
+
+    // The value itself is never freed: its store block is, by the store's Reset or Dispose or its arena's.
+    [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
+    private static void ThrowStoreGone() =>
+        ThrowHelper.ThrowObjectDisposed(TypeName, $"This {TypeName}'s bytes were freed: its Utf8StringStore was reset or disposed, or so was the JemArena the store was made in; read strings only while their store holds them.");
 
     [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
     private static void ThrowNotWhole() =>

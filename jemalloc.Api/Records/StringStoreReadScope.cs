@@ -34,7 +34,7 @@ public readonly struct StringStoreReadScope : IDisposable
         // the reader that opened it).
         if (!_token.SpendToken(_store.ScopeTag))
         {
-            Internal.ThrowHelper.ThrowInvalidOperation("This read scope (or a copy of it) was already disposed, or it is a mix of two scopes made by a racy copy.");
+            Internal.ThrowHelper.ThrowInvalidOperation("This StringStoreReadScope (or a copy of it) was already disposed, or it is a mix of two scopes made by a racy copy.");
         }
 
         _store.ExitRead();

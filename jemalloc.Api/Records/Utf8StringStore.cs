@@ -380,7 +380,7 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
             int state = Volatile.Read(ref _state);
             if ((state & Disposed) != 0)
             {
-                ThrowHelper.ThrowObjectDisposed(TypeName);
+                ThrowHelper.ThrowDisposed(TypeName);
             }
 
             if (_blocks.WentWithArena)
@@ -440,7 +440,7 @@ public sealed unsafe class Utf8StringStore : IDisposable, IWriterGuarded
     {
         if (IsDisposed)
         {
-            ThrowHelper.ThrowObjectDisposed(TypeName);
+            ThrowHelper.ThrowDisposed(TypeName);
         }
 
         if (_blocks.WentWithArena)

@@ -90,23 +90,23 @@ public sealed unsafe class FixedBufferTests : LeakCheckedTest
         FixedBuffer<double> other = buffer;
         other.Free();
 
-        Assert.Throws<ObjectDisposedException>(() => buffer[0]);
-        Assert.Throws<ObjectDisposedException>(() => buffer[0] = 1);
-        Assert.Throws<ObjectDisposedException>(() => buffer.Length);
-        Assert.Throws<ObjectDisposedException>(() => buffer.Lease().Dispose());
-        Assert.Throws<ObjectDisposedException>(() => buffer.CopyFrom([1.0]));
-        Assert.Throws<ObjectDisposedException>(() => buffer.Fill(1));
-        Assert.Throws<ObjectDisposedException>(() => buffer.CopyTo(new double[8]));
-        Assert.Throws<ObjectDisposedException>(() => buffer.ToArray());
-        Assert.Throws<ObjectDisposedException>(() => buffer.SequenceEqual(new double[8]));
-        Assert.Throws<ObjectDisposedException>(() => buffer.Pointer);
-        Assert.Throws<ObjectDisposedException>(buffer.Acquire);
-        Assert.Throws<ObjectDisposedException>(buffer.Release);
-        Assert.Throws<ObjectDisposedException>(buffer.ThrowIfInvalid);
-        Assert.Throws<ObjectDisposedException>(() => buffer.GetEnumerator().MoveNext());
+        DisposedMessages.AssertFreed("FixedBuffer", () => buffer[0]);
+        DisposedMessages.AssertFreed("FixedBuffer", () => buffer[0] = 1);
+        DisposedMessages.AssertFreed("FixedBuffer", () => buffer.Length);
+        DisposedMessages.AssertFreed("FixedBuffer", () => buffer.Lease().Dispose());
+        DisposedMessages.AssertFreed("FixedBuffer", () => buffer.CopyFrom([1.0]));
+        DisposedMessages.AssertFreed("FixedBuffer", () => buffer.Fill(1));
+        DisposedMessages.AssertFreed("FixedBuffer", () => buffer.CopyTo(new double[8]));
+        DisposedMessages.AssertFreed("FixedBuffer", () => buffer.ToArray());
+        DisposedMessages.AssertFreed("FixedBuffer", () => buffer.SequenceEqual(new double[8]));
+        DisposedMessages.AssertFreed("FixedBuffer", () => buffer.Pointer);
+        DisposedMessages.AssertFreed("FixedBuffer", buffer.Acquire);
+        DisposedMessages.AssertFreed("FixedBuffer", buffer.Release);
+        DisposedMessages.AssertFreed("FixedBuffer", buffer.ThrowIfInvalid);
+        DisposedMessages.AssertFreed("FixedBuffer", () => buffer.GetEnumerator().MoveNext());
         // The length lives in the ledger slot, which a free gives away: any index on a freed buffer is a use after free.
-        Assert.Throws<ObjectDisposedException>(() => buffer[100]);
-        Assert.Throws<ObjectDisposedException>(() => buffer[-1]);
+        DisposedMessages.AssertFreed("FixedBuffer", () => buffer[100]);
+        DisposedMessages.AssertFreed("FixedBuffer", () => buffer[-1]);
         Assert.Equal(-1, buffer.AcquireCount);
     }
 
@@ -116,8 +116,8 @@ public sealed unsafe class FixedBufferTests : LeakCheckedTest
         var buffer = new FixedBuffer<byte>(10);
         FixedBuffer<byte> copy = buffer;
         buffer.Free();
-        Assert.Throws<ObjectDisposedException>(buffer.Free);
-        Assert.Throws<ObjectDisposedException>(copy.Free);
+        DisposedMessages.AssertFreed("FixedBuffer", buffer.Free);
+        DisposedMessages.AssertFreed("FixedBuffer", copy.Free);
     }
 
     [Fact]

@@ -201,24 +201,24 @@ public sealed unsafe class FixedUtf8StringTests : LeakCheckedTest
         copy.Free();
 
         Assert.False(s.IsValid);
-        Assert.Throws<ObjectDisposedException>(() => s.ToString());
-        Assert.Throws<ObjectDisposedException>(() => s.ToArray());
-        Assert.Throws<ObjectDisposedException>(() => s.Lease().Dispose());
-        Assert.Throws<ObjectDisposedException>(() => s.Pointer);
-        Assert.Throws<ObjectDisposedException>(() => s.GetHashCode());
-        Assert.Throws<ObjectDisposedException>(() => s == other);
-        Assert.Throws<ObjectDisposedException>(() => s == "shared");
-        Assert.Throws<ObjectDisposedException>(() => s.CompareTo(other));
-        Assert.Throws<ObjectDisposedException>(() => s.IndexOf("h"));
-        Assert.Throws<ObjectDisposedException>(() => s.IndexOf('h'));
-        Assert.Throws<ObjectDisposedException>(() => s.LastIndexOf(other));
-        Assert.Throws<ObjectDisposedException>(() => s.StartsWith("s"));
-        Assert.Throws<ObjectDisposedException>(() => s.EndsWith(other));
-        Assert.Throws<ObjectDisposedException>(() => s.Substring(1));
-        Assert.Throws<ObjectDisposedException>(s.Acquire);
-        Assert.Throws<ObjectDisposedException>(s.Release);
-        Assert.Throws<ObjectDisposedException>(s.Free);
-        Assert.Throws<ObjectDisposedException>(() => other.IndexOf(s));
+        DisposedMessages.AssertFreed("FixedUtf8String", () => s.ToString());
+        DisposedMessages.AssertFreed("FixedUtf8String", () => s.ToArray());
+        DisposedMessages.AssertFreed("FixedUtf8String", () => s.Lease().Dispose());
+        DisposedMessages.AssertFreed("FixedUtf8String", () => s.Pointer);
+        DisposedMessages.AssertFreed("FixedUtf8String", () => s.GetHashCode());
+        DisposedMessages.AssertFreed("FixedUtf8String", () => s == other);
+        DisposedMessages.AssertFreed("FixedUtf8String", () => s == "shared");
+        DisposedMessages.AssertFreed("FixedUtf8String", () => s.CompareTo(other));
+        DisposedMessages.AssertFreed("FixedUtf8String", () => s.IndexOf("h"));
+        DisposedMessages.AssertFreed("FixedUtf8String", () => s.IndexOf('h'));
+        DisposedMessages.AssertFreed("FixedUtf8String", () => s.LastIndexOf(other));
+        DisposedMessages.AssertFreed("FixedUtf8String", () => s.StartsWith("s"));
+        DisposedMessages.AssertFreed("FixedUtf8String", () => s.EndsWith(other));
+        DisposedMessages.AssertFreed("FixedUtf8String", () => s.Substring(1));
+        DisposedMessages.AssertFreed("FixedUtf8String", s.Acquire);
+        DisposedMessages.AssertFreed("FixedUtf8String", s.Release);
+        DisposedMessages.AssertFreed("FixedUtf8String", s.Free);
+        DisposedMessages.AssertFreed("FixedUtf8String", () => other.IndexOf(s));
         Assert.True(s == copy);
         other.Free();
     }
@@ -249,5 +249,44 @@ public sealed unsafe class FixedUtf8StringTests : LeakCheckedTest
         Assert.Throws<ObjectDisposedException>(s.Free);
         Assert.Throws<ObjectDisposedException>(() => s.Pointer);
         empty.Free();
+    }
+
+    [Theory]
+    [InlineData("shared")]
+    [InlineData("")]
+    public void A_lease_used_after_its_Dispose_says_it_ended_and_the_string_stays_live(string text)
+    {
+        var s = new FixedUtf8String(text);
+        ReadOnlyMemoryLease<byte> lease = s.Lease();
+        ReadOnlyMemoryLease<byte> copy = lease;
+        copy.Dispose();
+        Assert.False(lease.IsOpen);
+
+        ObjectDisposedException? spanError = null;
+        try
+        {
+            _ = lease.Span.Length;
+        }
+        catch (ObjectDisposedException e)
+        {
+            spanError = e;
+        }
+
+        ObjectDisposedException? pointerError = null;
+        try
+        {
+            _ = lease.Pointer;
+        }
+        catch (ObjectDisposedException e)
+        {
+            pointerError = e;
+        }
+
+        // The message names the lease the caller holds, not the MemoryLease inside it.
+        DisposedMessages.SaysEnded(spanError, "ReadOnlyMemoryLease", "This ReadOnlyMemoryLease<Byte>");
+        DisposedMessages.SaysEnded(pointerError, "ReadOnlyMemoryLease", "This ReadOnlyMemoryLease<Byte>");
+        Assert.True(s.IsValid);
+        Assert.Equal(text, s.ToString());
+        s.Free();
     }
 }

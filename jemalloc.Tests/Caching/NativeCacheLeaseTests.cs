@@ -68,7 +68,8 @@ public sealed class NativeCacheLeaseTests : LeakCheckedTest
         // The pin was dropped once: the cache can be disposed.
     }
 
-    // Each member of an ended lease throws ObjectDisposedException (a ref struct cannot go into a lambda).
+    // Each member of an ended lease throws ObjectDisposedException saying the lease ended, not that
+    // anything was freed (a ref struct cannot go into a lambda).
     private static void AssertEnded(NativeCacheLease lease)
     {
         int thrown = 0;
@@ -76,8 +77,9 @@ public sealed class NativeCacheLeaseTests : LeakCheckedTest
         {
             _ = lease.Length;
         }
-        catch (ObjectDisposedException)
+        catch (ObjectDisposedException e)
         {
+            SaysLeaseEnded(e);
             thrown++;
         }
 
@@ -85,8 +87,9 @@ public sealed class NativeCacheLeaseTests : LeakCheckedTest
         {
             _ = lease.Span;
         }
-        catch (ObjectDisposedException)
+        catch (ObjectDisposedException e)
         {
+            SaysLeaseEnded(e);
             thrown++;
         }
 
@@ -94,12 +97,19 @@ public sealed class NativeCacheLeaseTests : LeakCheckedTest
         {
             _ = lease.Read<byte>();
         }
-        catch (ObjectDisposedException)
+        catch (ObjectDisposedException e)
         {
+            SaysLeaseEnded(e);
             thrown++;
         }
 
         Assert.Equal(3, thrown);
+    }
+
+    private static void SaysLeaseEnded(ObjectDisposedException e)
+    {
+        DisposedMessages.SaysEnded(e, "NativeCacheLease", "This NativeCacheLease");
+        Assert.Contains("look the key up again for a new lease", e.Message, StringComparison.Ordinal);
     }
 
     [Fact]
@@ -119,15 +129,15 @@ public sealed class NativeCacheLeaseTests : LeakCheckedTest
         second.Dispose();
         cache.Dispose();
         cache.Dispose();
-        Assert.Throws<ObjectDisposedException>(() => cache.Set("a"u8, [1]));
-        Assert.Throws<ObjectDisposedException>(() => cache.TryGet("a"u8, out _));
-        Assert.Throws<ObjectDisposedException>(() => cache.Remove("a"u8));
-        Assert.Throws<ObjectDisposedException>(() => cache.ContainsKey("a"u8));
-        Assert.Throws<ObjectDisposedException>(() => cache.TryCopyTo("a"u8, new byte[1], out _));
-        Assert.Throws<ObjectDisposedException>(cache.Clear);
-        Assert.Throws<ObjectDisposedException>(cache.RemoveExpired);
-        Assert.Throws<ObjectDisposedException>(() => cache.GetStatistics());
-        Assert.Throws<ObjectDisposedException>(() => cache.GetOrAdd("a"u8, 0, static (_, _, w) => w.Write<byte>([1])));
+        DisposedMessages.AssertDisposed("NativeCache", () => cache.Set("a"u8, [1]));
+        DisposedMessages.AssertDisposed("NativeCache", () => cache.TryGet("a"u8, out _));
+        DisposedMessages.AssertDisposed("NativeCache", () => cache.Remove("a"u8));
+        DisposedMessages.AssertDisposed("NativeCache", () => cache.ContainsKey("a"u8));
+        DisposedMessages.AssertDisposed("NativeCache", () => cache.TryCopyTo("a"u8, new byte[1], out _));
+        DisposedMessages.AssertDisposed("NativeCache", cache.Clear);
+        DisposedMessages.AssertDisposed("NativeCache", cache.RemoveExpired);
+        DisposedMessages.AssertDisposed("NativeCache", () => cache.GetStatistics());
+        DisposedMessages.AssertDisposed("NativeCache", () => cache.GetOrAdd("a"u8, 0, static (_, _, w) => w.Write<byte>([1])));
     }
 
     [Fact]

@@ -261,7 +261,7 @@ public sealed class NativeDictionaryColumnTests : LeakCheckedTest
         Assert.Equal(0, column.Indices.Handle.LeaseCount);
         Assert.Equal(0, column.Dictionary.Data.Handle.LeaseCount);
         Assert.Equal(0, column.Dictionary.Offsets.Handle.LeaseCount);
-        Exception? afterDispose = null;
+        ObjectDisposedException? afterDispose = null;
         try
         {
             _ = values[0].Length;
@@ -271,7 +271,7 @@ public sealed class NativeDictionaryColumnTests : LeakCheckedTest
             afterDispose = e;
         }
 
-        Assert.NotNull(afterDispose);
+        SaysScopeEnded(afterDispose);
         afterDispose = null;
         try
         {
@@ -282,7 +282,26 @@ public sealed class NativeDictionaryColumnTests : LeakCheckedTest
             afterDispose = e;
         }
 
-        Assert.NotNull(afterDispose);
+        SaysScopeEnded(afterDispose);
+        afterDispose = null;
+        try
+        {
+            _ = copy.GetDictionaryValue(0).Length;
+        }
+        catch (ObjectDisposedException e)
+        {
+            afterDispose = e;
+        }
+
+        SaysScopeEnded(afterDispose);
+        // The scope ended; the column was not freed.
+        Assert.Equal("alpha", column.GetString(0));
+    }
+
+    private static void SaysScopeEnded(ObjectDisposedException? e)
+    {
+        DisposedMessages.SaysEnded(e, "NativeDictionaryColumnReadScope", "This NativeDictionaryColumnReadScope");
+        Assert.Contains("open a new one with NativeDictionaryColumn.OpenRead()", e!.Message, StringComparison.Ordinal);
     }
 
     private static int DictionaryValue(NativeDictionaryColumn column, int index)
@@ -467,8 +486,8 @@ public sealed class NativeDictionaryColumnTests : LeakCheckedTest
         builder.Append("left over");
         builder.Dispose();
         builder.Dispose();
-        Assert.Throws<ObjectDisposedException>(() => builder.Append("x"));
-        Assert.Throws<ObjectDisposedException>(() => builder.AppendNull());
-        Assert.Throws<ObjectDisposedException>(() => builder.Build());
+        DisposedMessages.AssertDisposed("NativeDictionaryColumnBuilder", () => builder.Append("x"));
+        DisposedMessages.AssertDisposed("NativeDictionaryColumnBuilder", () => builder.AppendNull());
+        DisposedMessages.AssertDisposed("NativeDictionaryColumnBuilder", () => builder.Build());
     }
 }

@@ -101,7 +101,7 @@ public sealed class NativeStringColumnTests : LeakCheckedTest
         copy.Dispose(); // a copy's dispose closes nothing twice
         Assert.Equal(0, column.Offsets.Handle.LeaseCount);
         Assert.Equal(0, column.Data.Handle.LeaseCount);
-        Exception? afterDispose = null;
+        ObjectDisposedException? afterDispose = null;
         try
         {
             _ = values[0].Length;
@@ -111,7 +111,7 @@ public sealed class NativeStringColumnTests : LeakCheckedTest
             afterDispose = e;
         }
 
-        Assert.NotNull(afterDispose);
+        SaysScopeEnded(afterDispose);
         afterDispose = null;
         try
         {
@@ -122,7 +122,15 @@ public sealed class NativeStringColumnTests : LeakCheckedTest
             afterDispose = e;
         }
 
-        Assert.NotNull(afterDispose);
+        SaysScopeEnded(afterDispose);
+        // The scope ended; the column was not freed.
+        Assert.Equal("alpha", column.GetString(0));
+    }
+
+    private static void SaysScopeEnded(ObjectDisposedException? e)
+    {
+        DisposedMessages.SaysEnded(e, "NativeStringColumnReadScope", "This NativeStringColumnReadScope");
+        Assert.Contains("open a new one with NativeStringColumn.OpenRead()", e!.Message, StringComparison.Ordinal);
     }
 
     private static int ReadRow(NativeStringColumn column, long row)
@@ -267,8 +275,8 @@ public sealed class NativeStringColumnTests : LeakCheckedTest
         builder.Append("left over");
         builder.Dispose();
         builder.Dispose();
-        Assert.Throws<ObjectDisposedException>(() => builder.Append("x"));
-        Assert.Throws<ObjectDisposedException>(() => builder.Build());
+        DisposedMessages.AssertDisposed("NativeStringColumnBuilder", () => builder.Append("x"));
+        DisposedMessages.AssertDisposed("NativeStringColumnBuilder", () => builder.Build());
     }
 
     [Fact]

@@ -77,14 +77,23 @@ public sealed class NativeBufferWriterArenaTests : LeakCheckedTest
 
         arena.Reset();
         Assert.Equal(0, arena.UsedBytes);
-        Assert.Throws<ObjectDisposedException>(() => writer.GetSpan());
-        Assert.Throws<ObjectDisposedException>(() => writer.WrittenCount);
-        Assert.Throws<ObjectDisposedException>(() => writer.WrittenSequence);
-        Assert.Throws<ObjectDisposedException>(() => stream.Length);
-        Assert.Throws<ObjectDisposedException>(() => stream.Read(new byte[3]));
+        SaysWentWithArena(Assert.Throws<ObjectDisposedException>(() => writer.GetSpan()));
+        SaysWentWithArena(Assert.Throws<ObjectDisposedException>(() => writer.WrittenCount));
+        SaysWentWithArena(Assert.Throws<ObjectDisposedException>(() => writer.WrittenSequence));
+        SaysWentWithArena(Assert.Throws<ObjectDisposedException>(() => stream.Length));
+        SaysWentWithArena(Assert.Throws<ObjectDisposedException>(() => stream.Read(new byte[3])));
         Assert.False(stream.CanRead);
         writer.Dispose();
         writer.Dispose();
+        // Now it was disposed, and says that instead.
+        DisposedMessages.AssertDisposed("NativeBufferWriter", () => writer.GetSpan());
+    }
+
+    // The writer was not disposed: the reset freed its block under it.
+    private static void SaysWentWithArena(ObjectDisposedException e)
+    {
+        Assert.Equal("NativeBufferWriter", e.ObjectName);
+        Assert.StartsWith("This NativeBufferWriter was made in a JemArena that was reset or disposed since, which freed its memory", e.Message, StringComparison.Ordinal);
     }
 
     [Fact]

@@ -145,16 +145,16 @@ public sealed class NativeBufferWriterTests : LeakCheckedTest
         writer.Advance(1);
         writer.Dispose();
         writer.Dispose();
-        Assert.Throws<ObjectDisposedException>(() => writer.GetSpan());
-        Assert.Throws<ObjectDisposedException>(() => writer.GetMemory());
-        Assert.Throws<ObjectDisposedException>(() => writer.Advance(0));
-        Assert.Throws<ObjectDisposedException>(() => writer.WrittenCount);
-        Assert.Throws<ObjectDisposedException>(() => writer.WrittenSpan.Length);
-        Assert.Throws<ObjectDisposedException>(() => writer.GetWrittenSpan(0, 0).Length);
-        Assert.Throws<ObjectDisposedException>(() => writer.Capacity);
-        Assert.Throws<ObjectDisposedException>(() => writer.FreeCapacity);
-        Assert.Throws<ObjectDisposedException>(writer.Clear);
-        Assert.Throws<ObjectDisposedException>(writer.ResetWrittenCount);
+        DisposedMessages.AssertDisposed("NativeBufferWriter", () => writer.GetSpan());
+        DisposedMessages.AssertDisposed("NativeBufferWriter", () => writer.GetMemory());
+        DisposedMessages.AssertDisposed("NativeBufferWriter", () => writer.Advance(0));
+        DisposedMessages.AssertDisposed("NativeBufferWriter", () => writer.WrittenCount);
+        DisposedMessages.AssertDisposed("NativeBufferWriter", () => writer.WrittenSpan.Length);
+        DisposedMessages.AssertDisposed("NativeBufferWriter", () => writer.GetWrittenSpan(0, 0).Length);
+        DisposedMessages.AssertDisposed("NativeBufferWriter", () => writer.Capacity);
+        DisposedMessages.AssertDisposed("NativeBufferWriter", () => writer.FreeCapacity);
+        DisposedMessages.AssertDisposed("NativeBufferWriter", writer.Clear);
+        DisposedMessages.AssertDisposed("NativeBufferWriter", writer.ResetWrittenCount);
     }
 
     [Fact]

@@ -277,6 +277,8 @@ public sealed class NativeMemoryStreamTests : LeakCheckedTest
         stream.Write(Digits);
         writer.Dispose();
         AssertDead(stream);
+        // The stream names what was disposed under it: the writer.
+        DisposedMessages.AssertDisposed("NativeBufferWriter", () => stream.Length);
     }
 
     [Fact]

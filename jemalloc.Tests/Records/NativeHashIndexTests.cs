@@ -268,13 +268,13 @@ public sealed class NativeHashIndexTests : LeakCheckedTest
         index.Dispose();
         Assert.Equal(before, AllocationLedger.LiveCount);
         Assert.True(index.IsDisposed);
-        Assert.Throws<ObjectDisposedException>(() => index.TryGetValue(1, out _));
-        Assert.Throws<ObjectDisposedException>(() => index[1]);
-        Assert.Throws<ObjectDisposedException>(() => index.Add(2, 2));
-        Assert.Throws<ObjectDisposedException>(() => index.Remove(1));
-        Assert.Throws<ObjectDisposedException>(index.Clear);
-        Assert.Throws<ObjectDisposedException>(() => index.Capacity);
-        Assert.Throws<ObjectDisposedException>(() => index.Count);
+        DisposedMessages.AssertDisposed("NativeHashIndex", () => index.TryGetValue(1, out _));
+        DisposedMessages.AssertDisposed("NativeHashIndex", () => index[1]);
+        DisposedMessages.AssertDisposed("NativeHashIndex", () => index.Add(2, 2));
+        DisposedMessages.AssertDisposed("NativeHashIndex", () => index.Remove(1));
+        DisposedMessages.AssertDisposed("NativeHashIndex", index.Clear);
+        DisposedMessages.AssertDisposed("NativeHashIndex", () => index.Capacity);
+        DisposedMessages.AssertDisposed("NativeHashIndex", () => index.Count);
     }
 
     [Fact]

@@ -161,6 +161,9 @@ public sealed class RecordArenaResetTests : LeakCheckedTest
         arena.Reset();
         ObjectDisposedException e = Assert.Throws<ObjectDisposedException>(index.Clear);
         Assert.Equal("NativeHashIndex", e.ObjectName);
+        // The index was not disposed: the reset freed its table, and the message says that.
+        Assert.StartsWith("This NativeHashIndex has been freed", e.Message, StringComparison.Ordinal);
+        Assert.Contains("arena reset", e.Message, StringComparison.Ordinal);
     }
 
     [Theory]

@@ -43,6 +43,8 @@ public class SingleWriterGuardTests
         var guard = default(SingleWriterGuard);
         ObjectDisposedException e = Assert.Throws<ObjectDisposedException>(() => EnterCopy(ref guard, owner));
         Assert.Contains("Thing", e.ObjectName, StringComparison.Ordinal);
+        Assert.StartsWith("This Thing has been disposed.", e.Message, StringComparison.Ordinal);
+        Assert.DoesNotContain("freed", e.Message, StringComparison.Ordinal);
         Assert.False(guard.IsHeld);
     }
 

@@ -76,9 +76,9 @@ public sealed class Utf8StringStoreTests : LeakCheckedTest
         Assert.Equal(1, store.Count);
         Assert.Equal(5, store.UsedBytes);
         store.Dispose();
-        Assert.Throws<ObjectDisposedException>(() => store.Count);
-        Assert.Throws<ObjectDisposedException>(() => store.UsedBytes);
-        Assert.Throws<ObjectDisposedException>(() => store.Add("again"));
+        DisposedMessages.AssertDisposed("Utf8StringStore", () => store.Count);
+        DisposedMessages.AssertDisposed("Utf8StringStore", () => store.UsedBytes);
+        DisposedMessages.AssertDisposed("Utf8StringStore", () => store.Add("again"));
     }
 
     [Fact]
@@ -93,7 +93,7 @@ public sealed class Utf8StringStoreTests : LeakCheckedTest
         Assert.Equal(0, store.Count);
         Assert.Equal(0, store.BlockCount);
         Assert.False(copy.IsValid);
-        Assert.Throws<ObjectDisposedException>(() => copy.ToString());
+        SaysStoreGone(Assert.Throws<ObjectDisposedException>(() => copy.ToString()));
         Assert.Throws<ObjectDisposedException>(() => copy.Length);
         Assert.Throws<ObjectDisposedException>(() => copy.StartsWith("value"u8));
         Assert.Throws<ObjectDisposedException>(() => copy.Equals("value 1500"));
@@ -119,12 +119,20 @@ public sealed class Utf8StringStoreTests : LeakCheckedTest
         store.Dispose();
         Assert.True(store.IsDisposed);
         Assert.Equal(before, AllocationLedger.LiveCount);
-        Assert.Throws<ObjectDisposedException>(() => value.ToString());
-        Assert.Throws<ObjectDisposedException>(() => store.Add("x"));
-        Assert.Throws<ObjectDisposedException>(() => store.Add("x"u8));
-        Assert.Throws<ObjectDisposedException>(() => store.Reset());
-        Assert.Throws<ObjectDisposedException>(() => store.EnterRead());
-        Assert.Throws<ObjectDisposedException>(() => store.Replace(value, "y"));
+        SaysStoreGone(Assert.Throws<ObjectDisposedException>(() => value.ToString()));
+        DisposedMessages.AssertDisposed("Utf8StringStore", () => store.Add("x"));
+        DisposedMessages.AssertDisposed("Utf8StringStore", () => store.Add("x"u8));
+        DisposedMessages.AssertDisposed("Utf8StringStore", () => store.Reset());
+        DisposedMessages.AssertDisposed("Utf8StringStore", () => store.EnterRead());
+        DisposedMessages.AssertDisposed("Utf8StringStore", () => store.Replace(value, "y"));
+    }
+
+    // A value whose store was reset or disposed: its bytes were freed with the store's block, and the
+    // message says so (the value itself was never disposed).
+    private static void SaysStoreGone(ObjectDisposedException e)
+    {
+        Assert.Equal("StoredUtf8String", e.ObjectName);
+        Assert.StartsWith("This StoredUtf8String's bytes were freed: its Utf8StringStore was reset or disposed", e.Message, StringComparison.Ordinal);
     }
 
     [Fact]
@@ -285,7 +293,9 @@ public sealed class Utf8StringStoreTests : LeakCheckedTest
         StringStoreReadScope mine = store.EnterRead();
         StringStoreReadScope copy = mine;
         mine.Dispose();
-        Assert.Throws<InvalidOperationException>(copy.Dispose);
+        InvalidOperationException again = Assert.Throws<InvalidOperationException>(copy.Dispose);
+        Assert.StartsWith("This StringStoreReadScope (or a copy of it) was already disposed", again.Message, StringComparison.Ordinal);
+        Assert.DoesNotContain("freed", again.Message, StringComparison.Ordinal);
         Assert.Throws<InvalidOperationException>(copy.Dispose);
         InvalidOperationException reset = Assert.Throws<InvalidOperationException>(store.Reset);
         Assert.Contains("1 read scope", reset.Message, StringComparison.Ordinal);
