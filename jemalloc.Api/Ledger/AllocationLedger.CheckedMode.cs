@@ -23,8 +23,9 @@ public static partial class AllocationLedger
     /// racing the reset reads 0xDB or throws, and the arena's next allocations cannot get the memory
     /// while it is held. Only while a raw allocation made with checked mode off may be live does a
     /// reset poison the structures and reset the arena (whose next allocations may then reuse them).
-    /// <see cref="JemArena.Dispose"/> poisons the arena's structures, frees the arena's quarantined
-    /// blocks and destroys it.
+    /// <see cref="JemArena.Dispose"/> frees the arena's structures and raw allocations through the
+    /// quarantine as a reset does, and gives jemalloc's arena up only once the quarantine has let all
+    /// of its blocks go (see <see cref="FlushQuarantine"/>).
     /// </para>
     /// <para>A block larger than <see cref="QuarantineBytes"/> is freed at once without poisoning.</para>
     /// </remarks>
