@@ -225,16 +225,42 @@ internal sealed unsafe partial class CacheShard
             log = InGhost(hash, tag) ? MainLog : SmallLog;
         }
 
-        byte* entry = Append(size, log, out segment);
+        // The old entry is kept while room is made for its replacement: moved rather than evicted, or
+        // set aside and put back if the write fails, so a failed write leaves the old value.
+        _replacing = found ? old : null;
+        _replacingMoved = false;
+        byte* entry;
+        try
+        {
+            entry = Append(size, log, out segment);
+        }
+        catch
+        {
+            RestoreDisplaced();
+            throw;
+        }
+        finally
+        {
+            _replacing = null;
+        }
+
         if (entry == null)
         {
+            RestoreDisplaced();
             return null;
         }
 
+        bool displaced = _displaced is not null;
+        _displaced = null;
         if (Version != version)
         {
             // Making room moved or evicted entries, perhaps the old one.
             found = Find(key, hash, tag, out slot, out old);
+        }
+
+        if (displaced)
+        {
+            _counters.Replaced++;
         }
 
         WriteEntry(entry, segment, key, sequenceValue, spanValue, fromSequence, valueLength, hash, tag, expiry, hits, slack: 0);
@@ -258,6 +284,85 @@ internal sealed unsafe partial class CacheShard
         _entryBytes += size;
         _counters.Writes++;
         return entry;
+    }
+
+    // The entry a write replaces while it makes room (null when it replaces none): moved forward by
+    // reclaims like one with hits, and displaced only when it cannot move.
+    private byte* _replacing;
+    private bool _replacingMoved;
+
+    // The entry a write replaces, taken out while making room because it could not move: its bytes and
+    // the log it goes back to if the write fails.
+    private byte[]? _displaced;
+    private int _displacedLog;
+
+    // Takes the replaced entry out of the shard, keeping a copy of its bytes for RestoreDisplaced.
+    private void Displace(int slot, byte* entry, int destination)
+    {
+        long size = CacheEntry.CompactSize(entry);
+        _displaced = new byte[size];
+        _displacedLog = destination;
+        fixed (byte* copy = _displaced)
+        {
+            Buffer.MemoryCopy(entry, copy, size, size);
+        }
+
+        _replacing = null;
+        Drop(slot, entry);
+    }
+
+    // A write that failed puts back the old entry it displaced while making room. Its bytes were given
+    // back to the budget when it left, so the room is normally there; if not (its segment was pinned by
+    // a lease, and nothing else could give room), the old value is lost with the write.
+    private void RestoreDisplaced()
+    {
+        byte[]? displaced = _displaced;
+        _displaced = null;
+        if (displaced is null)
+        {
+            return;
+        }
+
+        long size = displaced.Length;
+        long roomNeeded = RoomNeeded;
+        byte* entry;
+        CacheSegment segment;
+        try
+        {
+            entry = Append(size, _displacedLog, out segment);
+        }
+        catch (InvalidOperationException)
+        {
+            // The write's own failure is the one reported.
+            entry = null;
+            segment = null!;
+        }
+
+        // The room the write needed, not the room the old entry did.
+        RoomNeeded = roomNeeded;
+        if (entry == null)
+        {
+            _counters.Evicted++;
+            return;
+        }
+
+        fixed (byte* copy = displaced)
+        {
+            Buffer.MemoryCopy(copy, entry, size, size);
+        }
+
+        CacheEntry.ClearSlack(entry);
+        if (CacheEntry.Expires(entry))
+        {
+            segment.MaxDeadline = Math.Max(segment.MaxDeadline, CacheEntry.Deadline(entry));
+        }
+
+        uint hash = CacheEntry.Hash(entry);
+        Insert(Pack(CacheEntry.Tag(entry), segment.Id, (int)(entry - segment.Pointer)), hash);
+        _count++;
+        _keyValueBytes += CacheEntry.KeyLength(entry) + (long)CacheEntry.ValueLength(entry);
+        _entryBytes += size;
+        Version++;
     }
 
     // The one place an entry's bytes are written, by an append and by a replacement in place alike:
