@@ -30,6 +30,14 @@ public sealed unsafe partial class NativeCache : IDisposable
     /// <summary>The longest key, in bytes.</summary>
     public const int MaxKeyLength = 1 << 16;
 
+    /// <summary>
+    /// The most bytes one entry can take, whatever the budget: a 16-byte header, the expiry fields (8 to
+    /// 24 bytes, when it expires), the key and the value, rounded up to a multiple of 8. A write of a
+    /// bigger entry throws <see cref="ArgumentException"/>; so does one the budget has no room for.
+    /// </summary>
+    // A big entry's segment is one block whose length, with a standard segment's, stays an int.
+    public const int MaxEntryLength = (int.MaxValue - MaxSegmentBytes) & ~7;
+
     /// <summary>Creates a cache.</summary>
     /// <exception cref="ArgumentNullException"><paramref name="options"/> or its time provider is null.</exception>
     /// <exception cref="ArgumentOutOfRangeException">The budget, shard count or scan interval is out of range.</exception>
