@@ -214,7 +214,8 @@ internal sealed unsafe partial class CacheShard
                     if (replacing)
                     {
                         _replacing = EntryOf(_slots[slot], out _);
-                        _replacingMoved = !compacting && !sweeping;
+                        // A compaction's move is no reclaim of it, and does not count.
+                        _replacingMoved |= !compacting && !sweeping;
                     }
 
                     continue;
