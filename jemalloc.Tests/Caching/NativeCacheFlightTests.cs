@@ -160,7 +160,7 @@ public sealed class NativeCacheFlightTests : LeakCheckedTest
     }
 
     [Fact]
-    public async Task A_reader_that_throws_on_the_value_found_after_the_miss_fails_only_its_own_call()
+    public async Task A_reader_that_throws_on_the_value_found_after_the_miss_leaves_no_flight_behind()
     {
         using var cache = new NativeCache(8 << 20);
         byte[] key = CacheTestData.Key(9);
