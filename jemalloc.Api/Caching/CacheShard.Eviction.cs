@@ -187,6 +187,12 @@ internal sealed unsafe partial class CacheShard
 
                 if (CacheEntry.Deadline(entry) <= now)
                 {
+                    if (entry == _replacing)
+                    {
+                        // Expired: no old value left to keep.
+                        _replacing = null;
+                    }
+
                     Drop(slot, entry);
                     _counters.Expired++;
                     anyLeft = true;
@@ -195,15 +201,33 @@ internal sealed unsafe partial class CacheShard
             }
 
             int hits = CacheEntry.Hits(entry);
-            bool keep = sweeping || compacting || (!force && hits >= HitsNeeded(size));
+            // Moved once at most: moving it on each reclaim could go round forever.
+            bool replacing = entry == _replacing;
+            bool keepReplaced = replacing && !_replacingMoved;
+            bool keep = keepReplaced || sweeping || compacting || (!force && hits >= HitsNeeded(size));
             if (keep)
             {
                 int destination = compacting || log != SmallLog ? log : MainLog;
-                int newHits = sweeping || compacting ? hits : log == SmallLog ? 0 : hits - 1;
+                int newHits = keepReplaced || sweeping || compacting ? hits : log == SmallLog ? 0 : hits - 1;
                 if (CopyForward(entry, size, slot, destination, newHits))
                 {
+                    if (replacing)
+                    {
+                        _replacing = EntryOf(_slots[slot], out _);
+                        // A compaction's move is no reclaim of it, and does not count.
+                        _replacingMoved |= !compacting && !sweeping;
+                    }
+
                     continue;
                 }
+            }
+
+            if (replacing)
+            {
+                // It could not move (again): it leaves, but comes back if the write it makes room for fails.
+                Displace(slot, entry, destination: log == SmallLog ? MainLog : log);
+                anyLeft = true;
+                continue;
             }
 
             if (log == SmallLog)

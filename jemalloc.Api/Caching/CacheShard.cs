@@ -225,16 +225,42 @@ internal sealed unsafe partial class CacheShard
             log = InGhost(hash, tag) ? MainLog : SmallLog;
         }
 
-        byte* entry = Append(size, log, out segment);
+        // The old entry is kept while room is made for its replacement: moved rather than evicted, or
+        // set aside and put back if the write fails, so a failed write leaves the old value.
+        _replacing = found ? old : null;
+        _replacingMoved = false;
+        byte* entry;
+        try
+        {
+            entry = Append(size, log, out segment);
+        }
+        catch
+        {
+            RestoreDisplaced();
+            throw;
+        }
+        finally
+        {
+            _replacing = null;
+        }
+
         if (entry == null)
         {
+            RestoreDisplaced();
             return null;
         }
 
+        bool displaced = _displaced is not null;
+        _displaced = null;
         if (Version != version)
         {
             // Making room moved or evicted entries, perhaps the old one.
             found = Find(key, hash, tag, out slot, out old);
+        }
+
+        if (displaced)
+        {
+            _counters.Replaced++;
         }
 
         WriteEntry(entry, segment, key, sequenceValue, spanValue, fromSequence, valueLength, hash, tag, expiry, hits, slack: 0);

@@ -525,18 +525,26 @@ public sealed unsafe partial class NativeCache
         }
     }
 
-    // An entry bigger than the budget, less the tables of its shard, can never be written.
+    // An entry bigger than MaxEntryLength, or than the budget less the tables of its shard, can never be written.
     private void CheckFits(int keyLength, long valueLength, int expiryBytes)
     {
         long size = CacheEntry.SizeOf(keyLength, valueLength, expiryBytes);
+        if (size > MaxEntryLength)
+        {
+            ThrowEntryTooLong(size, keyLength, valueLength);
+        }
+
         // The writer's shard keeps its tables; the others give theirs back once emptied.
         long room = _budget.Limit - _tableBytesPerShard;
-        long needed = size <= _segmentBytes ? _segmentBytes : size > int.MaxValue - MaxSegmentBytes ? long.MaxValue : Volatile.Read(ref _generation).UsableSize(size);
+        long needed = size <= _segmentBytes ? _segmentBytes : Volatile.Read(ref _generation).UsableSize(size);
         if (needed > room)
         {
-            ThrowHelper.ThrowArgument("value", $"The entry takes {size:N0} bytes ({(needed == long.MaxValue ? "more than a segment can hold" : $"{needed:N0} as allocated")}); the cache's budget of {_budget.Limit:N0} bytes has room for at most {room:N0} besides its tables.");
+            ThrowHelper.ThrowArgument("value", $"The entry takes {size:N0} bytes ({needed:N0} as allocated); the cache's budget of {_budget.Limit:N0} bytes has room for at most {room:N0} besides its tables.");
         }
     }
+
+    private static void ThrowEntryTooLong(long size, int keyLength, long valueLength) =>
+        ThrowHelper.ThrowArgument("value", $"The entry takes {size:N0} bytes (a {valueLength:N0}-byte value and a {keyLength:N0}-byte key with their header); an entry is at most {MaxEntryLength:N0} bytes (NativeCache.MaxEntryLength), whatever the budget.");
 
     /// <summary>
     /// For a write in <paramref name="requester"/> that found no room there: gives memory back from

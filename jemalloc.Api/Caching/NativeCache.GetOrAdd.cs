@@ -31,7 +31,11 @@ public sealed partial class NativeCache
                 return lease;
             }
 
-            CacheFlight flight = JoinFlight(key, asynchronous: false, out bool first);
+            if (!EnterFlightOrRead(key, asynchronous: false, out CacheFlight? flight, out bool first, out lease))
+            {
+                return lease;
+            }
+
             if (!first)
             {
                 // Rethrows the factory's exception; false: the first caller gave up, and this one tries again.
@@ -91,19 +95,23 @@ public sealed partial class NativeCache
         while (true)
         {
             cancellationToken.ThrowIfCancellationRequested();
-            CacheFlight flight = JoinFlight(key.Span, asynchronous: true, out bool first);
+            if (!EnterFlightOrRead(key.Span, state, reader, out CacheFlight? flight, out bool first, out TResult? stored))
+            {
+                return stored;
+            }
+
             if (!first)
             {
-                bool stored = await flight.Done.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
+                bool produced = await flight.Done.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
                 if (TryRead(key.Span, state, reader, out TResult? waited))
                 {
                     return waited;
                 }
 
-                if (stored && flight.Value is { } produced)
+                if (produced && flight.Value is { } bytes)
                 {
                     // Gone before this caller could read it: the bytes the factory produced, not a second call.
-                    return reader(produced, state);
+                    return reader(bytes, state);
                 }
 
                 continue;
@@ -112,13 +120,6 @@ public sealed partial class NativeCache
             CachePooledWriter writer = new();
             try
             {
-                // Another caller may have stored it between the miss and the flight.
-                if (TryRead(key.Span, state, reader, out TResult? raced))
-                {
-                    EndFlight(flight, stored: false);
-                    return raced;
-                }
-
                 // An async method's AsyncLocal changes end with it: the caller's flow never sees this one.
                 _ownedFlight.Value = flight;
                 await factory(state, writer, cancellationToken).ConfigureAwait(false);
@@ -174,6 +175,44 @@ public sealed partial class NativeCache
         {
             DateTimeOffset now = _time.GetUtcNow();
             _ = CacheExpiry.From(options, now.ToUnixTimeMilliseconds(), now);
+        }
+    }
+
+    /// <summary>Runs between a GetOrAdd's miss and its joining a flight (for tests: a flight can end in that window).</summary>
+    internal Action? BetweenMissAndFlight { get; set; }
+
+    // Joins the key's flight or starts one. A caller that starts one reads again first: a flight that
+    // ended between this caller's miss and now has stored the value, and a new flight would run the
+    // factory a second time. False, with a lease on the value, when it is there.
+    private bool EnterFlightOrRead(scoped ReadOnlySpan<byte> key, bool asynchronous, [NotNullWhen(true)] out CacheFlight? flight, out bool first, out NativeCacheLease lease)
+    {
+        BetweenMissAndFlight?.Invoke();
+        flight = JoinFlight(key, asynchronous, out first);
+        if (first && TryGetCore(key, out lease))
+        {
+            // No value produced: a waiter that joined meanwhile reads the stored one.
+            EndFlight(flight, stored: false);
+            flight = null;
+            return false;
+        }
+
+        lease = default;
+        return true;
+    }
+
+    // EnterFlightOrRead for GetOrAddAsync, which cannot hold a lease across its awaits: the value read instead.
+    private bool EnterFlightOrRead<TState, TResult>(ReadOnlySpan<byte> key, TState state, NativeCacheValueReader<TState, TResult> reader, [NotNullWhen(true)] out CacheFlight? flight, out bool first, [MaybeNullWhen(true)] out TResult result)
+    {
+        if (EnterFlightOrRead(key, asynchronous: true, out flight, out first, out NativeCacheLease lease))
+        {
+            result = default;
+            return true;
+        }
+
+        using (lease)
+        {
+            result = reader(lease.Span, state);
+            return false;
         }
     }
 

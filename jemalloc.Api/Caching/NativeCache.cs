@@ -30,6 +30,14 @@ public sealed unsafe partial class NativeCache : IDisposable
     /// <summary>The longest key, in bytes.</summary>
     public const int MaxKeyLength = 1 << 16;
 
+    /// <summary>
+    /// The most bytes one entry can take, whatever the budget: a 16-byte header, the expiry fields (8 to
+    /// 24 bytes, when it expires), the key and the value, rounded up to a multiple of 8. A write of a
+    /// bigger entry throws <see cref="ArgumentException"/>; so does one the budget has no room for.
+    /// </summary>
+    // A big entry's segment is one block whose length, with a standard segment's, stays an int.
+    public const int MaxEntryLength = (int.MaxValue - MaxSegmentBytes) & ~7;
+
     /// <summary>Creates a cache.</summary>
     /// <exception cref="ArgumentNullException"><paramref name="options"/> or its time provider is null.</exception>
     /// <exception cref="ArgumentOutOfRangeException">The budget, shard count or scan interval is out of range.</exception>
@@ -95,7 +103,8 @@ public sealed unsafe partial class NativeCache : IDisposable
     }
 
     /// <summary>Looks an unmanaged key up and, if found, leases its value.</summary>
-    public bool TryGet<TKey>(TKey key, out NativeCacheLease lease) where TKey : unmanaged => TryGetCore(BytesOf(ref key), out lease);
+    /// <exception cref="ArgumentException"><typeparamref name="TKey"/> is more than <see cref="MaxKeyLength"/> bytes.</exception>
+    public bool TryGet<TKey>(scoped in TKey key, out NativeCacheLease lease) where TKey : unmanaged => TryGetCore(BytesOfReadOnly(in key), out lease);
 
     /// <summary>Copies a key's value into <paramref name="destination"/>.</summary>
     /// <returns>Whether the key was found.</returns>
@@ -145,7 +154,8 @@ public sealed unsafe partial class NativeCache : IDisposable
 
     /// <summary>Reads a value written as one <typeparamref name="TValue"/> under an unmanaged key.</summary>
     /// <exception cref="InvalidOperationException">The value's length is not the size of <typeparamref name="TValue"/>.</exception>
-    public bool TryGetValue<TKey, TValue>(TKey key, out TValue value) where TKey : unmanaged where TValue : unmanaged => TryGetValue(BytesOf(ref key), out value);
+    /// <exception cref="ArgumentException"><typeparamref name="TKey"/> is more than <see cref="MaxKeyLength"/> bytes.</exception>
+    public bool TryGetValue<TKey, TValue>(in TKey key, out TValue value) where TKey : unmanaged where TValue : unmanaged => TryGetValue(BytesOfReadOnly(in key), out value);
 
     /// <summary>Whether the key is in the cache, without counting a read.</summary>
     public bool ContainsKey(ReadOnlySpan<byte> key) => Touch(key, TouchKind.Contains);
@@ -182,13 +192,15 @@ public sealed unsafe partial class NativeCache : IDisposable
     }
 
     /// <summary>Writes an unmanaged key's value.</summary>
-    public void Set<TKey>(TKey key, ReadOnlySpan<byte> value, NativeCacheEntryOptions options = default) where TKey : unmanaged => SetCore(BytesOf(ref key), default, value, fromSequence: false, options, lease: false, out _);
+    /// <exception cref="ArgumentException"><typeparamref name="TKey"/> is more than <see cref="MaxKeyLength"/> bytes.</exception>
+    public void Set<TKey>(in TKey key, ReadOnlySpan<byte> value, NativeCacheEntryOptions options = default) where TKey : unmanaged => SetCore(BytesOfReadOnly(in key), default, value, fromSequence: false, options, lease: false, out _);
 
     /// <summary>Writes one <typeparamref name="TValue"/> as a key's value.</summary>
     public void SetValue<TValue>(ReadOnlySpan<byte> key, in TValue value, NativeCacheEntryOptions options = default) where TValue : unmanaged => SetCore(key, default, BytesOfReadOnly(in value), fromSequence: false, options, lease: false, out _);
 
     /// <summary>Writes one <typeparamref name="TValue"/> as an unmanaged key's value.</summary>
-    public void SetValue<TKey, TValue>(TKey key, in TValue value, NativeCacheEntryOptions options = default) where TKey : unmanaged where TValue : unmanaged => SetCore(BytesOf(ref key), default, BytesOfReadOnly(in value), fromSequence: false, options, lease: false, out _);
+    /// <exception cref="ArgumentException"><typeparamref name="TKey"/> is more than <see cref="MaxKeyLength"/> bytes.</exception>
+    public void SetValue<TKey, TValue>(in TKey key, in TValue value, NativeCacheEntryOptions options = default) where TKey : unmanaged where TValue : unmanaged => SetCore(BytesOfReadOnly(in key), default, BytesOfReadOnly(in value), fromSequence: false, options, lease: false, out _);
 
 #pragma warning restore RS0026
 
@@ -213,7 +225,8 @@ public sealed unsafe partial class NativeCache : IDisposable
     }
 
     /// <summary>Removes an unmanaged key.</summary>
-    public bool Remove<TKey>(TKey key) where TKey : unmanaged => Touch(BytesOf(ref key), TouchKind.Remove);
+    /// <exception cref="ArgumentException"><typeparamref name="TKey"/> is more than <see cref="MaxKeyLength"/> bytes.</exception>
+    public bool Remove<TKey>(in TKey key) where TKey : unmanaged => Touch(BytesOfReadOnly(in key), TouchKind.Remove);
 
     /// <summary>Restarts a key's sliding expiry as a read would, without reading the value.</summary>
     /// <returns>Whether the key was in the cache.</returns>
