@@ -22,8 +22,15 @@ internal static partial class ThrowHelper
 
     /// <summary>A lease or scope used after its <c>Dispose</c> (through it or a copy); <paramref name="whatNext"/> says how to get another.</summary>
     [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
-    internal static void ThrowEnded(string typeName, string whatNext) =>
-        throw new ObjectDisposedException(typeName, $"This {typeName} has ended (it was disposed); {whatNext}.");
+    internal static void ThrowEnded(string typeName, string whatNext) => ThrowEnded(typeName, typeName, whatNext);
+
+    /// <summary>
+    /// A lease or scope used after its <c>Dispose</c>, whose message shows <paramref name="shownName"/> (a generic
+    /// type with its argument) while <see cref="ObjectDisposedException.ObjectName"/> is <paramref name="typeName"/>.
+    /// </summary>
+    [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
+    internal static void ThrowEnded(string typeName, string shownName, string whatNext) =>
+        throw new ObjectDisposedException(typeName, $"This {shownName} has ended (it was disposed); {whatNext}.");
 
     /// <summary>An <see cref="ObjectDisposedException"/> with a message a cold path built.</summary>
     [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]

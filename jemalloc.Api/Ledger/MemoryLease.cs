@@ -159,7 +159,7 @@ public ref struct MemoryLease<T>
     // built here, off the hot path.
     [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
     private static void ThrowEnded() =>
-        ThrowHelper.ThrowObjectDisposed(TypeName, $"This {TypeName}<{typeof(T).Name}> has ended (it was disposed); take a new lease.");
+        ThrowHelper.ThrowEnded(TypeName, $"{TypeName}<{typeof(T).Name}>", "take a new lease");
 
     /// <summary>Walks leased memory as consecutive spans; use with <see langword="foreach"/>.</summary>
     public unsafe ref struct ChunkEnumerator

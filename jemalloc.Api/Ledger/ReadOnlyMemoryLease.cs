@@ -68,5 +68,5 @@ public ref struct ReadOnlyMemoryLease<T>
 
     [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
     private static void ThrowEnded() =>
-        ThrowHelper.ThrowObjectDisposed(TypeName, $"This {TypeName}<{typeof(T).Name}> has ended (it was disposed); take a new lease.");
+        ThrowHelper.ThrowEnded(TypeName, $"{TypeName}<{typeof(T).Name}>", "take a new lease");
 }
