@@ -13,8 +13,9 @@ public sealed class NativeCacheEntryLengthTests : LeakCheckedTest
 {
     private const int Header = 16;
 
+    // A public const is compiled into its callers: a change to it must be deliberate, so its value is pinned.
     [Fact]
-    public void The_limit_is_what_an_int_length_segment_holds_in_eighths() =>
+    public void The_published_limit_does_not_change_unnoticed() =>
         Assert.Equal(2_143_289_336, NativeCache.MaxEntryLength);
 
     [Fact]
