@@ -97,6 +97,11 @@ public sealed class CheckedModeVariablesTests
         StartupVariable<long> limit = CheckedModeVariables.QuarantineBytesAtStartup;
         Assert.Equal(CheckedModeVariables.Enabled, enabled.Name);
         Assert.Equal(CheckedModeVariables.QuarantineBytes, limit.Name);
+        // The values are this process's variables as the parsers read them (nothing in the suite changes them).
+        Assert.Equal(CheckedModeVariables.ParseEnabled(Environment.GetEnvironmentVariable(CheckedModeVariables.Enabled)) ?? false, enabled.Value);
+        Assert.Equal(
+            CheckedModeVariables.ParseQuarantineBytes(Environment.GetEnvironmentVariable(CheckedModeVariables.QuarantineBytes)) ?? CheckedModeVariables.DefaultQuarantineBytes,
+            limit.Value);
         string[] lines = JemSettings.Describe().Split('\n');
         Assert.Single(lines, l => l.StartsWith("CheckedMode = ", StringComparison.Ordinal) && l.EndsWith(enabled.Note + " (AllocationLedger.CheckedMode, JEMALLOC_NET_CHECKED)", StringComparison.Ordinal));
         Assert.Single(lines, l => l.StartsWith("QuarantineBytes = ", StringComparison.Ordinal)
