@@ -64,6 +64,43 @@ public sealed class MetadataMismatchTests : IDisposable
     }
 
     [Fact]
+    public void A_footer_declaring_more_rows_than_an_address_space_holds_is_InvalidDataException_from_every_read()
+    {
+        string path = WriteSample(nullable: true);
+        Assert.True(ParquetFooter.RewriteCounts(path, Rows, long.MaxValue) >= 2, "the footer's row counts were found");
+
+        using var reader = new NativeParquetReader(path);
+        long live = AllocationLedger.LiveCount;
+        // Before, the sizes computed from such a count overflowed: OverflowException, or an
+        // ArgumentOutOfRangeException about a negative array length, naming neither file nor column.
+        Assert.Contains("64-bit address space", Assert.Throws<InvalidDataException>(() => reader.RowCount).Message, StringComparison.Ordinal);
+        Assert.Throws<InvalidDataException>(() => reader.ReadColumn<long>("values"));
+        Assert.Throws<InvalidDataException>(() => reader.ReadNullableColumn<long>("values"));
+        Assert.Equal(live, AllocationLedger.LiveCount);
+    }
+
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public void A_footer_declaring_more_rows_than_memory_holds_is_OutOfMemoryException_naming_the_file_and_column(bool nullable)
+    {
+        string path = WriteSample(nullable);
+        // 2^42 rows of 8 bytes: 32 TiB, refused by the allocator's check against the memory there is, before any is taken.
+        Assert.True(ParquetFooter.RewriteCounts(path, Rows, 1L << 42) >= 2, "the footer's row counts were found");
+
+        using var reader = new NativeParquetReader(path);
+        long live = AllocationLedger.LiveCount;
+        Assert.Equal(1L << 42, reader.RowCount);
+        var error = nullable
+            ? Assert.Throws<OutOfMemoryException>(() => reader.ReadNullableColumn<long>("values"))
+            : Assert.Throws<OutOfMemoryException>(() => reader.ReadColumn<long>("values"));
+        Assert.Contains("'values'", error.Message, StringComparison.Ordinal);
+        Assert.Contains(path, error.Message, StringComparison.Ordinal);
+        Assert.IsType<OutOfMemoryException>(error.InnerException);
+        Assert.Equal(live, AllocationLedger.LiveCount);
+    }
+
+    [Fact]
     public void An_intact_file_of_the_same_shape_reads_every_row()
     {
         using var reader = new NativeParquetReader(WriteSample(nullable: false));

@@ -67,6 +67,41 @@ public sealed class ReaderErrorContextTests : IDisposable
     }
 
     [Fact]
+    public void A_fixed_size_column_of_a_logical_type_ParquetSharp_does_not_know_reads_as_bytes_and_not_as_a_decimal()
+    {
+        string path = _folder.File("fixed-geometry.parquet");
+        Guid[] values = [new(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11), new(12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22)];
+        using (var file = new ParquetFileWriter(path, [new Column<Guid>("u", LogicalType.Uuid())]))
+        {
+            using RowGroupWriter group = file.AppendRowGroup();
+            using (LogicalColumnWriter<Guid> writer = group.NextColumn().LogicalWriter<Guid>())
+            {
+                writer.WriteBatch(values);
+            }
+
+            file.Close();
+        }
+
+        // The footer's UUID logical type (union field 14, an empty struct) becomes field 31, which no version of
+        // the format defines yet (17, GEOMETRY, is known to ParquetSharp and refused on a fixed-size column when opened).
+        ForgeFooter(path, [0xEC, 0x00, 0x00], [0x0C, 0x3E, 0x00, 0x00]);
+
+        using var reader = new NativeParquetReader(path);
+        long live = AllocationLedger.LiveCount;
+        var error = Assert.Throws<InvalidDataException>(() => reader.ReadDecimalColumn("u"));
+        Assert.Contains("'u'", error.Message, StringComparison.Ordinal);
+        Assert.Contains(path, error.Message, StringComparison.Ordinal);
+        Assert.Contains("does not know", error.Message, StringComparison.Ordinal);
+        Assert.IsType<InvalidDataException>(Assert.ThrowsAny<Exception>(() => reader.ReadNullableColumn<Half>("u")));
+        Assert.Equal(live, AllocationLedger.LiveCount);
+
+        // Bytes are bytes, as for a BYTE_ARRAY column: the 16 bytes of each value as the file stores them.
+        using FixedSizeBinaryColumn bytes = reader.ReadFixedSizeBinaryColumn("u");
+        Assert.Equal(16, bytes.ByteWidth);
+        Assert.Equal(values, new[] { bytes.GetGuid(0), bytes.GetGuid(1) });
+    }
+
+    [Fact]
     public void A_page_ParquetSharp_cannot_decompress_throws_InvalidDataException_naming_the_file_column_and_row_group()
     {
         string path = _folder.File("zstd.parquet");
@@ -126,7 +161,7 @@ public sealed class ReaderErrorContextTests : IDisposable
         AssertNames(noColumn, path, "'missing'", "values");
 
         var notElement = Assert.Throws<NotSupportedException>(() => reader.ReadColumn<NoParquetType>("values"));
-        AssertNames(notElement, path, "'values'", "Int64");
+        AssertNames(notElement, path, "'values'", "Int64", "logical type");
 
         var withNull = Assert.Throws<InvalidOperationException>(() => reader.ReadColumn<long>("holes"));
         AssertNames(withNull, path, "'holes'", "Int64");

@@ -61,6 +61,10 @@ public sealed partial class NativeParquetReader
 
             return builder.Build();
         }
+        catch (OutOfMemoryException e) when (e is not ArenaBudgetExceededException)
+        {
+            throw ParquetThrow.CannotHold(_path, column, e);
+        }
         finally
         {
             _guard.Exit();

@@ -66,7 +66,7 @@ public sealed partial class NativeParquetReader
     /// <exception cref="ArgumentException">The file has no column of that name, or it is not a DECIMAL column; or <paramref name="options"/> cannot be used.</exception>
     /// <exception cref="NotSupportedException">The column's precision is over 38 digits (decimal256), or the column is repeated (a list or map).</exception>
     /// <exception cref="InvalidOperationException">Another thread is using the reader.</exception>
-    /// <exception cref="InvalidDataException">A value does not fit in 128 bits or is empty, or the column's chunks or pages hold fewer or more rows than the file's metadata says.</exception>
+    /// <exception cref="InvalidDataException">A value does not fit in 128 bits or is empty; the column's chunks or pages hold fewer or more rows than the file's metadata says; or its logical type is one ParquetSharp does not know.</exception>
     /// <exception cref="OutOfMemoryException">The arrays cannot be allocated.</exception>
     /// <exception cref="InvalidDataException">A page cannot be decoded, decompressed or fails its checksum (ParquetSharp's exception is the inner one); the message names the file, the column and the row group.</exception>
     /// <exception cref="ObjectDisposedException">The reader was disposed.</exception>
@@ -77,7 +77,7 @@ public sealed partial class NativeParquetReader
     public FixedSizeBinaryColumn ReadFixedSizeBinaryColumn(string column) => ReadFixedSizeBinary(column, null);
 
     /// <summary>
-    /// Reads a FIXED_LEN_BYTE_ARRAY column (UUID, FLOAT16, DECIMAL or plain bytes) into a new native
+    /// Reads a FIXED_LEN_BYTE_ARRAY column (UUID, FLOAT16, DECIMAL, plain bytes, or of a logical type ParquetSharp does not know) into a new native
     /// fixed-size binary column: the values' bytes as the file stores them, row after row, nulls in a validity bitmap.
     /// </summary>
     /// <param name="column">The column's name.</param>
@@ -104,8 +104,13 @@ public sealed partial class NativeParquetReader
             PhysicalType physical = descriptor.PhysicalType;
             int precision;
             int scale;
-            using (LogicalType logical = descriptor.LogicalType)
+            using (LogicalType? logical = ByteArrayTypes.LogicalTypeOrNull(descriptor))
             {
+                if (logical is null)
+                {
+                    ParquetThrow.InvalidData($"Column '{column}' ({physical}) of '{_path}' has a logical type ParquetSharp does not know, so it cannot be read as a decimal column.");
+                }
+
                 if (logical is not DecimalLogicalType decimalType)
                 {
                     throw new ArgumentException($"Column '{column}' of '{_path}' holds {physical} values of logical type {logical}, not DECIMAL; it cannot be read as a decimal column.", nameof(column));
@@ -160,6 +165,10 @@ public sealed partial class NativeParquetReader
                 throw;
             }
         }
+        catch (OutOfMemoryException e) when (e is not ArenaBudgetExceededException)
+        {
+            throw ParquetThrow.CannotHold(_path, column, e);
+        }
         finally
         {
             _guard.Exit();
@@ -176,8 +185,8 @@ public sealed partial class NativeParquetReader
             CheckFlat(descriptor, column);
             if (descriptor.PhysicalType != PhysicalType.FixedLenByteArray)
             {
-                using LogicalType logical = descriptor.LogicalType;
-                ParquetThrow.Argument(nameof(column), $"Column '{column}' of '{_path}' holds {descriptor.PhysicalType} values ({logical}), not FIXED_LEN_BYTE_ARRAY; it cannot be read as a fixed-size binary column.");
+                using LogicalType? logical = ByteArrayTypes.LogicalTypeOrNull(descriptor);
+                ParquetThrow.Argument(nameof(column), $"Column '{column}' of '{_path}' holds {descriptor.PhysicalType} values ({ByteArrayTypes.Describe(logical)}), not FIXED_LEN_BYTE_ARRAY; it cannot be read as a fixed-size binary column.");
             }
 
             int width = CheckedWidth(descriptor, column);
@@ -212,6 +221,10 @@ public sealed partial class NativeParquetReader
                 validity?.Dispose();
                 throw;
             }
+        }
+        catch (OutOfMemoryException e) when (e is not ArenaBudgetExceededException)
+        {
+            throw ParquetThrow.CannotHold(_path, column, e);
         }
         finally
         {

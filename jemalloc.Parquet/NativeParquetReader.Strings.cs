@@ -45,6 +45,10 @@ public sealed partial class NativeParquetReader
             var job = new RowGroupRead(index, where, rows, descriptor.MaxDefinitionLevel, (options ?? default) with { HugePages = false });
             return ReadStringsEntered(job, isUtf8, options);
         }
+        catch (OutOfMemoryException e) when (e is not ArenaBudgetExceededException)
+        {
+            throw ParquetThrow.CannotHold(_path, column, e);
+        }
         finally
         {
             _guard.Exit();

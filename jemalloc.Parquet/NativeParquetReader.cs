@@ -103,6 +103,7 @@ public sealed partial class NativeParquetReader : IDisposable
     /// <summary>The number of rows in the file.</summary>
     /// <exception cref="ObjectDisposedException">The reader was disposed.</exception>
     /// <exception cref="InvalidOperationException">Another thread is using the reader.</exception>
+    /// <exception cref="InvalidDataException">The footer's row counts disagree with one another, are negative, or are more than memory could hold.</exception>
     public long RowCount
     {
         get
@@ -110,7 +111,7 @@ public sealed partial class NativeParquetReader : IDisposable
             _guard.Enter(TypeName);
             try
             {
-                return _metadata.NumRows;
+                return CheckedRows();
             }
             finally
             {
@@ -270,6 +271,10 @@ public sealed partial class NativeParquetReader : IDisposable
         {
             return ReadEntered<T>(index, column, options, nullable);
         }
+        catch (OutOfMemoryException e) when (e is not ArenaBudgetExceededException)
+        {
+            throw ParquetThrow.CannotHold(_path, column, e);
+        }
         finally
         {
             _guard.Exit();
@@ -407,11 +412,16 @@ public sealed partial class NativeParquetReader : IDisposable
     // The column, its physical and logical types and the file, as every message of a read names them.
     private string Describe(ColumnDescriptor descriptor, string column)
     {
-        using LogicalType logical = descriptor.LogicalType;
-        return $"column '{column}' ({descriptor.PhysicalType}, logical type {logical}) of '{_path}'";
+        // A logical type ParquetSharp does not know is named as such: the reads that take it (bytes) still read.
+        using LogicalType? logical = ByteArrayTypes.LogicalTypeOrNull(descriptor);
+        return $"column '{column}' ({descriptor.PhysicalType}, logical type {ByteArrayTypes.Describe(logical)}) of '{_path}'";
     }
 
     // The file's rows, once the footer's counts agree with one another.
+    // More rows than any column could be read into (16 bytes a row at the widest, a decimal), and few
+    // enough that every size computed from them (rows + 1 offsets, a bitmap's bytes) fits in a long.
+    private const long MaxRows = long.MaxValue / 16;
+
     private long CheckedRows()
     {
         long rows = _metadata.NumRows;
@@ -447,6 +457,11 @@ public sealed partial class NativeParquetReader : IDisposable
         if (rows != sum)
         {
             ParquetThrow.InvalidData($"The metadata of '{_path}' declares {rows:N0} rows, and its {groups} row groups {sum:N0}.");
+        }
+
+        if (rows > MaxRows)
+        {
+            ParquetThrow.InvalidData($"The metadata of '{_path}' declares {rows:N0} rows, more than a 64-bit address space could hold in any column (at most {MaxRows:N0}).");
         }
     }
 
@@ -505,6 +520,7 @@ public sealed partial class NativeParquetReader : IDisposable
                         ThrowEndsEarly(job.Where, row, g, groupRows);
                     }
 
+                    CheckValueCount(job.Where, row, (int)read, valuesRead, levels, job.MaxDefinition);
                     sink.Take(row, (int)read, valuesRead, levels, job.MaxDefinition);
                     row += read;
                     left -= read;
@@ -529,6 +545,22 @@ public sealed partial class NativeParquetReader : IDisposable
             ParquetThrow.InvalidData($"The {job.Where} holds {row:N0} rows; the file's metadata says {job.Rows:N0}.");
         }
     }
+
+    // parquet-cpp returns the values it decoded next to the batch's levels without checking that they
+    // agree: a page whose encoding declares fewer values than its levels define rows (a forged DELTA
+    // count, say) would leave defined rows with no value, and a sink would read them from memory no
+    // value was decoded into. Every sink relies on this check: the values are exactly the defined rows.
+    private static unsafe void CheckValueCount(string where, long firstRow, int rows, long valueCount, short* levels, short maxDefinition)
+    {
+        long defined = levels is null ? rows : new ReadOnlySpan<short>(levels, rows).Count(maxDefinition);
+        if (valueCount != defined)
+        {
+            ThrowValueCount(where, firstRow, rows, defined, valueCount);
+        }
+    }
+
+    private static void ThrowValueCount(string where, long firstRow, int rows, long defined, long valueCount) =>
+        ParquetThrow.InvalidData($"The {where} gave {valueCount:N0} values for the {defined:N0} rows with a value among the {rows:N0} rows from row {firstRow:N0}: its pages disagree with themselves.");
 
     // Rows decoded per call, and so the length of the scratch blocks: a file without rows still gets one.
     private static int ChunkFor(long rows) => (int)Math.Clamp(rows, 1, ChunkRows);

@@ -11,11 +11,7 @@ internal sealed unsafe class DictionaryColumnSink(NativeDictionaryColumnBuilder 
 {
     public void Append(ByteArray* values, int valueCount, short* levels, short maxDefinition, int count, string where, long firstRow)
     {
-        if (valueCount < 0 || valueCount > count)
-        {
-            ParquetThrow.InvalidData($"The {where} gave {valueCount:N0} values for a batch of {count:N0} rows from row {firstRow:N0}.");
-        }
-
+        // The reader's loop has checked that valueCount is exactly the rows whose level is maxDefinition.
         int next = 0;
         for (int i = 0; i < count; i++)
         {
@@ -25,11 +21,6 @@ internal sealed unsafe class DictionaryColumnSink(NativeDictionaryColumnBuilder 
                 continue;
             }
 
-            if (next == valueCount)
-            {
-                ParquetThrow.InvalidData($"The {where} has more defined rows than values in the batch from row {firstRow:N0}.");
-            }
-
             ByteArray value = values[next++];
             if (value.Length < 0)
             {
@@ -37,11 +28,6 @@ internal sealed unsafe class DictionaryColumnSink(NativeDictionaryColumnBuilder 
             }
 
             builder.Append(new ReadOnlySpan<byte>((void*)value.Pointer, value.Length));
-        }
-
-        if (next != valueCount)
-        {
-            ParquetThrow.InvalidData($"The {where} gave {valueCount:N0} values for the {next:N0} defined rows of the batch from row {firstRow:N0}.");
         }
     }
 }

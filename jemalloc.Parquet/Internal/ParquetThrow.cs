@@ -63,6 +63,15 @@ internal static partial class ParquetThrow
     internal static InvalidDataException Unreadable(string path, Exception inner) =>
         new($"'{path}' is not a readable Parquet file: {inner.Message}", inner);
 
+    /// <summary>
+    /// A read whose blocks cannot be allocated (the allocator's message, inside, says how many bytes and
+    /// what was available): named with the file and column, whose footer may declare more rows than the file holds.
+    /// An arena's budget keeps its own exception, which callers catch by type.
+    /// </summary>
+    [SuppressMessage("Usage", "CA2201:Do not raise reserved exception types", Justification = "The allocator's own exception, kept as the inner one: a failed allocation stays an OutOfMemoryException.")]
+    internal static OutOfMemoryException CannotHold(string path, string column, OutOfMemoryException inner) =>
+        new($"Column '{column}' of '{path}' cannot be read into memory: {inner.Message}", inner);
+
     /// <summary>A column whose logical type ParquetSharp cannot represent.</summary>
     internal static InvalidDataException UnknownType(string path, string column, PhysicalType physical, Exception inner) =>
         new($"Column '{column}' ({physical}) of '{path}' has a logical type ParquetSharp does not know, so it cannot be read: {inner.Message}", inner);

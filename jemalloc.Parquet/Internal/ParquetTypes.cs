@@ -111,7 +111,8 @@ internal static class ParquetTypes
         PhysicalType wanted = PhysicalOf<T>();
         if (wanted == PhysicalType.Undefined)
         {
-            ParquetThrow.NotSupported($"{typeof(T).Name} is no Parquet element type, so column '{column}' ({descriptor.PhysicalType}) of '{file}' cannot be read as it: read columns as bool, sbyte, byte, short, ushort, int, uint, long, ulong, Half, float, double or ParquetSharp.Int96.");
+            using LogicalType? declared = ByteArrayTypes.LogicalTypeOrNull(descriptor);
+            ParquetThrow.NotSupported($"{typeof(T).Name} is no Parquet element type, so column '{column}' ({descriptor.PhysicalType}, logical type {ByteArrayTypes.Describe(declared)}) of '{file}' cannot be read as it: read columns as bool, sbyte, byte, short, ushort, int, uint, long, ulong, Half, float, double or ParquetSharp.Int96.");
         }
 
         if (descriptor.MaxRepetitionLevel > 0)

@@ -51,11 +51,7 @@ internal sealed unsafe class StringColumnBlocks : IByteArraySink, IDisposable
     /// <exception cref="InvalidDataException">The levels and values disagree.</exception>
     public void Append(ByteArray* values, int valueCount, short* levels, short maxDefinition, int count, string where, long firstRow)
     {
-        if (valueCount < 0 || valueCount > count)
-        {
-            ParquetThrow.InvalidData($"The {where} gave {valueCount:N0} values for a batch of {count:N0} rows from row {firstRow:N0}.");
-        }
-
+        // The reader's loop has checked that valueCount is exactly the rows whose level is maxDefinition.
         CopyBytes(values, valueCount, where, firstRow);
         Span<long> offsets = _offsets.GetSpan(count);
         long end = _bytes;
@@ -82,11 +78,6 @@ internal sealed unsafe class StringColumnBlocks : IByteArraySink, IDisposable
             {
                 if (levels[i] == maxDefinition)
                 {
-                    if (next == valueCount)
-                    {
-                        ParquetThrow.InvalidData($"The {where} has more defined rows than values in the batch from row {firstRow:N0}.");
-                    }
-
                     end += values[next++].Length;
                     ValidityBitmap.Set(bitmap, _rows + i);
                 }
@@ -96,11 +87,6 @@ internal sealed unsafe class StringColumnBlocks : IByteArraySink, IDisposable
                 }
 
                 offsets[i] = end;
-            }
-
-            if (next != valueCount)
-            {
-                ParquetThrow.InvalidData($"The {where} has fewer defined rows than values in the batch from row {firstRow:N0}.");
             }
         }
 
