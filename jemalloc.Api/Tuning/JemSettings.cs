@@ -90,17 +90,19 @@ public static class JemSettings
     {
         var text = new StringBuilder();
         Line(text, nameof(NativeConfiguration), NativeConfiguration ?? "(none)", $"Jem.Init, {Jem.ConfigurationVariable}");
-        Line(text, nameof(HugePageThresholdBytes), Bytes(HugePageThresholdBytes), "HugePagePolicy.ThresholdBytes");
+        Line(text, nameof(HugePageThresholdBytes), Bytes(HugePageThresholdBytes, "never"), "HugePagePolicy.ThresholdBytes");
         Line(text, nameof(HugePageSelection), HugePageSelection.ToString().ToLowerInvariant() + HugePagePolicy.SelectionVariable.Note, $"HugePagePolicy.Selection, {HugePageVariables.Selection}");
-        Line(text, nameof(NonTemporalThresholdBytes), NonTemporalThresholdBytes == FillPolicy.Automatic ? "automatic" : Bytes(NonTemporalThresholdBytes), "FillPolicy.NonTemporalThresholdBytes");
+        Line(text, nameof(NonTemporalThresholdBytes), NonTemporalThresholdBytes == FillPolicy.Automatic ? "automatic" : Bytes(NonTemporalThresholdBytes, "never"), "FillPolicy.NonTemporalThresholdBytes");
         Line(text, nameof(CheckedMode), (CheckedMode ? "on" : "off") + CheckedModeVariables.EnabledAtStartup.Note, $"AllocationLedger.CheckedMode, {CheckedModeVariables.Enabled}");
-        Line(text, nameof(QuarantineBytes), Bytes(QuarantineBytes) + CheckedModeVariables.QuarantineBytesAtStartup.Note, $"AllocationLedger.QuarantineBytes, {CheckedModeVariables.QuarantineBytes}");
+        Line(text, nameof(QuarantineBytes), Bytes(QuarantineBytes, "no limit") + CheckedModeVariables.QuarantineBytesAtStartup.Note, $"AllocationLedger.QuarantineBytes, {CheckedModeVariables.QuarantineBytes}");
         Line(text, nameof(CaptureStackTraces), CaptureStackTraces ? "on" : "off", "AllocationLedger.CaptureStackTraces");
         return text.ToString();
     }
 
-    private static string Bytes(long bytes) =>
-        bytes == long.MaxValue ? "never" : bytes.ToString("N0", CultureInfo.InvariantCulture) + " bytes";
+    // long.MaxValue is what a threshold that is never reached and a limit that never applies are set to:
+    // each says which in its own words.
+    private static string Bytes(long bytes, string whenMaxValue) =>
+        bytes == long.MaxValue ? whenMaxValue : bytes.ToString("N0", CultureInfo.InvariantCulture) + " bytes";
 
     private static void Line(StringBuilder text, string name, string value, string alsoAt) =>
         text.Append(CultureInfo.InvariantCulture, $"{name} = {value} ({alsoAt})").Append('\n');

@@ -246,6 +246,15 @@ public sealed unsafe class FixedUtf8StringTests : LeakCheckedTest
         Assert.True(s == "");
         Assert.True(s == empty);
         Assert.Equal(empty.GetHashCode(), s.GetHashCode());
+        Assert.Empty(s.ToArray());
+        byte[] destination = [7];
+        s.CopyTo(destination);
+        Assert.Equal([7], destination);
+        using (ReadOnlyMemoryLease<byte> lease = s.Lease())
+        {
+            Assert.Equal(0, lease.Length);
+        }
+
         Assert.Throws<ObjectDisposedException>(s.Free);
         Assert.Throws<ObjectDisposedException>(() => s.Pointer);
         empty.Free();

@@ -71,6 +71,7 @@ public sealed class JemSettingsTests
     public void Describe_lists_every_setting_with_its_value()
     {
         long hugePages = HugePagePolicy.ThresholdBytes;
+        long quarantine = AllocationLedger.QuarantineBytes;
         try
         {
             HugePagePolicy.ThresholdBytes = 12_345_678;
@@ -88,10 +89,15 @@ public sealed class JemSettingsTests
             Assert.Contains($"HugePageSelection = {HugePagePolicy.Selection.ToString().ToLowerInvariant()} (HugePagePolicy.Selection, JEMALLOC_NET_HUGE_PAGES)", lines);
             HugePagePolicy.ThresholdBytes = long.MaxValue;
             Assert.Contains("HugePageThresholdBytes = never (HugePagePolicy.ThresholdBytes)", JemSettings.Describe().Split('\n'));
+
+            // The same value on a limit means there is none: never "never".
+            AllocationLedger.QuarantineBytes = long.MaxValue;
+            Assert.Single(JemSettings.Describe().Split('\n'), l => l.StartsWith("QuarantineBytes = no limit", StringComparison.Ordinal));
         }
         finally
         {
             HugePagePolicy.ThresholdBytes = hugePages;
+            AllocationLedger.QuarantineBytes = quarantine;
         }
     }
 }
