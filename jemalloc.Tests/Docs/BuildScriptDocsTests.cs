@@ -1,4 +1,5 @@
 using System.Text.RegularExpressions;
+using jemalloc.Tests.Support;
 
 namespace jemalloc.Tests.Docs;
 
@@ -9,7 +10,7 @@ namespace jemalloc.Tests.Docs;
 /// </summary>
 public sealed partial class BuildScriptDocsTests
 {
-    private static readonly string s_root = RepositoryRoot();
+    private static readonly string s_root = RepositoryPaths.Root;
 
     // The commands build.sh names when it is given an unknown one: "(try: build, native, ...)".
     [GeneratedRegex(@"\(try: (?<commands>[a-z0-9, -]+)\)")]
@@ -59,17 +60,4 @@ public sealed partial class BuildScriptDocsTests
     /// <summary>The comment lines at the top of build.sh, after the #! line: what <c>./build.sh help</c> prints.</summary>
     private static string Help(string script) =>
         string.Join('\n', script.Split('\n').Skip(1).TakeWhile(line => line.StartsWith('#')));
-
-    private static string RepositoryRoot()
-    {
-        for (DirectoryInfo? directory = new(AppContext.BaseDirectory); directory is not null; directory = directory.Parent)
-        {
-            if (File.Exists(Path.Combine(directory.FullName, "jemalloc.NET.sln")))
-            {
-                return directory.FullName;
-            }
-        }
-
-        throw new InvalidOperationException($"No jemalloc.NET.sln above {AppContext.BaseDirectory}.");
-    }
 }

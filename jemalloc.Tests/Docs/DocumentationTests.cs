@@ -1,3 +1,5 @@
+using jemalloc.Tests.Support;
+
 namespace jemalloc.Tests.Docs;
 
 /// <summary>
@@ -7,7 +9,7 @@ namespace jemalloc.Tests.Docs;
 /// </summary>
 public sealed class DocumentationTests
 {
-    private static readonly string s_root = RepositoryRoot();
+    private static readonly string s_root = RepositoryPaths.Root;
 
     [Fact]
     public void Every_relative_link_in_the_readme_and_docs_resolves()
@@ -112,17 +114,4 @@ public sealed class DocumentationTests
             .Where(f => !f.Contains($"{Path.DirectorySeparatorChar}obj{Path.DirectorySeparatorChar}", StringComparison.Ordinal)
                         && !f.Contains($"{Path.DirectorySeparatorChar}bin{Path.DirectorySeparatorChar}", StringComparison.Ordinal))
             .Select(f => (f, File.ReadAllText(f)));
-
-    private static string RepositoryRoot()
-    {
-        for (DirectoryInfo? directory = new(AppContext.BaseDirectory); directory is not null; directory = directory.Parent)
-        {
-            if (File.Exists(Path.Combine(directory.FullName, "jemalloc.NET.sln")))
-            {
-                return directory.FullName;
-            }
-        }
-
-        throw new InvalidOperationException($"No jemalloc.NET.sln above {AppContext.BaseDirectory}.");
-    }
 }

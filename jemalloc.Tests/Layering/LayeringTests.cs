@@ -2,6 +2,7 @@ using System.Globalization;
 using Microsoft.CodeAnalysis;
 using Microsoft.CodeAnalysis.CSharp;
 using Microsoft.CodeAnalysis.CSharp.Syntax;
+using jemalloc.Tests.Support;
 
 namespace jemalloc.Tests.Layering;
 
@@ -20,7 +21,7 @@ public sealed class LayeringTests
         "Buffers", "Arenas", "Records / IO / Tuning", "Columns / Caching",
     ];
 
-    private static readonly string s_api = Path.Combine(RepositoryRoot(), "jemalloc.Api");
+    private static readonly string s_api = Path.Combine(RepositoryPaths.Root, "jemalloc.Api");
 
     [Fact]
     public void Every_folder_of_the_library_uses_only_the_layers_before_it()
@@ -68,7 +69,7 @@ public sealed class LayeringTests
     public void The_layer_line_of_a_page_is_the_one_this_test_enforces(string page)
     {
         // Lines joined with single spaces: the README wraps its layer line.
-        string text = string.Join(' ', File.ReadAllLines(Path.Combine(RepositoryRoot(), page)).Select(line => line.Trim()));
+        string text = string.Join(' ', File.ReadAllLines(Path.Combine(RepositoryPaths.Root, page)).Select(line => line.Trim()));
         string layerLine = "`" + string.Join(" → ", Layers) + "`";
         Assert.True(text.Contains(layerLine, StringComparison.Ordinal), $"{page} does not give the layers as {layerLine}.");
     }
@@ -201,17 +202,4 @@ public sealed class LayeringTests
             .Order(StringComparer.Ordinal)
             .Select(f => (f, File.ReadAllText(Path.Combine(s_api, f))))
             .ToList();
-
-    private static string RepositoryRoot()
-    {
-        for (DirectoryInfo? directory = new(AppContext.BaseDirectory); directory is not null; directory = directory.Parent)
-        {
-            if (File.Exists(Path.Combine(directory.FullName, "jemalloc.NET.sln")))
-            {
-                return directory.FullName;
-            }
-        }
-
-        throw new InvalidOperationException($"No jemalloc.NET.sln above {AppContext.BaseDirectory}.");
-    }
 }

@@ -15,7 +15,7 @@ public class PackageTests
     [RequiresDotnetSdkFact]
     public void The_packed_package_works_in_a_separate_application()
     {
-        string root = RepositoryRoot();
+        string root = RepositoryPaths.Root;
         string configuration = typeof(Jem).Assembly.GetCustomAttribute<AssemblyConfigurationAttribute>()?.Configuration ?? "Release";
         string work = Directory.CreateTempSubdirectory("jemalloc-net-package-").FullName;
         try
@@ -97,18 +97,6 @@ public class PackageTests
         return environment;
     }
 
-    private static string RepositoryRoot()
-    {
-        for (DirectoryInfo? directory = new(AppContext.BaseDirectory); directory is not null; directory = directory.Parent)
-        {
-            if (File.Exists(Path.Combine(directory.FullName, "jemalloc.NET.sln")))
-            {
-                return directory.FullName;
-            }
-        }
-
-        throw new InvalidOperationException($"No jemalloc.NET.sln above {AppContext.BaseDirectory}.");
-    }
 
     private static void CopyDirectory(string source, string destination)
     {
