@@ -169,7 +169,9 @@ public sealed partial class ArrowIpcReader
 
         var read = new IpcColumnRead(_stream, _index, index);
 
-        // Check has matched every batch's buffer to rows * width bytes, so the total fits in the input.
+        // Check has matched every batch's buffer to rows * width bytes of its body, and no two batches
+        // share body bytes (a file's footer blocks are refused if they overlap; a stream's messages follow
+        // one another), so rows * width is at most the input's length and cannot overflow.
         (long rows, long nulls) = read.Check(valueBuffers: 1, elementBits: width * 8L);
         HugeArray<byte>? data = null;
         HugeArray<byte>? validity = null;

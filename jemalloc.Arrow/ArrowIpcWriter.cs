@@ -274,7 +274,8 @@ public sealed class ArrowIpcWriter
             CheckColumns();
             FileReplacement.Write(path, file =>
             {
-                using var stream = new FileStream(file, FileMode.Create, FileAccess.Write, FileShare.None, bufferSize: 0);
+                // Shared with readers: a pipe written in place is open to its reader too.
+                using var stream = new FileStream(file, FileMode.Create, FileAccess.Write, FileShare.Read, bufferSize: 0);
                 WriteEntered(stream, format);
             });
         }
