@@ -157,12 +157,12 @@ internal sealed class IpcIndex
         var blocks = new Block[dictionaries.Count + batches.Count];
         for (int d = 0; d < dictionaries.Count; d++)
         {
-            blocks[d] = ReadBlock(dictionaries, d, $"dictionary batch {d} of the file", footerStart);
+            blocks[d] = ReadBlock(dictionaries, d, dictionary: true, footerStart);
         }
 
         for (int b = 0; b < batches.Count; b++)
         {
-            blocks[dictionaries.Count + b] = ReadBlock(batches, b, $"record batch {b} of the file", footerStart);
+            blocks[dictionaries.Count + b] = ReadBlock(batches, b, dictionary: false, footerStart);
         }
 
         CheckDisjoint(blocks);
@@ -178,18 +178,20 @@ internal sealed class IpcIndex
     }
 
     // Block: offset (int64), metaDataLength (int32, padded), bodyLength (int64): 24 bytes, checked to
-    // lie between the magic and the footer.
-    private static Block ReadBlock(FlatVector blocks, int b, string what, long footerStart)
+    // lie between the magic and the footer. Its name is made only for a message: a footer may list millions.
+    private static Block ReadBlock(FlatVector blocks, int b, bool dictionary, long footerStart)
     {
-        long offset = blocks.Int64At(b, 0, what);
-        int metadataLength = blocks.Int32At(b, 8, what);
-        long bodyLength = blocks.Int64At(b, 16, what);
+        const string Field = "a block of the footer";
+        long offset = blocks.Int64At(b, 0, Field);
+        int metadataLength = blocks.Int32At(b, 8, Field);
+        long bodyLength = blocks.Int64At(b, 16, Field);
+        var block = new Block(dictionary, b, offset, metadataLength, bodyLength);
         if (offset < 8 || offset >= footerStart || metadataLength <= 0 || bodyLength < 0 || offset + metadataLength + bodyLength > footerStart)
         {
-            IpcThrow.InvalidData($"The footer places {what} at byte {offset:N0} ({metadataLength:N0} bytes of metadata, {bodyLength:N0} of body), outside the file's {footerStart:N0} bytes before its footer.");
+            IpcThrow.InvalidData($"The footer places {block.What} at byte {offset:N0} ({metadataLength:N0} bytes of metadata, {bodyLength:N0} of body), outside the file's {footerStart:N0} bytes before its footer.");
         }
 
-        return new Block(what, offset, metadataLength, bodyLength);
+        return block;
     }
 
     // Each block's message and body are bytes of the file no other block lists, so that what the
@@ -214,7 +216,7 @@ internal sealed class IpcIndex
     // The message a block points at, checked to be of the header type expected and to have the body the block says.
     private Message MessageAt(Block block, byte headerType)
     {
-        (string what, long offset, int metadataLength, long bodyLength) = block;
+        (string what, long offset, int metadataLength, long bodyLength) = (block.What, block.Offset, block.MetadataLength, block.BodyLength);
         Message message = ReadMessage(offset, what) ?? throw new InvalidDataException($"The footer points {what} at byte {offset:N0}, where the stream ends.");
         if (message.HeaderType != headerType || message.BodyStart != offset + metadataLength || message.BodyLength != bodyLength)
         {
@@ -371,8 +373,10 @@ internal sealed class IpcIndex
     private readonly record struct Message(byte HeaderType, FlatTable Header, long BodyStart, long BodyLength);
 
     // A footer's Block, named for messages: its message's metadata and body span Offset to End.
-    private readonly record struct Block(string What, long Offset, int MetadataLength, long BodyLength)
+    private readonly record struct Block(bool Dictionary, int Index, long Offset, int MetadataLength, long BodyLength)
     {
+        internal string What => $"{(Dictionary ? "dictionary" : "record")} batch {Index} of the file";
+
         internal long End => Offset + MetadataLength + BodyLength;
     }
 }
