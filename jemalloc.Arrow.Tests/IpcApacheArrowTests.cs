@@ -106,8 +106,8 @@ public sealed class IpcApacheArrowTests
             NotSupportedException list = Assert.Throws<NotSupportedException>(() => reader.ReadColumn<int>("list"));
             Assert.Contains("'list'", list.Message, StringComparison.Ordinal);
             Assert.Contains("List", list.Message, StringComparison.Ordinal);
-            NotSupportedException dict = Assert.Throws<NotSupportedException>(() => reader.ReadColumn<int>("dict"));
-            Assert.Contains("'dict' is dictionary-encoded", dict.Message, StringComparison.Ordinal);
+            ArgumentException dict = Assert.Throws<ArgumentException>(() => reader.ReadColumn<int>("dict"));
+            Assert.Contains("'dict' is dictionary-encoded (Utf8 values), which ReadColumn<Int32> does not read: read it with ReadDictionaryColumn", dict.Message, StringComparison.Ordinal);
             using (NativeDictionaryColumn encoded = reader.ReadDictionaryColumn("dict"))
             {
                 Assert.Equal(["a", "b", "a", "b", "b", "a"], Enumerable.Range(0, 6).Select(r => encoded.GetString(r)));
@@ -121,6 +121,62 @@ public sealed class IpcApacheArrowTests
             // (3 nodes, 5 buffers) and a string column (3 buffers): the column's own buffers.
             using HugeArray<long> after = reader.ReadColumn<long>("after");
             Assert.Equal(Enumerable.Range(0, 6).Select(i => i * 1000L), after);
+        }
+
+        Assert.Equal(live, AllocationLedger.LiveCount);
+    }
+
+    [Fact]
+    public void A_column_read_with_a_method_that_does_not_take_its_type_is_ArgumentException_naming_the_one_that_does_and_a_type_no_read_takes_NotSupportedException()
+    {
+        MemoryStream stream = WriteWithApacheArrow(ArrowIpcFormat.File, compressed: false);
+        long live = AllocationLedger.LiveCount;
+        using (var reader = new ArrowIpcReader(stream))
+        {
+            // An Int64 column: the Parquet reader's convention (docs/columnar.md, Errors).
+            Func<object>[] wrongForInt64 =
+            [
+                () => reader.ReadDecimalColumn("after"),
+                () => reader.ReadFixedSizeBinaryColumn("after"),
+                () => reader.ReadStringColumn("after"),
+                () => reader.ReadDictionaryColumn("after"),
+                () => reader.ReadColumn<int>("after"),
+            ];
+            foreach (Func<object> read in wrongForInt64)
+            {
+                ArgumentException e = Assert.Throws<ArgumentException>(() => read());
+                Assert.Equal("column", e.ParamName);
+                Assert.Contains("'after'", e.Message, StringComparison.Ordinal);
+                Assert.Contains("Int64", e.Message, StringComparison.Ordinal);
+            }
+
+            foreach (Func<object> read in wrongForInt64[..4])
+            {
+                Assert.Contains("read it with ReadColumn<Int64>", Assert.Throws<ArgumentException>(() => read()).Message, StringComparison.Ordinal);
+            }
+
+            // A utf8 string column and a dictionary of strings: the read that takes each is named.
+            Assert.Contains("read it with ReadStringColumn", Assert.Throws<ArgumentException>(() => reader.ReadDecimalColumn("name")).Message, StringComparison.Ordinal);
+            Assert.Contains("read it with ReadDictionaryColumn", Assert.Throws<ArgumentException>(() => reader.ReadFixedSizeBinaryColumn("dict")).Message, StringComparison.Ordinal);
+
+            // A list and a struct: no read takes them, whichever is tried.
+            foreach (string nested in new[] { "list", "pair" })
+            {
+                Func<object>[] reads =
+                [
+                    () => reader.ReadColumn<long>(nested),
+                    () => reader.ReadStringColumn(nested),
+                    () => reader.ReadDecimalColumn(nested),
+                    () => reader.ReadFixedSizeBinaryColumn(nested),
+                    () => reader.ReadDictionaryColumn(nested),
+                ];
+                foreach (Func<object> read in reads)
+                {
+                    NotSupportedException e = Assert.Throws<NotSupportedException>(() => read());
+                    Assert.Contains($"'{nested}'", e.Message, StringComparison.Ordinal);
+                    Assert.Contains("a type the reader does not read", e.Message, StringComparison.Ordinal);
+                }
+            }
         }
 
         Assert.Equal(live, AllocationLedger.LiveCount);

@@ -55,12 +55,16 @@ public sealed class IpcDecimalTests : IDisposable
 
             NotSupportedException wide = Assert.Throws<NotSupportedException>(() => reader.ReadDecimalColumn("d256"));
             Assert.Contains("'d256' is Decimal(40, 2, 256), a decimal of 256 bits", wide.Message, StringComparison.Ordinal);
-            NotSupportedException notDecimal = Assert.Throws<NotSupportedException>(() => reader.ReadDecimalColumn("fsb16"));
-            Assert.Contains("'fsb16' is of type FixedSizeBinary(16)", notDecimal.Message, StringComparison.Ordinal);
-            NotSupportedException notBinary = Assert.Throws<NotSupportedException>(() => reader.ReadFixedSizeBinaryColumn("dec9"));
-            Assert.Contains("'dec9' is of type Decimal(9, 2, 128)", notBinary.Message, StringComparison.Ordinal);
-            Assert.Throws<NotSupportedException>(() => reader.ReadColumn<long>("dec18", AllocationOptions.Default, out _));
-            Assert.Throws<NotSupportedException>(() => reader.ReadStringColumn("fsb3"));
+            Assert.Contains("'d256' is of type Decimal(40, 2, 256), a type the reader does not read", Assert.Throws<NotSupportedException>(() => reader.ReadFixedSizeBinaryColumn("d256")).Message, StringComparison.Ordinal);
+
+            // A column another read takes, read with the wrong one: the caller's mistake, as in the Parquet reader.
+            ArgumentException notDecimal = Assert.Throws<ArgumentException>(() => reader.ReadDecimalColumn("fsb16"));
+            Assert.Equal("column", notDecimal.ParamName);
+            Assert.Contains("'fsb16' is of type FixedSizeBinary(16), which ReadDecimalColumn does not read: read it with ReadFixedSizeBinaryColumn", notDecimal.Message, StringComparison.Ordinal);
+            ArgumentException notBinary = Assert.Throws<ArgumentException>(() => reader.ReadFixedSizeBinaryColumn("dec9"));
+            Assert.Contains("'dec9' is of type Decimal(9, 2, 128), which ReadFixedSizeBinaryColumn does not read: read it with ReadDecimalColumn", notBinary.Message, StringComparison.Ordinal);
+            Assert.Contains("read it with ReadDecimalColumn", Assert.Throws<ArgumentException>(() => reader.ReadColumn<long>("dec18", AllocationOptions.Default, out _)).Message, StringComparison.Ordinal);
+            Assert.Contains("read it with ReadFixedSizeBinaryColumn", Assert.Throws<ArgumentException>(() => reader.ReadStringColumn("fsb3")).Message, StringComparison.Ordinal);
             Assert.Throws<ArgumentException>(() => reader.ReadDecimalColumn("nope"));
         }
 

@@ -57,7 +57,9 @@ public sealed class IpcStringTests : IDisposable
                 }
             }
 
-            Assert.Contains("ReadStringColumn", Assert.Throws<NotSupportedException>(() => reader.ReadColumn<byte>("s")).Message, StringComparison.Ordinal);
+            ArgumentException wrongRead = Assert.Throws<ArgumentException>(() => reader.ReadColumn<byte>("s"));
+            Assert.Equal("column", wrongRead.ParamName);
+            Assert.Contains("which ReadColumn<Byte> does not read: read it with ReadStringColumn", wrongRead.Message, StringComparison.Ordinal);
         }
 
         Assert.Equal(live, AllocationLedger.LiveCount);

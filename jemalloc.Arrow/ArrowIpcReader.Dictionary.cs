@@ -26,8 +26,8 @@ public sealed partial class ArrowIpcReader
     /// <param name="options">How the blocks (and the reader's small scratch block) are allocated.</param>
     /// <returns>A new column of <see cref="RowCount"/> rows (an input without rows gives a column of none), which the caller owns.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="column"/> is <see langword="null"/>.</exception>
-    /// <exception cref="ArgumentException">The schema has no column of that name or more than one, or <paramref name="options"/> cannot be used.</exception>
-    /// <exception cref="NotSupportedException">The column is not dictionary-encoded, or its values are not strings or binary; its dictionary holds more values than 32-bit indices name, or is replaced (not appended to) by a later dictionary batch; a batch is compressed; or a column before it has a type whose buffers cannot be counted.</exception>
+    /// <exception cref="ArgumentException">The schema has no column of that name or more than one; the column is not dictionary-encoded but of a type another read takes (the message names it); or <paramref name="options"/> cannot be used.</exception>
+    /// <exception cref="NotSupportedException">The column is of a type no read takes (nested, a view, Decimal256, dictionary-encoded values other than strings and binary); its dictionary holds more values than 32-bit indices name, or is replaced (not appended to) by a later dictionary batch; a batch is compressed; or a column before it has a type whose buffers cannot be counted.</exception>
     /// <exception cref="InvalidOperationException">Another thread is using the reader.</exception>
     /// <exception cref="InvalidDataException">The input has rows but no dictionary batch of the column's dictionary id, or a record batch before it; a row that is not null has an index outside its dictionary; or a batch's node or buffers do not fit the batch or its body, or the input is shorter than its metadata says.</exception>
     /// <exception cref="OutOfMemoryException">The blocks cannot be allocated.</exception>
@@ -41,9 +41,7 @@ public sealed partial class ArrowIpcReader
         ArrowIpcField field = _index.Fields[index];
         if (!field.IsDictionaryEncoded || !field.IpcType.IsVariableBinary)
         {
-            IpcThrow.NotSupported(field.IsDictionaryEncoded
-                ? $"Column '{column}' is dictionary-encoded with {field.TypeName} values; ReadDictionaryColumn reads dictionaries of Utf8, Binary, LargeUtf8 and LargeBinary values."
-                : $"Column '{column}' is of type {field.TypeName}, not dictionary-encoded; ReadDictionaryColumn reads dictionary-encoded columns.");
+            ThrowWrongRead(field, column, "ReadDictionaryColumn");
         }
 
         (IpcIndex dictionary, long[] available) = DictionaryOf(field, column);

@@ -20,8 +20,8 @@ public sealed partial class ArrowIpcReader
     /// <param name="options">How the blocks (and the reader's small scratch block) are allocated.</param>
     /// <returns>A new column of <see cref="RowCount"/> rows (an input without rows gives a column of none), which the caller owns; its <see cref="DecimalColumn.Validity"/> is <see langword="null"/> when no row is null.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="column"/> is <see langword="null"/>.</exception>
-    /// <exception cref="ArgumentException">The schema has no column of that name or more than one, or <paramref name="options"/> cannot be used.</exception>
-    /// <exception cref="NotSupportedException">The column is not a decimal, is dictionary-encoded, is a Decimal256, or declares more than 38 digits or a scale outside 0 to its precision; a batch is compressed; or a column before it has a type whose buffers cannot be counted.</exception>
+    /// <exception cref="ArgumentException">The schema has no column of that name or more than one; the column is of a type another read takes (the message names it); or <paramref name="options"/> cannot be used.</exception>
+    /// <exception cref="NotSupportedException">The column is of a type no read takes (nested, a view, Decimal256, dictionary-encoded values other than strings and binary), or declares more than 38 digits or a scale outside 0 to its precision; a batch is compressed; or a column before it has a type whose buffers cannot be counted.</exception>
     /// <exception cref="InvalidOperationException">Another thread is using the reader.</exception>
     /// <exception cref="InvalidDataException">The column declares a precision below 1, or a batch's node or buffers for it do not fit the batch or its body (a value buffer shorter than 16 bytes a row), or the input is shorter than its metadata says.</exception>
     /// <exception cref="OutOfMemoryException">The blocks cannot be allocated.</exception>
@@ -52,8 +52,8 @@ public sealed partial class ArrowIpcReader
     /// <param name="options">How the blocks (and the reader's small scratch block) are allocated.</param>
     /// <returns>A new column of <see cref="RowCount"/> rows (an input without rows gives a column of none), which the caller owns; its <see cref="FixedSizeBinaryColumn.Validity"/> is <see langword="null"/> when no row is null.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="column"/> is <see langword="null"/>.</exception>
-    /// <exception cref="ArgumentException">The schema has no column of that name or more than one, or <paramref name="options"/> cannot be used.</exception>
-    /// <exception cref="NotSupportedException">The column is not of type FixedSizeBinary, or is dictionary-encoded; a batch is compressed; or a column before it has a type whose buffers cannot be counted.</exception>
+    /// <exception cref="ArgumentException">The schema has no column of that name or more than one; the column is of a type another read takes (the message names it); or <paramref name="options"/> cannot be used.</exception>
+    /// <exception cref="NotSupportedException">The column is of a type no read takes (nested, a view, Decimal256, dictionary-encoded values other than strings and binary); a batch is compressed; or a column before it has a type whose buffers cannot be counted.</exception>
     /// <exception cref="InvalidOperationException">Another thread is using the reader.</exception>
     /// <exception cref="InvalidDataException">The column declares a byte width below 1, or a batch's node or buffers for it do not fit the batch or its body, or the input is shorter than its metadata says.</exception>
     /// <exception cref="OutOfMemoryException">The blocks cannot be allocated.</exception>
@@ -91,7 +91,7 @@ public sealed partial class ArrowIpcReader
         IpcType type = field.IpcType;
         if (field.IsDictionaryEncoded || type.Code != IpcTypeCode.Decimal)
         {
-            IpcThrow.NotSupported($"Column '{column}' is {(field.IsDictionaryEncoded ? "dictionary-encoded" : "of type " + field.TypeName)}; ReadDecimalColumn reads Decimal128 columns.");
+            ThrowWrongRead(field, column, "ReadDecimalColumn");
         }
 
         if (type.BitWidth != 128)
@@ -158,7 +158,7 @@ public sealed partial class ArrowIpcReader
         ArrowIpcField field = _index.Fields[index];
         if (field.IsDictionaryEncoded || field.Type != ArrowIpcType.FixedSizeBinary)
         {
-            IpcThrow.NotSupported($"Column '{column}' is {(field.IsDictionaryEncoded ? "dictionary-encoded" : "of type " + field.TypeName)}; ReadFixedSizeBinaryColumn reads FixedSizeBinary columns.");
+            ThrowWrongRead(field, column, "ReadFixedSizeBinaryColumn");
         }
 
         int width = field.IpcType.ByteWidth;
@@ -169,7 +169,9 @@ public sealed partial class ArrowIpcReader
 
         var read = new IpcColumnRead(_stream, _index, index);
 
-        // Check has matched every batch's buffer to rows * width bytes, so the total fits in the input.
+        // Check has matched every batch's buffer to rows * width bytes of its body, and no two batches
+        // share body bytes (a file's footer blocks are refused if they overlap; a stream's messages follow
+        // one another), so rows * width is at most the input's length and cannot overflow.
         (long rows, long nulls) = read.Check(valueBuffers: 1, elementBits: width * 8L);
         HugeArray<byte>? data = null;
         HugeArray<byte>? validity = null;

@@ -14,7 +14,8 @@ namespace jemalloc.Arrow;
 /// to <see cref="ulong"/>; HalfFloat, Float and Double as <see cref="Half"/>, <see cref="float"/> and
 /// <see cref="double"/>; Bool (bit-packed in Arrow) as <see cref="bool"/>; Date32 and Time32 as
 /// <see cref="int"/>; Date64, Timestamp, Time64 and Duration as <see cref="long"/> (their unit and time
-/// zone are in <see cref="Fields"/>). Any other pairing throws rather than reinterpret the values.
+/// zone are in <see cref="Fields"/>). Any other pairing throws <see cref="ArgumentException"/> naming the read that takes
+/// the column, rather than reinterpret the values.
 /// Utf8, Binary, LargeUtf8 and LargeBinary columns are read by <see cref="ReadStringColumn(string, AllocationOptions)"/>
 /// into a <see cref="NativeStringColumn"/>; Decimal128 columns by <see cref="ReadDecimalColumn(string, AllocationOptions)"/>
 /// into a <see cref="DecimalColumn"/>, and FixedSizeBinary columns by
@@ -196,8 +197,8 @@ public sealed partial class ArrowIpcReader : IDisposable
     /// <param name="options">How the array (and the reader's small scratch block) is allocated.</param>
     /// <returns>A new array of <see cref="RowCount"/> elements, which the caller owns.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="column"/> is <see langword="null"/>.</exception>
-    /// <exception cref="ArgumentException">The schema has no column of that name, or more than one, or its values are not of type <typeparamref name="T"/>; or <paramref name="options"/> cannot be used.</exception>
-    /// <exception cref="NotSupportedException">The column is dictionary-encoded, nested or of another type the reader does not read; a batch is compressed; or a column before it has a type whose buffers cannot be counted.</exception>
+    /// <exception cref="ArgumentException">The schema has no column of that name, or more than one; the column is of a type another read takes (strings, decimals, fixed-size binary, dictionary-encoded strings: the message names the read), or its values are not of type <typeparamref name="T"/>; or <paramref name="options"/> cannot be used.</exception>
+    /// <exception cref="NotSupportedException">The column is of a type no read takes (nested, a view, Decimal256, dictionary-encoded values other than strings and binary); a batch is compressed; or a column before it has a type whose buffers cannot be counted.</exception>
     /// <exception cref="InvalidOperationException">The input has no rows (an array has at least one element), or the column has nulls (read it with the overload that gives a validity bitmap); or another thread is using the reader.</exception>
     /// <exception cref="InvalidDataException">A batch's node or buffers for the column do not fit the batch or its body, or the input is shorter than its metadata says.</exception>
     /// <exception cref="OutOfMemoryException">The array cannot be allocated.</exception>
@@ -217,8 +218,8 @@ public sealed partial class ArrowIpcReader : IDisposable
     /// <param name="validity">The new bitmap in Arrow's layout: bit <c>i % 8</c> of byte <c>i / 8</c> is set when row <c>i</c> has a value; the batches' bitmaps are concatenated at each batch's first row. The caller owns it.</param>
     /// <returns>The new values (a null row holds whatever the input held there), which the caller owns.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="column"/> is <see langword="null"/>.</exception>
-    /// <exception cref="ArgumentException">The schema has no column of that name, or more than one, or its values are not of type <typeparamref name="T"/>; or <paramref name="options"/> cannot be used.</exception>
-    /// <exception cref="NotSupportedException">The column is dictionary-encoded, nested or of another type the reader does not read; a batch is compressed; or a column before it has a type whose buffers cannot be counted.</exception>
+    /// <exception cref="ArgumentException">The schema has no column of that name, or more than one; the column is of a type another read takes (strings, decimals, fixed-size binary, dictionary-encoded strings: the message names the read), or its values are not of type <typeparamref name="T"/>; or <paramref name="options"/> cannot be used.</exception>
+    /// <exception cref="NotSupportedException">The column is of a type no read takes (nested, a view, Decimal256, dictionary-encoded values other than strings and binary); a batch is compressed; or a column before it has a type whose buffers cannot be counted.</exception>
     /// <exception cref="InvalidOperationException">The input has no rows, or another thread is using the reader.</exception>
     /// <exception cref="InvalidDataException">A batch's node or buffers for the column do not fit the batch or its body, or the input is shorter than its metadata says.</exception>
     /// <exception cref="OutOfMemoryException">The arrays cannot be allocated.</exception>
@@ -246,8 +247,8 @@ public sealed partial class ArrowIpcReader : IDisposable
     /// <param name="options">How the blocks (and the reader's small scratch block) are allocated.</param>
     /// <returns>A new column of <see cref="RowCount"/> rows (UTF-8 for Utf8 and LargeUtf8; an input without rows gives a column of none), which the caller owns; its <see cref="NativeStringColumn.Validity"/> is <see langword="null"/> when no row is null.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="column"/> is <see langword="null"/>.</exception>
-    /// <exception cref="ArgumentException">The schema has no column of that name or more than one, or <paramref name="options"/> cannot be used.</exception>
-    /// <exception cref="NotSupportedException">The column is not of a string or binary type, or is dictionary-encoded; a batch is compressed; or a column before it has a type whose buffers cannot be counted.</exception>
+    /// <exception cref="ArgumentException">The schema has no column of that name or more than one; the column is of a type another read takes (the message names it); or <paramref name="options"/> cannot be used.</exception>
+    /// <exception cref="NotSupportedException">The column is of a type no read takes (nested, a view, Decimal256, dictionary-encoded values other than strings and binary); a batch is compressed; or a column before it has a type whose buffers cannot be counted.</exception>
     /// <exception cref="InvalidOperationException">Another thread is using the reader.</exception>
     /// <exception cref="InvalidDataException">A batch's node or buffers for the column do not fit the batch or its body, or its offsets do not ascend inside its data buffer.</exception>
     /// <exception cref="OutOfMemoryException">The blocks cannot be allocated.</exception>
@@ -366,9 +367,7 @@ public sealed partial class ArrowIpcReader : IDisposable
         ArrowIpcField field = _index.Fields[index];
         if (field.IsDictionaryEncoded || !field.IpcType.IsVariableBinary)
         {
-            IpcThrow.NotSupported(field.IsDictionaryEncoded
-                ? $"Column '{column}' is dictionary-encoded ({field.TypeName} values); read it with ReadDictionaryColumn."
-                : $"Column '{column}' is of type {field.TypeName}; ReadStringColumn reads Utf8, Binary, LargeUtf8 and LargeBinary columns.");
+            ThrowWrongRead(field, column, "ReadStringColumn");
         }
 
         return ReadStrings(_index, index, options);
@@ -426,24 +425,47 @@ public sealed partial class ArrowIpcReader : IDisposable
 
     private static void CheckReadable<T>(ArrowIpcField field, string column)
     {
-        if (field.IsDictionaryEncoded)
-        {
-            IpcThrow.NotSupported(field.IpcType.IsVariableBinary
-                ? $"Column '{column}' is dictionary-encoded ({field.TypeName} values); read it with ReadDictionaryColumn."
-                : $"Column '{column}' is dictionary-encoded ({field.TypeName} values); the reader reads dictionary-encoded strings and binary (ReadDictionaryColumn), not dictionary-encoded {field.TypeName}.");
-        }
-
-        Type? element = field.IpcType.ElementType;
+        Type? element = field.IsDictionaryEncoded ? null : field.IpcType.ElementType;
         if (element is null)
         {
-            IpcThrow.NotSupported(field.IpcType.IsVariableBinary
-                ? $"Column '{column}' is of type {field.TypeName}: read it with ReadStringColumn."
-                : $"Column '{column}' is of type {field.TypeName}, which the reader does not read into an array of {typeof(T).Name}.");
+            ThrowWrongRead(field, column, $"ReadColumn<{typeof(T).Name}>");
         }
 
         if (element != typeof(T))
         {
             IpcThrow.Argument(nameof(column), $"Column '{column}' holds {field.TypeName} values, read as {element.Name}, not {typeof(T).Name}.");
         }
+    }
+
+    // The read that takes a column of this type, or null for a type no read takes.
+    private static string? ReadFor(ArrowIpcField field)
+    {
+        IpcType type = field.IpcType;
+        if (field.IsDictionaryEncoded)
+        {
+            return type.IsVariableBinary ? "ReadDictionaryColumn" : null;
+        }
+
+        return type.ElementType is Type element ? $"ReadColumn<{element.Name}>"
+            : type.IsVariableBinary ? "ReadStringColumn"
+            : field.Type == ArrowIpcType.Decimal128 ? "ReadDecimalColumn"
+            : field.Type == ArrowIpcType.FixedSizeBinary ? "ReadFixedSizeBinaryColumn"
+            : null;
+    }
+
+    // A column read by a method that does not take its type: the caller's mistake (ArgumentException
+    // naming the read that does) when another read takes it, NotSupportedException when none does.
+    [System.Diagnostics.CodeAnalysis.DoesNotReturn]
+    private static void ThrowWrongRead(ArrowIpcField field, string column, string read)
+    {
+        string described = field.IsDictionaryEncoded ? $"dictionary-encoded ({field.TypeName} values)" : $"of type {field.TypeName}";
+        if (ReadFor(field) is string right)
+        {
+            IpcThrow.Argument(nameof(column), $"Column '{column}' is {described}, which {read} does not read: read it with {right}.");
+        }
+
+        IpcThrow.NotSupported(field.IsDictionaryEncoded
+            ? $"Column '{column}' is {described}: the reader reads dictionary-encoded strings and binary (ReadDictionaryColumn), not dictionary-encoded {field.TypeName}."
+            : $"Column '{column}' is {described}, a type the reader does not read (by {read} or any other read).");
     }
 }

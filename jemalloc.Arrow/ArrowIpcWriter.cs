@@ -246,37 +246,38 @@ public sealed class ArrowIpcWriter
         return AddColumn(name, IpcType.Duration(unit), values, validity);
     }
 
-    /// <summary>Writes the columns to a new file at <paramref name="path"/> (replacing any file there); if writing fails, the partial file is deleted.</summary>
+    /// <summary>
+    /// Writes the columns to a new file at <paramref name="path"/>, replacing any file there only once the
+    /// new one is complete: the write goes to a temporary file of a hidden name in the same folder, which is
+    /// then renamed to <paramref name="path"/>. A write that is refused or fails deletes its temporary file
+    /// and leaves whatever was at <paramref name="path"/> as it was. A symbolic link is followed (the file it
+    /// names is replaced, and keeps its permissions); a device or pipe is written in place.
+    /// </summary>
     /// <param name="path">The file's path.</param>
     /// <param name="format">The file format (the default) or the streaming format.</param>
     /// <exception cref="ArgumentNullException"><paramref name="path"/> is <see langword="null"/>.</exception>
-    /// <exception cref="ArgumentException"><paramref name="path"/> is empty.</exception>
+    /// <exception cref="ArgumentException"><paramref name="path"/> is empty or ends with a folder separator.</exception>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="format"/> is not a format.</exception>
-    /// <exception cref="InvalidOperationException">No column was added, a decimal column holds a valid value with more digits than its precision, or another thread is using the writer.</exception>
+    /// <exception cref="InvalidOperationException">No column was added, a decimal column holds a valid value with more digits than its precision, a batch of a string column written with 32-bit offsets holds more bytes than they reach, or another thread is using the writer.</exception>
+    /// <exception cref="InvalidDataException">A string column's offsets were changed after it was made and name bytes outside its data block or do not ascend.</exception>
     /// <exception cref="ObjectDisposedException">A column's memory was disposed.</exception>
-    /// <exception cref="IOException">The file cannot be created or written.</exception>
+    /// <exception cref="DirectoryNotFoundException">The folder of <paramref name="path"/> does not exist.</exception>
+    /// <exception cref="UnauthorizedAccessException"><paramref name="path"/> is a folder, or the file there or its folder cannot be written.</exception>
+    /// <exception cref="IOException">The file cannot be written or moved into place.</exception>
     public void Write(string path, ArrowIpcFormat format = ArrowIpcFormat.File)
     {
         ArgumentException.ThrowIfNullOrEmpty(path);
         CheckFormat(format);
         _guard.Enter(TypeName);
-        bool created = false;
         try
         {
-            using (var stream = new FileStream(path, FileMode.Create, FileAccess.Write, FileShare.None, bufferSize: 0))
+            CheckColumns();
+            FileReplacement.Write(path, file =>
             {
-                created = true;
+                // Shared with readers: a pipe written in place is open to its reader too.
+                using var stream = new FileStream(file, FileMode.Create, FileAccess.Write, FileShare.Read, bufferSize: 0);
                 WriteEntered(stream, format);
-            }
-        }
-        catch
-        {
-            if (created)
-            {
-                File.Delete(path);
-            }
-
-            throw;
+            });
         }
         finally
         {
@@ -290,7 +291,8 @@ public sealed class ArrowIpcWriter
     /// <exception cref="ArgumentNullException"><paramref name="stream"/> is <see langword="null"/>.</exception>
     /// <exception cref="ArgumentException"><paramref name="stream"/> cannot be written.</exception>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="format"/> is not a format.</exception>
-    /// <exception cref="InvalidOperationException">No column was added, a decimal column holds a valid value with more digits than its precision, or another thread is using the writer.</exception>
+    /// <exception cref="InvalidOperationException">No column was added, a decimal column holds a valid value with more digits than its precision, a batch of a string column written with 32-bit offsets holds more bytes than they reach, or another thread is using the writer.</exception>
+    /// <exception cref="InvalidDataException">A string column's offsets were changed after it was made and name bytes outside its data block or do not ascend; what was written to <paramref name="stream"/> before is left there.</exception>
     /// <exception cref="ObjectDisposedException">A column's memory was disposed.</exception>
     /// <exception cref="IOException">The stream cannot be written.</exception>
     public void Write(Stream stream, ArrowIpcFormat format = ArrowIpcFormat.File)
@@ -310,6 +312,14 @@ public sealed class ArrowIpcWriter
         finally
         {
             _guard.Exit();
+        }
+    }
+
+    private void CheckColumns()
+    {
+        if (_columns.Count == 0)
+        {
+            IpcThrow.InvalidOperation("Add at least one column before writing.");
         }
     }
 
@@ -378,11 +388,7 @@ public sealed class ArrowIpcWriter
     // the footer, its length and ARROW1.
     private unsafe void WriteEntered(Stream stream, ArrowIpcFormat format)
     {
-        if (_columns.Count == 0)
-        {
-            IpcThrow.InvalidOperation("Add at least one column before writing.");
-        }
-
+        CheckColumns();
         var holds = new List<MemoryHold>(_columns.Count * 2);
         try
         {

@@ -268,23 +268,35 @@ public sealed partial class NativeParquetWriter
     }
 
     /// <summary>
-    /// Writes the columns to a new Parquet file at <paramref name="path"/> (replacing any file there),
-    /// in row groups of at most <see cref="RowGroupSize"/> rows. If writing fails, the partial file is deleted.
+    /// Writes the columns to a new Parquet file at <paramref name="path"/>, in row groups of at most
+    /// <see cref="RowGroupSize"/> rows, replacing any file there only once the new one is complete: the
+    /// write goes to a temporary file of a hidden name in the same folder, which is then renamed to
+    /// <paramref name="path"/>. A write that is refused or fails deletes its temporary file and leaves
+    /// whatever was at <paramref name="path"/> as it was. A symbolic link is followed (the file it names is
+    /// replaced, and keeps its permissions); a device or pipe is written in place.
     /// </summary>
     /// <param name="path">The file's path.</param>
     /// <exception cref="ArgumentNullException"><paramref name="path"/> is <see langword="null"/>.</exception>
-    /// <exception cref="ArgumentException"><paramref name="path"/> is empty.</exception>
-    /// <exception cref="InvalidOperationException">No column was added, or another thread is using the writer.</exception>
+    /// <exception cref="ArgumentException"><paramref name="path"/> is empty or ends with a folder separator.</exception>
+    /// <exception cref="InvalidOperationException">No column was added, a decimal column holds a valid value with more digits than its precision, or another thread is using the writer.</exception>
     /// <exception cref="ObjectDisposedException">A column's memory was disposed, or a string's store was reset or disposed.</exception>
     /// <exception cref="InvalidDataException">A string column's offsets, or a dictionary column's indices or its dictionary's offsets, were changed after it was made and name bytes outside it.</exception>
-    /// <exception cref="ParquetException">ParquetSharp cannot create or write the file (for instance, its folder does not exist).</exception>
+    /// <exception cref="DirectoryNotFoundException">The folder of <paramref name="path"/> does not exist.</exception>
+    /// <exception cref="UnauthorizedAccessException"><paramref name="path"/> is a folder, or the file there or its folder cannot be written.</exception>
+    /// <exception cref="IOException">The new file cannot be created or moved into place.</exception>
+    /// <exception cref="ParquetException">ParquetSharp cannot write the file (for instance, the disk is full).</exception>
     public void Write(string path)
     {
         ArgumentException.ThrowIfNullOrEmpty(path);
         _guard.Enter(TypeName);
         try
         {
-            WriteEntered(path);
+            if (_columns.Count == 0)
+            {
+                ParquetThrow.InvalidOperation("Add at least one column before writing.");
+            }
+
+            FileReplacement.Write(path, WriteEntered);
         }
         finally
         {
@@ -292,16 +304,11 @@ public sealed partial class NativeParquetWriter
         }
     }
 
+    // Writes the file at `path`, a temporary file that FileReplacement deletes if this throws.
     private void WriteEntered(string path)
     {
-        if (_columns.Count == 0)
-        {
-            ParquetThrow.InvalidOperation("Add at least one column before writing.");
-        }
-
         var holds = new List<MemoryHold>(_columns.Count * 2);
         var nodes = new List<Node>(_columns.Count);
-        bool created = false;
         try
         {
             foreach (WriterColumn column in _columns)
@@ -328,7 +335,6 @@ public sealed partial class NativeParquetWriter
 
             using WriterProperties properties = builder.Build();
             using var file = new ParquetFileWriter(path, schema, properties);
-            created = true;
             long rows = RowCount;
             for (long start = 0; start < rows; start += _rowGroupSize)
             {
@@ -342,15 +348,6 @@ public sealed partial class NativeParquetWriter
             }
 
             file.Close();
-        }
-        catch
-        {
-            if (created)
-            {
-                File.Delete(path);
-            }
-
-            throw;
         }
         finally
         {

@@ -153,31 +153,70 @@ internal sealed class IpcIndex
         // The footer's dictionaries (2) and record batches (3): vectors of Blocks. A file's dictionaries
         // all precede its record batches (the format allows no replacement in a file, only deltas).
         FlatVector dictionaries = footer.GetVector(2, 24, "the footer's dictionaries");
+        FlatVector batches = footer.GetVector(3, 24, "the footer's record batches");
+        var blocks = new Block[dictionaries.Count + batches.Count];
         for (int d = 0; d < dictionaries.Count; d++)
         {
-            Message message = ReadBlock(dictionaries, d, $"dictionary batch {d} of the file", footerStart, DictionaryBatchHeader);
-            Dictionaries.Add(ReadDictionaryBatch(message, d, 0));
+            blocks[d] = ReadBlock(dictionaries, d, dictionary: true, footerStart);
         }
 
-        FlatVector blocks = footer.GetVector(3, 24, "the footer's record batches");
-        for (int b = 0; b < blocks.Count; b++)
+        for (int b = 0; b < batches.Count; b++)
         {
-            AddBatch(ReadBatch(ReadBlock(blocks, b, $"record batch {b} of the file", footerStart, RecordBatchHeader), b));
+            blocks[dictionaries.Count + b] = ReadBlock(batches, b, dictionary: false, footerStart);
+        }
+
+        CheckDisjoint(blocks);
+        for (int d = 0; d < dictionaries.Count; d++)
+        {
+            Dictionaries.Add(ReadDictionaryBatch(MessageAt(blocks[d], DictionaryBatchHeader), d, 0));
+        }
+
+        for (int b = 0; b < batches.Count; b++)
+        {
+            AddBatch(ReadBatch(MessageAt(blocks[dictionaries.Count + b], RecordBatchHeader), b));
         }
     }
 
-    // Block: offset (int64), metaDataLength (int32, padded), bodyLength (int64): 24 bytes. The message
-    // it points at, checked to be of the header type expected and to have the body the block says.
-    private Message ReadBlock(FlatVector blocks, int b, string what, long footerStart, byte headerType)
+    // Block: offset (int64), metaDataLength (int32, padded), bodyLength (int64): 24 bytes, checked to
+    // lie between the magic and the footer. Its name is made only for a message: a footer may list millions.
+    private static Block ReadBlock(FlatVector blocks, int b, bool dictionary, long footerStart)
     {
-        long offset = blocks.Int64At(b, 0, what);
-        int metadataLength = blocks.Int32At(b, 8, what);
-        long bodyLength = blocks.Int64At(b, 16, what);
+        const string Field = "a block of the footer";
+        long offset = blocks.Int64At(b, 0, Field);
+        int metadataLength = blocks.Int32At(b, 8, Field);
+        long bodyLength = blocks.Int64At(b, 16, Field);
+        var block = new Block(dictionary, b, offset, metadataLength, bodyLength);
         if (offset < 8 || offset >= footerStart || metadataLength <= 0 || bodyLength < 0 || offset + metadataLength + bodyLength > footerStart)
         {
-            IpcThrow.InvalidData($"The footer places {what} at byte {offset:N0} ({metadataLength:N0} bytes of metadata, {bodyLength:N0} of body), outside the file's {footerStart:N0} bytes before its footer.");
+            IpcThrow.InvalidData($"The footer places {block.What} at byte {offset:N0} ({metadataLength:N0} bytes of metadata, {bodyLength:N0} of body), outside the file's {footerStart:N0} bytes before its footer.");
         }
 
+        return block;
+    }
+
+    // Each block's message and body are bytes of the file no other block lists, so that what the
+    // batches add up to (rows, bytes to allocate) is at most what the file holds: a footer that lists
+    // one batch many times would otherwise make a small file read as a huge one.
+    private static void CheckDisjoint(Block[] blocks)
+    {
+        // By offset, then by place in the footer, so that a block listed twice is named by its first two listings.
+        int[] order = [.. Enumerable.Range(0, blocks.Length)];
+        Array.Sort(order, (x, y) => blocks[x].Offset != blocks[y].Offset ? blocks[x].Offset.CompareTo(blocks[y].Offset) : x.CompareTo(y));
+        for (int i = 1; i < order.Length; i++)
+        {
+            Block before = blocks[order[i - 1]];
+            Block after = blocks[order[i]];
+            if (after.Offset < before.End)
+            {
+                IpcThrow.InvalidData($"The footer lists {before.What} at bytes {before.Offset:N0} to {before.End - 1:N0} and {after.What} at bytes {after.Offset:N0} to {after.End - 1:N0}, which overlap: a file's blocks each hold bytes of their own.");
+            }
+        }
+    }
+
+    // The message a block points at, checked to be of the header type expected and to have the body the block says.
+    private Message MessageAt(Block block, byte headerType)
+    {
+        (string what, long offset, int metadataLength, long bodyLength) = (block.What, block.Offset, block.MetadataLength, block.BodyLength);
         Message message = ReadMessage(offset, what) ?? throw new InvalidDataException($"The footer points {what} at byte {offset:N0}, where the stream ends.");
         if (message.HeaderType != headerType || message.BodyStart != offset + metadataLength || message.BodyLength != bodyLength)
         {
@@ -332,4 +371,12 @@ internal sealed class IpcIndex
     private static string Capitalized(string text) => char.ToUpperInvariant(text[0]) + text[1..];
 
     private readonly record struct Message(byte HeaderType, FlatTable Header, long BodyStart, long BodyLength);
+
+    // A footer's Block, named for messages: its message's metadata and body span Offset to End.
+    private readonly record struct Block(bool Dictionary, int Index, long Offset, int MetadataLength, long BodyLength)
+    {
+        internal string What => $"{(Dictionary ? "dictionary" : "record")} batch {Index} of the file";
+
+        internal long End => Offset + MetadataLength + BodyLength;
+    }
 }

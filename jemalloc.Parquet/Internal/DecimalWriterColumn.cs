@@ -106,5 +106,5 @@ internal sealed unsafe class DecimalWriterColumn(string name, DecimalColumn colu
     }
 
     private void ThrowPastPrecision(long row) =>
-        ParquetThrow.InvalidOperation($"Column '{Name}' holds {column.ToString(row)} at row {row:N0}, more digits than its precision of {column.Precision} (scale {column.Scale}); nothing of the file was kept.");
+        ParquetThrow.InvalidOperation($"Column '{Name}' holds {column.ToString(row)} at row {row:N0}, more digits than its precision of {column.Precision} (scale {column.Scale}); nothing was written to the path.");
 }
