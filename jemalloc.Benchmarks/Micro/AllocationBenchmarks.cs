@@ -103,7 +103,7 @@ public unsafe class AllocationBenchmarks
         MicroChecks.FreesEverything(name, MallocFree);
     }
 
-    /// <summary>Checks the facade's pair: a block holds at least the size asked for, and the operation gives back all it takes.</summary>
+    /// <summary>Checks the facade's pair: a block has its size class's real size, and the operation gives back all it takes.</summary>
     [GlobalCleanup(Target = nameof(JemMallocxDallocx))]
     public void CheckJemMallocxDallocx()
     {
@@ -111,11 +111,11 @@ public unsafe class AllocationBenchmarks
         void* memory = Jem.Mallocx(Size);
         nuint usable = BrokenResultSwitch.Corrupt(Jem.Sallocx(memory));
         Jem.Dallocx(memory);
-        ResultChecks.Check(name, usable >= Size, $"the block holds at least {Size} bytes (real size {usable})");
+        ResultChecks.Check(name, usable == Jem.Nallocx(Size), $"the block has the real size of {Size} bytes' size class, {Jem.Nallocx(Size)} (Sallocx: {usable})");
         MicroChecks.FreesEverything(name, JemMallocxDallocx);
     }
 
-    /// <summary>Checks the aligned pair: a block is aligned to 16 bytes and holds the size asked for, and the operation gives back all it takes.</summary>
+    /// <summary>Checks the aligned pair: a block is aligned to 16 bytes with its size class's real size, and the operation gives back all it takes.</summary>
     [GlobalCleanup(Target = nameof(JemMallocxAlignedDallocx))]
     public void CheckJemMallocxAlignedDallocx()
     {
@@ -124,7 +124,8 @@ public unsafe class AllocationBenchmarks
         nuint address = BrokenResultSwitch.Corrupt((nuint)memory);
         nuint usable = Jem.Sallocx(memory, AlignedFlags);
         Jem.Dallocx(memory, AlignedFlags);
-        ResultChecks.Check(name, address % 16 == 0 && usable >= Size, $"the block is 16-byte aligned and holds at least {Size} bytes (address 0x{address:X}, real size {usable})");
+        ResultChecks.Check(name, address % 16 == 0 && usable == Jem.Nallocx(Size, AlignedFlags),
+            $"the block is 16-byte aligned with the real size of its size class, {Jem.Nallocx(Size, AlignedFlags)} (address 0x{address:X}, Sallocx {usable})");
         MicroChecks.FreesEverything(name, JemMallocxAlignedDallocx);
     }
 
