@@ -126,7 +126,7 @@ public static unsafe partial class Jem
     /// <param name="flags">What to do: <see cref="MallocxFlags.Zero"/>, <see cref="MallocxFlags.Align"/>, <see cref="MallocxFlags.Arena"/>, ...</param>
     /// <returns>The memory; free it with <see cref="Free"/>, <see cref="Dallocx(void*, MallocxFlags)"/> or <see cref="Sdallocx(void*, nuint, MallocxFlags)"/>.</returns>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="size"/> is 0.</exception>
-    /// <exception cref="ArgumentException"><paramref name="flags"/> name a thread cache or arena that cannot be used (one not created through <c>tcache.create</c> or destroyed, one of a <see cref="JemArena"/>, an arena index that names no arena); nothing was allocated.</exception>
+    /// <exception cref="ArgumentException"><paramref name="flags"/> name a thread cache or arena that cannot be used (one not created through <c>tcache.create</c> or destroyed, one of a <see cref="JemArena"/>, an arena index that names no arena), or an alignment no block can have; nothing was allocated.</exception>
     /// <exception cref="OutOfMemoryException">jemalloc could not allocate the memory (or the arena or alignment asked for cannot serve it).</exception>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public static void* Mallocx(nuint size, MallocxFlags flags = default)
@@ -242,7 +242,7 @@ public static unsafe partial class Jem
 
     /// <summary>Frees memory, choosing the thread cache or arena path with <paramref name="flags"/> (<c>je_dallocx</c>).</summary>
     /// <param name="memory">Memory from jemalloc; not null.</param>
-    /// <param name="flags">The thread-cache choice (e.g. <see cref="MallocxFlags.NoThreadCache"/>); the other parts are ignored.</param>
+    /// <param name="flags">The thread-cache choice (e.g. <see cref="MallocxFlags.NoThreadCache"/>); jemalloc ignores the other parts, which are checked all the same.</param>
     /// <exception cref="ArgumentNullException"><paramref name="memory"/> is null (jemalloc does not accept it here, unlike <see cref="Free"/>).</exception>
     /// <exception cref="ArgumentException"><paramref name="flags"/> name a thread cache or arena that cannot be used; nothing was freed.</exception>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]

@@ -6,8 +6,9 @@ using jemalloc.Mallctl;
 namespace jemalloc.Memory;
 
 /// <summary>
-/// Checks the <see cref="MallocxFlags"/> of an <see cref="AllocationOptions"/> before they reach
-/// <c>mallocx</c>, which trusts them: an explicit thread cache that was never created (or was
+/// Checks <see cref="MallocxFlags"/> before they reach jemalloc, which trusts them: those of an
+/// <see cref="AllocationOptions"/> (<see cref="NativeAllocator"/>) and those given to every
+/// <c>*allocx</c> function of <c>Jem</c>. Unchecked, an explicit thread cache that was never created (or was
 /// destroyed) makes jemalloc read past its cache table, an arena index that names no arena makes it
 /// create one silently or read past its arena table, and an alignment no block can have only fails later.
 /// </summary>
