@@ -40,6 +40,10 @@ internal static class MallctlScenarios
             ("arenas.create.raw.nulllength", () => { uint v = 0; Console.WriteLine($"RESULT arenas.create.raw.nulllength {Jem.Mallctl("arenas.create", &v, null, null, 0)}"); }),
             ("flags.tcache5", () => new FixedBuffer<int>(4, new AllocationOptions(MallocxFlags.ThreadCache(5))).Free()),
             ("flags.arena4000", () => new FixedBuffer<int>(4, new AllocationOptions(MallocxFlags.Arena(4000))).Free()),
+            ("jem.mallocx.tcache5", () => Jem.Free(Jem.Mallocx(16, MallocxFlags.ThreadCache(5)))),
+            ("jem.mallocx.tcache.next", () => Jem.Free(Jem.Mallocx(16, MallocxFlags.ThreadCache(MallctlKeys.Tcache.Create.Get() + 1)))),
+            ("jem.dallocx.tcache7", () => DallocxAndFree(MallocxFlags.ThreadCache(7))),
+            ("jem.mallocx.arena4000", () => Jem.Free(Jem.Mallocx(16, MallocxFlags.Arena(4000)))),
         };
         foreach ((string name, Action call) in cases)
         {
@@ -63,6 +67,21 @@ internal static class MallctlScenarios
         arena.Reset();
         Console.WriteLine("DONE");
         return 0;
+    }
+
+    // Frees the block whether or not Dallocx refused the flags, so that only the refusal is printed.
+    private static unsafe void DallocxAndFree(MallocxFlags flags)
+    {
+        void* memory = Jem.Malloc(16);
+        try
+        {
+            Jem.Dallocx(memory, flags);
+            memory = null;
+        }
+        finally
+        {
+            Jem.Free(memory);
+        }
     }
 
     private static unsafe void RawMib(string name)

@@ -124,7 +124,7 @@ public sealed unsafe class JemArena : IDisposable
     public AllocationOptions Options => new(Flags, HugePages) { Account = _account };
 
     /// <summary>The arena's dirty page decay time in milliseconds (<c>arena.&lt;i&gt;.dirty_decay_ms</c>): -1 keeps unused dirty pages, 0 purges them at once.</summary>
-    /// <exception cref="ArgumentOutOfRangeException">The value is less than -1.</exception>
+    /// <exception cref="ArgumentOutOfRangeException">The value is less than -1, or more than jemalloc's limit (18,446,744,072,000 on 64-bit).</exception>
     /// <exception cref="ObjectDisposedException">The arena has been destroyed.</exception>
     public long DirtyDecayMilliseconds
     {
@@ -133,7 +133,7 @@ public sealed unsafe class JemArena : IDisposable
     }
 
     /// <summary>The arena's muzzy page decay time in milliseconds (<c>arena.&lt;i&gt;.muzzy_decay_ms</c>): -1 keeps unused muzzy pages, 0 purges them at once.</summary>
-    /// <exception cref="ArgumentOutOfRangeException">The value is less than -1.</exception>
+    /// <exception cref="ArgumentOutOfRangeException">The value is less than -1, or more than jemalloc's limit (18,446,744,072,000 on 64-bit).</exception>
     /// <exception cref="ObjectDisposedException">The arena has been destroyed.</exception>
     public long MuzzyDecayMilliseconds
     {
@@ -555,10 +555,10 @@ public sealed unsafe class JemArena : IDisposable
 
     private void SetDecay(bool dirty, long milliseconds)
     {
-        ArgumentOutOfRangeException.ThrowIfLessThan(milliseconds, -1, dirty ? nameof(DirtyDecayMilliseconds) : nameof(MuzzyDecayMilliseconds));
+        nint checkedMilliseconds = DecayTime.Check(milliseconds, dirty ? nameof(DirtyDecayMilliseconds) : nameof(MuzzyDecayMilliseconds));
         ThrowIfDisposed();
         ArenaKeys keys = MallctlKeys.Arena(Index);
-        (dirty ? keys.DirtyDecayMs : keys.MuzzyDecayMs).Set((nint)milliseconds);
+        (dirty ? keys.DirtyDecayMs : keys.MuzzyDecayMs).Set(checkedMilliseconds);
     }
 
     private void ThrowIfDisposed()

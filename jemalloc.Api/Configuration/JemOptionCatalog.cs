@@ -58,8 +58,17 @@ internal static class JemOptionCatalog
         return options;
     }
 
+    /// <summary>Whether <paramref name="key"/> is a jemalloc 5.3 option.</summary>
+    internal static bool IsOption(string key) => Options.ContainsKey(key);
+
     /// <summary>Compares one option with jemalloc's effective value.</summary>
-    internal static JemOptionCheck Check(string key, string requested)
+    /// <param name="key">The option's key.</param>
+    /// <param name="requested">The value asked for.</param>
+    /// <param name="givenAtStart">
+    /// Whether jemalloc was started with this very pair (the last value for <paramref name="key"/> in its
+    /// configuration): only then does a different effective value mean jemalloc refused it.
+    /// </param>
+    internal static JemOptionCheck Check(string key, string requested, bool givenAtStart)
     {
         if (!Options.TryGetValue(key, out Kind kind))
         {
@@ -74,6 +83,7 @@ internal static class JemOptionCatalog
         string name = "opt." + key;
         string effective;
         bool same;
+        bool parsed;
         try
         {
             switch (kind)
@@ -81,33 +91,41 @@ internal static class JemOptionCatalog
                 case Kind.Bool:
                     bool flag = MallctlClient.Read<bool>(name);
                     effective = flag ? "true" : "false";
+                    // jemalloc takes exactly "true" or "false".
+                    parsed = requested is "true" or "false";
                     same = effective == requested;
                     break;
                 case Kind.Unsigned:
                     uint small = MallctlClient.Read<uint>(name);
                     effective = small.ToString(CultureInfo.InvariantCulture);
-                    same = TryParseUnsigned(requested, out ulong wantedSmall) && wantedSmall == small;
+                    parsed = TryParseUnsigned(requested, out ulong wantedSmall);
+                    same = parsed && wantedSmall == small;
                     break;
                 case Kind.Size:
                     ulong size = MallctlClient.Read<ulong>(name);
                     effective = size.ToString(CultureInfo.InvariantCulture);
-                    same = TryParseUnsigned(requested, out ulong wantedSize) && wantedSize == size;
+                    parsed = TryParseUnsigned(requested, out ulong wantedSize);
+                    same = parsed && wantedSize == size;
                     break;
                 case Kind.Signed:
                     long signed = MallctlClient.Read<long>(name);
                     effective = signed.ToString(CultureInfo.InvariantCulture);
-                    same = TryParseSigned(requested, out long wantedSigned) && wantedSigned == signed;
+                    parsed = TryParseSigned(requested, out long wantedSigned);
+                    same = parsed && wantedSigned == signed;
                     break;
                 case Kind.FixedPoint:
                     // fxp_t: 16.16 fixed point in a uint32; -1 (all bits) means "disabled".
                     uint fixedPoint = MallctlClient.Read<uint>(name);
                     effective = fixedPoint == uint.MaxValue ? "-1" : (fixedPoint / 65536.0).ToString(CultureInfo.InvariantCulture);
+                    parsed = requested == "-1" || double.TryParse(requested, NumberStyles.Float, CultureInfo.InvariantCulture, out _);
                     same = requested == "-1" ? fixedPoint == uint.MaxValue :
                         double.TryParse(requested, NumberStyles.Float, CultureInfo.InvariantCulture, out double wantedFixed) &&
                         fixedPoint != uint.MaxValue && Math.Abs(wantedFixed - (fixedPoint / 65536.0)) < 1.0 / 65536;
                     break;
                 default:
                     effective = MallctlClient.ReadString(name) ?? string.Empty;
+                    // Which names a text option takes is jemalloc's to say: only a run with the value tells.
+                    parsed = true;
                     same = effective == requested;
                     break;
             }
@@ -125,10 +143,29 @@ internal static class JemOptionCatalog
                 "this platform has no transparent huge pages for jemalloc (opt.thp is \"not supported\"), so the option has no effect");
         }
 
-        return same
-            ? new(key, requested, effective, JemOptionStatus.Applied, string.Empty)
-            : new(key, requested, effective, JemOptionStatus.Rejected, "jemalloc did not accept the value (invalid or out of range)");
+        if (same)
+        {
+            return new(key, requested, effective, JemOptionStatus.Applied, string.Empty);
+        }
+
+        if (!parsed)
+        {
+            return new(key, requested, effective, JemOptionStatus.Rejected, $"'{requested}' is not a value {key} takes ({Describe(kind)}), so jemalloc ignores it");
+        }
+
+        return givenAtStart
+            ? new(key, requested, effective, JemOptionStatus.Rejected, "jemalloc did not accept the value (out of range)")
+            : new(key, requested, effective, JemOptionStatus.DiffersFromProcess,
+                "this process was not started with this value, so it uses another; whether jemalloc accepts it shows only in a process started with it");
     }
+
+    private static string Describe(Kind kind) => kind switch
+    {
+        Kind.Bool => "true or false",
+        Kind.Unsigned or Kind.Size => "an unsigned number",
+        Kind.Signed => "a number",
+        _ => "a decimal number or -1",
+    };
 
     // jemalloc parses numbers with strtoumax/strtoimax and base 0: decimal, 0x hexadecimal, 0 octal.
     private static bool TryParseUnsigned(string text, out ulong value)

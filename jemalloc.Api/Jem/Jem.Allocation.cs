@@ -2,12 +2,14 @@ using System.Numerics;
 using System.Runtime.CompilerServices;
 using jemalloc.Internal;
 using jemalloc.Interop;
+using jemalloc.Memory;
 
 namespace jemalloc;
 
 // The allocation functions. Failure reporting follows System.Runtime.InteropServices.NativeMemory:
 // an allocation that cannot be satisfied throws OutOfMemoryException instead of returning null,
-// so a null pointer never reaches user code.
+// so a null pointer never reaches user code. Every *allocx function's flags pass the structures'
+// check (CheckFlags) first: jemalloc trusts them, and crashes on a thread cache it never created.
 public static unsafe partial class Jem
 {
     /// <summary>ENOMEM, as posix_memalign returns it.</summary>
@@ -124,6 +126,7 @@ public static unsafe partial class Jem
     /// <param name="flags">What to do: <see cref="MallocxFlags.Zero"/>, <see cref="MallocxFlags.Align"/>, <see cref="MallocxFlags.Arena"/>, ...</param>
     /// <returns>The memory; free it with <see cref="Free"/>, <see cref="Dallocx(void*, MallocxFlags)"/> or <see cref="Sdallocx(void*, nuint, MallocxFlags)"/>.</returns>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="size"/> is 0.</exception>
+    /// <exception cref="ArgumentException"><paramref name="flags"/> name a thread cache or arena that cannot be used (one not created through <c>tcache.create</c> or destroyed, one of a <see cref="JemArena"/>, an arena index that names no arena), or an alignment no block can have; nothing was allocated.</exception>
     /// <exception cref="OutOfMemoryException">jemalloc could not allocate the memory (or the arena or alignment asked for cannot serve it).</exception>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public static void* Mallocx(nuint size, MallocxFlags flags = default)
@@ -132,6 +135,8 @@ public static unsafe partial class Jem
         {
             ThrowZeroSize(nameof(size));
         }
+
+        CheckFlags(flags);
 
         void* memory = JemNative.Mallocx(size, flags.Value);
         if (memory == null)
@@ -144,6 +149,7 @@ public static unsafe partial class Jem
 
     /// <summary>Allocates with raw <c>MALLOCX_*</c> flag bits (<c>je_mallocx</c>); see <see cref="Mallocx(nuint, MallocxFlags)"/>.</summary>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="size"/> is 0.</exception>
+    /// <exception cref="ArgumentException"><paramref name="flags"/> name a thread cache or arena that cannot be used.</exception>
     /// <exception cref="OutOfMemoryException">jemalloc could not allocate the memory.</exception>
     public static void* Mallocx(nuint size, int flags) => Mallocx(size, MallocxFlags.FromValue(flags));
 
@@ -154,6 +160,7 @@ public static unsafe partial class Jem
     /// <returns>The memory at its new address; <paramref name="memory"/> must no longer be used unless it is returned.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="memory"/> is null.</exception>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="size"/> is 0.</exception>
+    /// <exception cref="ArgumentException"><paramref name="flags"/> name a thread cache or arena that cannot be used; <paramref name="memory"/> is unchanged.</exception>
     /// <exception cref="OutOfMemoryException">jemalloc could not allocate the memory; <paramref name="memory"/> is unchanged and still owned by the caller.</exception>
     public static void* Rallocx(void* memory, nuint size, MallocxFlags flags = default)
     {
@@ -162,6 +169,8 @@ public static unsafe partial class Jem
         {
             ThrowZeroSize(nameof(size));
         }
+
+        CheckFlags(flags);
 
         void* result = JemNative.Rallocx(memory, size, flags.Value);
         if (result == null)
@@ -175,6 +184,7 @@ public static unsafe partial class Jem
     /// <summary>Resizes an allocation with raw flag bits (<c>je_rallocx</c>); see <see cref="Rallocx(void*, nuint, MallocxFlags)"/>.</summary>
     /// <exception cref="ArgumentNullException"><paramref name="memory"/> is null.</exception>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="size"/> is 0.</exception>
+    /// <exception cref="ArgumentException"><paramref name="flags"/> name a thread cache or arena that cannot be used.</exception>
     /// <exception cref="OutOfMemoryException">jemalloc could not allocate the memory.</exception>
     public static void* Rallocx(void* memory, nuint size, int flags) => Rallocx(memory, size, MallocxFlags.FromValue(flags));
 
@@ -189,6 +199,7 @@ public static unsafe partial class Jem
     /// <returns>The allocation's real size afterwards; less than <paramref name="size"/> when it could not grow in place (it is then unchanged).</returns>
     /// <exception cref="ArgumentNullException"><paramref name="memory"/> is null.</exception>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="size"/> is 0.</exception>
+    /// <exception cref="ArgumentException"><paramref name="flags"/> name a thread cache or arena that cannot be used; <paramref name="memory"/> is unchanged.</exception>
     public static nuint Xallocx(void* memory, nuint size, nuint extra, MallocxFlags flags = default)
     {
         ArgumentNullException.ThrowIfNull(memory);
@@ -196,6 +207,8 @@ public static unsafe partial class Jem
         {
             ThrowZeroSize(nameof(size));
         }
+
+        CheckFlags(flags);
 
         nuint reported = JemNative.Xallocx(memory, size, extra, flags.Value);
         // jemalloc 5.3.0 grows the block to `size` when `size + extra` does not fit in place, yet reports
@@ -207,34 +220,42 @@ public static unsafe partial class Jem
     /// <summary>Resizes in place with raw flag bits (<c>je_xallocx</c>); see <see cref="Xallocx(void*, nuint, nuint, MallocxFlags)"/>.</summary>
     /// <exception cref="ArgumentNullException"><paramref name="memory"/> is null.</exception>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="size"/> is 0.</exception>
+    /// <exception cref="ArgumentException"><paramref name="flags"/> name a thread cache or arena that cannot be used.</exception>
     public static nuint Xallocx(void* memory, nuint size, nuint extra, int flags) => Xallocx(memory, size, extra, MallocxFlags.FromValue(flags));
 
     /// <summary>Returns the real (usable) size of an allocation (<c>je_sallocx</c>).</summary>
     /// <param name="memory">Memory from jemalloc; not null.</param>
     /// <param name="flags">Ignored by jemalloc 5.3 apart from validation; pass the flags the memory was allocated with.</param>
     /// <exception cref="ArgumentNullException"><paramref name="memory"/> is null.</exception>
+    /// <exception cref="ArgumentException"><paramref name="flags"/> name a thread cache or arena that cannot be used.</exception>
     public static nuint Sallocx(void* memory, MallocxFlags flags = default)
     {
         ArgumentNullException.ThrowIfNull(memory);
+        CheckFlags(flags);
         return JemNative.Sallocx(memory, flags.Value);
     }
 
     /// <summary>Returns the real size of an allocation with raw flag bits (<c>je_sallocx</c>).</summary>
     /// <exception cref="ArgumentNullException"><paramref name="memory"/> is null.</exception>
+    /// <exception cref="ArgumentException"><paramref name="flags"/> name a thread cache or arena that cannot be used.</exception>
     public static nuint Sallocx(void* memory, int flags) => Sallocx(memory, MallocxFlags.FromValue(flags));
 
     /// <summary>Frees memory, choosing the thread cache or arena path with <paramref name="flags"/> (<c>je_dallocx</c>).</summary>
     /// <param name="memory">Memory from jemalloc; not null.</param>
-    /// <param name="flags">The thread-cache choice (e.g. <see cref="MallocxFlags.NoThreadCache"/>); the other parts are ignored.</param>
+    /// <param name="flags">The thread-cache choice (e.g. <see cref="MallocxFlags.NoThreadCache"/>); jemalloc ignores the other parts, which are checked all the same.</param>
     /// <exception cref="ArgumentNullException"><paramref name="memory"/> is null (jemalloc does not accept it here, unlike <see cref="Free"/>).</exception>
+    /// <exception cref="ArgumentException"><paramref name="flags"/> name a thread cache or arena that cannot be used; nothing was freed.</exception>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public static void Dallocx(void* memory, MallocxFlags flags = default)
     {
         ArgumentNullException.ThrowIfNull(memory);
+        CheckFlags(flags);
         JemNative.Dallocx(memory, flags.Value);
     }
 
     /// <summary>Frees memory with raw flag bits (<c>je_dallocx</c>); see <see cref="Dallocx(void*, MallocxFlags)"/>.</summary>
     /// <exception cref="ArgumentNullException"><paramref name="memory"/> is null.</exception>
+    /// <exception cref="ArgumentException"><paramref name="flags"/> name a thread cache or arena that cannot be used; nothing was freed.</exception>
     public static void Dallocx(void* memory, int flags) => Dallocx(memory, MallocxFlags.FromValue(flags));
 
     /// <summary>
@@ -245,12 +266,22 @@ public static unsafe partial class Jem
     /// <param name="size">The size asked for when allocating, or any size up to <see cref="Sallocx(void*, MallocxFlags)"/> of it.</param>
     /// <param name="flags">The flags used when allocating (alignment matters).</param>
     /// <exception cref="ArgumentNullException"><paramref name="memory"/> is null.</exception>
-    /// <exception cref="ArgumentException"><paramref name="size"/> does not belong to the allocation's size class; nothing is freed.</exception>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="size"/> is 0, as for the other <c>*allocx</c> functions; nothing is freed.</exception>
+    /// <exception cref="ArgumentException">
+    /// <paramref name="size"/> does not belong to the allocation's size class, or <paramref name="flags"/> name a thread
+    /// cache or arena that cannot be used; nothing is freed.
+    /// </exception>
     public static void Sdallocx(void* memory, nuint size, MallocxFlags flags = default)
     {
         ArgumentNullException.ThrowIfNull(memory);
+        if (size == 0)
+        {
+            ThrowZeroSize(nameof(size));
+        }
+
+        CheckFlags(flags);
         nuint actual = JemNative.Sallocx(memory, 0);
-        if (size == 0 || JemNative.Nallocx(size, flags.Value) != actual)
+        if (JemNative.Nallocx(size, flags.Value) != actual)
         {
             ThrowHelper.ThrowArgument(nameof(size), $"{size} bytes is not the size of this allocation (its real size is {actual}); nothing was freed.");
         }
@@ -260,12 +291,14 @@ public static unsafe partial class Jem
 
     /// <summary>Frees memory of a known size with raw flag bits (<c>je_sdallocx</c>); see <see cref="Sdallocx(void*, nuint, MallocxFlags)"/>.</summary>
     /// <exception cref="ArgumentNullException"><paramref name="memory"/> is null.</exception>
-    /// <exception cref="ArgumentException"><paramref name="size"/> does not belong to the allocation's size class.</exception>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="size"/> is 0.</exception>
+    /// <exception cref="ArgumentException"><paramref name="size"/> does not belong to the allocation's size class, or <paramref name="flags"/> name a thread cache or arena that cannot be used.</exception>
     public static void Sdallocx(void* memory, nuint size, int flags) => Sdallocx(memory, size, MallocxFlags.FromValue(flags));
 
     /// <summary>Returns the real size <see cref="Mallocx(nuint, MallocxFlags)"/> would give for <paramref name="size"/>, without allocating (<c>je_nallocx</c>).</summary>
     /// <returns>The size, or 0 when the request is larger than jemalloc can ever serve.</returns>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="size"/> is 0.</exception>
+    /// <exception cref="ArgumentException"><paramref name="flags"/> name a thread cache or arena that cannot be used.</exception>
     public static nuint Nallocx(nuint size, MallocxFlags flags = default)
     {
         if (size == 0)
@@ -273,16 +306,35 @@ public static unsafe partial class Jem
             ThrowZeroSize(nameof(size));
         }
 
+        CheckFlags(flags);
+
         return JemNative.Nallocx(size, flags.Value);
     }
 
     /// <summary>Returns the real size for <paramref name="size"/> with raw flag bits (<c>je_nallocx</c>).</summary>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="size"/> is 0.</exception>
+    /// <exception cref="ArgumentException"><paramref name="flags"/> name a thread cache or arena that cannot be used.</exception>
     public static nuint Nallocx(nuint size, int flags) => Nallocx(size, MallocxFlags.FromValue(flags));
 
     /// <summary>Returns the usable size of an allocation (<c>je_malloc_usable_size</c>); 0 for null.</summary>
     /// <param name="memory">Memory from jemalloc, or null.</param>
     public static nuint MallocUsableSize(void* memory) => JemNative.MallocUsableSize(memory);
+
+    /// <summary>
+    /// The structures' check of <see cref="MallocxFlags"/>, for every <c>*allocx</c> function: an explicit thread
+    /// cache not created through <c>tcache.create</c> (<see cref="MallctlKeys.Tcache"/>) or destroyed, or one of a
+    /// <see cref="JemArena"/>; an arena index that names no arena (jemalloc would create it silently, or read past
+    /// its arena table); an alignment larger than any block. Flags of 0 cost one comparison.
+    /// </summary>
+    /// <exception cref="ArgumentException">The flags cannot be used; the message names their value and why.</exception>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static void CheckFlags(MallocxFlags flags)
+    {
+        if (flags.Value != 0)
+        {
+            AllocationFlagsValidator.Validate(flags, nameof(flags));
+        }
+    }
 
     private static void ThrowZeroSize(string paramName) =>
         ThrowHelper.ThrowArgumentOutOfRange(paramName, (nuint)0, "The size must not be 0: jemalloc's *allocx functions leave it undefined.");

@@ -14,12 +14,12 @@ public static partial class Jem
     /// <remarks>
     /// jemalloc ignores an unknown option or a bad value (it prints <c>&lt;jemalloc&gt;: Invalid conf pair</c>
     /// to standard error while loading): use <see cref="GetConfigurationReport()"/> afterwards to see
-    /// which options were rejected. <c>abort</c> and <c>abort_conf</c> are refused (see <see cref="ValidateConfiguration(string)"/>), because set to true they
-    /// make jemalloc end the process on a warning or a bad option instead of reporting it.
+    /// which options were rejected. <c>abort</c> and <c>abort_conf</c> with any value but <c>false</c> are refused (see <see cref="ValidateConfiguration(string)"/>),
+    /// because set to true they make jemalloc end the process on a warning or a bad option instead of reporting it.
     /// </remarks>
     /// <param name="conf">Comma-separated <c>key:value</c> pairs.</param>
     /// <exception cref="ArgumentNullException"><paramref name="conf"/> is null.</exception>
-    /// <exception cref="ArgumentException"><paramref name="conf"/> is not a list of <c>key:value</c> pairs, or sets <c>abort</c>/<c>abort_conf</c> (see <see cref="ValidateConfiguration(string)"/>).</exception>
+    /// <exception cref="ArgumentException"><paramref name="conf"/> is not a list of <c>key:value</c> pairs, or sets <c>abort</c>/<c>abort_conf</c> to anything but <c>false</c> (see <see cref="ValidateConfiguration(string)"/>).</exception>
     /// <exception cref="InvalidOperationException">The library has already loaded (its options can no longer change).</exception>
     public static void Init(string conf)
     {
@@ -36,25 +36,26 @@ public static partial class Jem
     /// <summary>
     /// Checks a <c>malloc_conf</c> string the way <see cref="Init(string)"/> does, for tools that pass
     /// it on otherwise (e.g. in <see cref="ConfigurationVariable"/> of a child process): a list of
-    /// <c>key:value</c> pairs jemalloc can parse, without <c>abort</c> or <c>abort_conf</c>.
+    /// <c>key:value</c> pairs jemalloc can parse, without <c>abort</c> or <c>abort_conf</c> set to anything but <c>false</c>.
     /// </summary>
     /// <remarks>
-    /// <c>abort</c> and <c>abort_conf</c> are refused whatever their value: set to true they make
-    /// jemalloc end the process on a warning or a mistyped option instead of reporting it, and their
-    /// default is already false.
+    /// <c>abort</c> and <c>abort_conf</c> are refused with any value but <c>false</c> (their default, accepted):
+    /// set to true they make jemalloc end the process on a warning or a mistyped option instead of reporting it.
     /// </remarks>
     /// <param name="conf">Comma-separated <c>key:value</c> pairs.</param>
     /// <exception cref="ArgumentNullException"><paramref name="conf"/> is null.</exception>
-    /// <exception cref="ArgumentException"><paramref name="conf"/> is not a list of <c>key:value</c> pairs, or sets <c>abort</c>/<c>abort_conf</c>.</exception>
+    /// <exception cref="ArgumentException"><paramref name="conf"/> is not a list of <c>key:value</c> pairs, or sets <c>abort</c>/<c>abort_conf</c> to anything but <c>false</c>.</exception>
     public static void ValidateConfiguration(string conf)
     {
         ArgumentNullException.ThrowIfNull(conf);
         foreach ((string key, string value) in ParseConfiguration(conf))
         {
-            if (key is "abort" or "abort_conf")
+            // Only "false" (the default) is harmless; anything else is "true" or a value jemalloc does not
+            // read as a boolean, most likely meant as true.
+            if (key is "abort" or "abort_conf" && value is not "false")
             {
                 throw new ArgumentException(
-                    $"'{key}:{value}' is not accepted: set to true, it would make jemalloc end the process instead of reporting a problem (and false is its default).", nameof(conf));
+                    $"'{key}:{value}' is not accepted: set to true, it would make jemalloc end the process instead of reporting a problem. Only '{key}:false' (its default) is accepted.", nameof(conf));
             }
         }
     }
@@ -65,14 +66,19 @@ public static partial class Jem
 
     /// <summary>
     /// Compares the options jemalloc was started with (<see cref="RequestedConfiguration"/>) with the
-    /// values it uses (<c>opt.*</c>), telling which were applied and which were rejected. Loads the
-    /// library if it is not loaded yet.
+    /// values it uses (<c>opt.*</c>), telling which were applied and which were rejected (and which were
+    /// given twice, the later value winning). Loads the library if it is not loaded yet.
     /// </summary>
+    /// <exception cref="ArgumentException"><see cref="RequestedConfiguration"/> (from <c>JE_MALLOC_CONF</c>) is not a list of <c>key:value</c> pairs.</exception>
     /// <exception cref="JemLibraryException">The native library could not be loaded.</exception>
     public static JemConfigurationReport GetConfigurationReport() => CheckConfiguration(RequestedConfiguration ?? string.Empty);
 
     /// <summary>
-    /// Compares each option of <paramref name="conf"/> with the value jemalloc uses (<c>opt.&lt;key&gt;</c>).
+    /// Compares each option of <paramref name="conf"/> with the value jemalloc uses (<c>opt.&lt;key&gt;</c>):
+    /// <see cref="JemOptionStatus.Applied"/> where they are equal; <see cref="JemOptionStatus.Rejected"/> for an
+    /// unknown key, a value the option does not take, or a value this process was started with that jemalloc
+    /// refused; <see cref="JemOptionStatus.DiffersFromProcess"/> for a valid value this process was not started
+    /// with; <see cref="JemOptionStatus.Overridden"/> for a key given again later in <paramref name="conf"/>.
     /// </summary>
     /// <param name="conf">Comma-separated <c>key:value</c> pairs; empty for none.</param>
     /// <exception cref="ArgumentNullException"><paramref name="conf"/> is null.</exception>
@@ -84,13 +90,60 @@ public static partial class Jem
         var checks = new List<JemOptionCheck>();
         if (!string.IsNullOrEmpty(conf))
         {
-            foreach ((string key, string value) in ParseConfiguration(conf))
+            List<(string Key, string Value)> pairs = ParseConfiguration(conf);
+            Dictionary<string, string> started = StartedOptions();
+            var last = new Dictionary<string, int>(StringComparer.Ordinal);
+            for (int i = 0; i < pairs.Count; i++)
             {
-                checks.Add(JemOptionCatalog.Check(key, value));
+                last[pairs[i].Key] = i;
+            }
+
+            foreach ((string key, string value) in pairs)
+            {
+                bool givenAtStart = started.TryGetValue(key, out string? startValue) && startValue == value;
+                checks.Add(JemOptionCatalog.Check(key, value, givenAtStart));
+            }
+
+            // jemalloc reads the pairs in order: a key given again replaces the earlier value, which is no error.
+            for (int i = 0; i < pairs.Count; i++)
+            {
+                (string key, string value) = pairs[i];
+                int final = last[key];
+                if (final != i && JemOptionCatalog.IsOption(key))
+                {
+                    checks[i] = new JemOptionCheck(key, value, checks[final].EffectiveValue, JemOptionStatus.Overridden,
+                        $"{key} is given again later ({key}:{pairs[final].Value}); jemalloc uses the later value");
+                }
             }
         }
 
         return new JemConfigurationReport(conf, checks);
+    }
+
+    // The last value of each key this process's jemalloc was started with; empty when that text is not a
+    // configuration (jemalloc then read none of it as asked, so nothing of it counts as given).
+    private static Dictionary<string, string> StartedOptions()
+    {
+        var started = new Dictionary<string, string>(StringComparer.Ordinal);
+        string? requested = RequestedConfiguration;
+        if (string.IsNullOrWhiteSpace(requested))
+        {
+            return started;
+        }
+
+        try
+        {
+            foreach ((string key, string value) in ParseConfiguration(requested))
+            {
+                started[key] = value;
+            }
+        }
+        catch (ArgumentException)
+        {
+            started.Clear();
+        }
+
+        return started;
     }
 
     /// <summary>Splits <c>key:value,key:value</c> as jemalloc does, rejecting what jemalloc could not parse.</summary>

@@ -112,15 +112,26 @@ public static unsafe partial class Jem
     /// <c>arena.0.purge</c>) can be replaced afterwards with <see cref="MallctlMib{T}.WithIndex"/>.
     /// The MIB's calls are checked as the same calls by name are.
     /// </summary>
-    /// <exception cref="MallctlException">The name does not exist.</exception>
+    /// <exception cref="MallctlException">
+    /// The name does not exist, holds a NUL, or has a component jemalloc would read as another index (<c>+0</c>,
+    /// <c>0x</c>, <c> 0</c>), as <see cref="Mallctl(string, void*, nuint*, void*, nuint)"/> refuses it.
+    /// </exception>
     /// <exception cref="ArgumentException"><paramref name="name"/> is empty.</exception>
-    public static MallctlMib<T> MallctlNameToMib<T>(string name) => new(name, MallctlClient.LookupMib(name));
+    public static MallctlMib<T> MallctlNameToMib<T>(string name)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(name);
+        return new(name, MallctlClient.LookupMib(name));
+    }
 
     /// <summary>
-    /// Calls <c>je_mallctlnametomib</c> directly.
+    /// Calls <c>je_mallctlnametomib</c> directly, after the name check of <see cref="Mallctl(string, void*, nuint*, void*, nuint)"/>.
     /// </summary>
     /// <returns>0, or the error number jemalloc returned (<c>ENOENT</c> for an unknown name, <c>EINVAL</c> when <paramref name="mib"/> is too short).</returns>
     /// <exception cref="ArgumentException"><paramref name="name"/> is empty.</exception>
+    /// <exception cref="MallctlException">
+    /// The name holds a NUL, or has a component jemalloc would read as another index (<c>+0</c>, <c>0x</c>, <c> 0</c>);
+    /// jemalloc was not called.
+    /// </exception>
     public static int MallctlNameToMib(string name, Span<nuint> mib, out int mibLength)
     {
         ArgumentException.ThrowIfNullOrEmpty(name);

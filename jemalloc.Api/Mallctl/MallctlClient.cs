@@ -243,10 +243,14 @@ internal static unsafe class MallctlClient
     /// <exception cref="MallctlException">jemalloc failed.</exception>
     internal static void WriteNative(string name, uint value) => Check(Native(name, null, null, &value, sizeof(uint)), name, typeof(uint));
 
-    /// <summary>Calls <c>je_mallctlnametomib</c>.</summary>
+    /// <summary>Calls <c>je_mallctlnametomib</c>, after the name check of every call by name.</summary>
     /// <returns>0, or the error number jemalloc returned.</returns>
+    /// <exception cref="MallctlException">The name is null, holds a NUL, or has a component jemalloc would read as another index (<c>+0</c>, <c>0x</c>, <c> 0</c>).</exception>
     internal static int NameToMib(string name, Span<nuint> mib, out int mibLength)
     {
+        // jemalloc would look up only the part before a NUL, and read "+0", "0x" or " 0" as index 0:
+        // the MIB would stand for another key than the name its MallctlMib carries.
+        _ = MallctlTarget.Resolve(name);
         byte[] utf8 = NullTerminatedUtf8(name);
         nuint length = (nuint)mib.Length;
         int result;
@@ -261,7 +265,7 @@ internal static unsafe class MallctlClient
     }
 
     /// <summary>The MIB of <paramref name="name"/>.</summary>
-    /// <exception cref="MallctlException">The name does not exist.</exception>
+    /// <exception cref="MallctlException">The name does not exist, or is refused as by <see cref="NameToMib"/>.</exception>
     internal static nuint[] LookupMib(string name)
     {
         // jemalloc's deepest names have 7 components.

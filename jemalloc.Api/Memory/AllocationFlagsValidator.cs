@@ -6,8 +6,9 @@ using jemalloc.Mallctl;
 namespace jemalloc.Memory;
 
 /// <summary>
-/// Checks the <see cref="MallocxFlags"/> of an <see cref="AllocationOptions"/> before they reach
-/// <c>mallocx</c>, which trusts them: an explicit thread cache that was never created (or was
+/// Checks <see cref="MallocxFlags"/> before they reach jemalloc, which trusts them: those of an
+/// <see cref="AllocationOptions"/> (<see cref="NativeAllocator"/>) and those given to every
+/// <c>*allocx</c> function of <c>Jem</c>. Unchecked, an explicit thread cache that was never created (or was
 /// destroyed) makes jemalloc read past its cache table, an arena index that names no arena makes it
 /// create one silently or read past its arena table, and an alignment no block can have only fails later.
 /// </summary>
@@ -31,20 +32,20 @@ internal static class AllocationFlagsValidator
         // Field 0: the thread's automatic cache; 1: MALLOCX_TCACHE_NONE; n >= 2: explicit cache n - 2.
         if (tcache >= 2 && !ThreadCacheRegistry.IsUser((uint)tcache - 2))
         {
-            ThrowThreadCache((uint)tcache - 2, paramName);
+            ThrowThreadCache(flags, (uint)tcache - 2, paramName);
         }
 
         uint arenaPlusOne = (uint)value >> MallocxFlags.ArenaShift;
         // A JemArena's index is checked by its account (a destroyed one throws ObjectDisposedException).
         if (arenaPlusOne != 0 && ArenaAccounts.FindByIndex(arenaPlusOne - 1) is null && !ArenaDirectory.Exists(arenaPlusOne - 1))
         {
-            ThrowArena(arenaPlusOne - 1, paramName);
+            ThrowArena(flags, arenaPlusOne - 1, paramName);
         }
 
         int lgAlign = value & MallocxFlags.LgAlignMask;
         if (lgAlign > MaxLgAlign)
         {
-            ThrowAlignment(lgAlign, paramName);
+            ThrowAlignment(flags, lgAlign, paramName);
         }
     }
 
@@ -52,17 +53,17 @@ internal static class AllocationFlagsValidator
     private static int MaxLgAlign => IntPtr.Size == 8 ? 62 : 30;
 
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private static void ThrowThreadCache(uint cache, string paramName) =>
+    private static void ThrowThreadCache(MallocxFlags flags, uint cache, string paramName) =>
         ThrowHelper.ThrowArgument(paramName,
-            $"The flags name thread cache {cache}, which this library did not create: {ThreadCacheRegistry.DescribeRefusal(cache)} Structures never use an explicit thread cache; leave it out of the flags.");
+            $"The flags ({flags}) name thread cache {cache}, which cannot be used: {ThreadCacheRegistry.DescribeRefusal(cache)}");
 
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private static void ThrowArena(uint arena, string paramName) =>
+    private static void ThrowArena(MallocxFlags flags, uint arena, string paramName) =>
         ThrowHelper.ThrowArgument(paramName,
-            $"The flags name arena {arena}, which does not exist (arenas.narenas is {MallctlKeys.Arenas.Narenas.Get()}, or the arena was destroyed). Use a JemArena's Options, or an index from arenas.create.");
+            $"The flags ({flags}) name arena {arena}, which does not exist (arenas.narenas is {MallctlKeys.Arenas.Narenas.Get()}, or the arena was destroyed). Use a JemArena's Options, or an index from arenas.create.");
 
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private static void ThrowAlignment(int lgAlign, string paramName) =>
+    private static void ThrowAlignment(MallocxFlags flags, int lgAlign, string paramName) =>
         ThrowHelper.ThrowArgument(paramName,
-            $"The flags ask for an alignment of 2^{lgAlign} bytes, more than any jemalloc block can have (at most 2^{MaxLgAlign}).");
+            $"The flags ({flags}) ask for an alignment of 2^{lgAlign} bytes, more than any jemalloc block can have (at most 2^{MaxLgAlign}).");
 }

@@ -43,7 +43,7 @@ public static class JemTuning
     }
 
     /// <summary>The dirty decay time given to arenas created from now on (<c>arenas.dirty_decay_ms</c>).</summary>
-    /// <exception cref="ArgumentOutOfRangeException">The value is less than -1.</exception>
+    /// <exception cref="ArgumentOutOfRangeException">The value is less than -1, or more than jemalloc's limit (18,446,744,072,000 on 64-bit).</exception>
     public static long DefaultDirtyDecayMilliseconds
     {
         get => MallctlKeys.Arenas.DirtyDecayMs.Get();
@@ -51,7 +51,7 @@ public static class JemTuning
     }
 
     /// <summary>The muzzy decay time given to arenas created from now on (<c>arenas.muzzy_decay_ms</c>).</summary>
-    /// <exception cref="ArgumentOutOfRangeException">The value is less than -1.</exception>
+    /// <exception cref="ArgumentOutOfRangeException">The value is less than -1, or more than jemalloc's limit (18,446,744,072,000 on 64-bit).</exception>
     public static long DefaultMuzzyDecayMilliseconds
     {
         get => MallctlKeys.Arenas.MuzzyDecayMs.Get();
@@ -96,14 +96,31 @@ public static class JemTuning
     }
 
     /// <summary>Returns the calling thread's cached free memory to its arenas (<c>thread.tcache.flush</c>).</summary>
-    public static void FlushThreadCache() => MallctlKeys.Thread.TcacheFlush.Run();
+    /// <exception cref="InvalidOperationException">
+    /// The calling thread has no thread cache to flush: <see cref="ThreadCacheEnabled"/> is false for it, or jemalloc
+    /// was started with <c>tcache:false</c>.
+    /// </exception>
+    public static void FlushThreadCache()
+    {
+        try
+        {
+            MallctlKeys.Thread.TcacheFlush.Run();
+        }
+        catch (MallctlException exception) when (exception.Error == MallctlError.Fault)
+        {
+            // jemalloc answers EFAULT exactly when the thread has no cache (tcache_available is false).
+            throw new InvalidOperationException(
+                "The calling thread has no thread cache to flush: ThreadCacheEnabled is false for this thread (or jemalloc was started with tcache:false). Set JemTuning.ThreadCacheEnabled = true first, or skip the flush.",
+                exception);
+        }
+    }
 
     /// <summary>Reads an arena's dirty decay time (<c>arena.&lt;i&gt;.dirty_decay_ms</c>).</summary>
     /// <exception cref="MallctlException">The arena does not exist.</exception>
     public static long GetDirtyDecayMilliseconds(uint arena) => MallctlKeys.Arena(arena).DirtyDecayMs.Get();
 
     /// <summary>Sets an arena's dirty decay time (<c>arena.&lt;i&gt;.dirty_decay_ms</c>).</summary>
-    /// <exception cref="ArgumentOutOfRangeException"><paramref name="milliseconds"/> is less than -1.</exception>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="milliseconds"/> is less than -1, or more than jemalloc's limit (18,446,744,072,000 on 64-bit).</exception>
     /// <exception cref="MallctlException">The arena does not exist.</exception>
     public static void SetDirtyDecayMilliseconds(uint arena, long milliseconds) =>
         MallctlKeys.Arena(arena).DirtyDecayMs.Set(CheckDecay(milliseconds));
@@ -113,7 +130,7 @@ public static class JemTuning
     public static long GetMuzzyDecayMilliseconds(uint arena) => MallctlKeys.Arena(arena).MuzzyDecayMs.Get();
 
     /// <summary>Sets an arena's muzzy decay time (<c>arena.&lt;i&gt;.muzzy_decay_ms</c>).</summary>
-    /// <exception cref="ArgumentOutOfRangeException"><paramref name="milliseconds"/> is less than -1.</exception>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="milliseconds"/> is less than -1, or more than jemalloc's limit (18,446,744,072,000 on 64-bit).</exception>
     /// <exception cref="MallctlException">The arena does not exist.</exception>
     public static void SetMuzzyDecayMilliseconds(uint arena, long milliseconds) =>
         MallctlKeys.Arena(arena).MuzzyDecayMs.Set(CheckDecay(milliseconds));
@@ -123,11 +140,11 @@ public static class JemTuning
     /// leaves that setting alone.
     /// </summary>
     /// <returns>The number of arenas changed.</returns>
-    /// <exception cref="ArgumentOutOfRangeException">A value is less than -1.</exception>
+    /// <exception cref="ArgumentOutOfRangeException">A value is less than -1, or more than jemalloc's limit (18,446,744,072,000 on 64-bit); nothing was changed.</exception>
     public static int SetDecayForAllArenas(long? dirtyMilliseconds, long? muzzyMilliseconds)
     {
-        nint? dirty = dirtyMilliseconds is { } d ? CheckDecay(d) : null;
-        nint? muzzy = muzzyMilliseconds is { } m ? CheckDecay(m) : null;
+        nint? dirty = dirtyMilliseconds is { } d ? CheckDecay(d, nameof(dirtyMilliseconds)) : null;
+        nint? muzzy = muzzyMilliseconds is { } m ? CheckDecay(m, nameof(muzzyMilliseconds)) : null;
         if (dirty is { } defaultDirty)
         {
             MallctlKeys.Arenas.DirtyDecayMs.Set(defaultDirty);
@@ -181,9 +198,6 @@ public static class JemTuning
     /// <summary>Purges what every arena's decay times say is due now.</summary>
     public static void DecayAll() => MallctlKeys.Arena(MallctlKeys.AllArenas).Decay.Run();
 
-    private static nint CheckDecay(long milliseconds, [System.Runtime.CompilerServices.CallerArgumentExpression(nameof(milliseconds))] string? name = null)
-    {
-        ArgumentOutOfRangeException.ThrowIfLessThan(milliseconds, -1, name);
-        return (nint)milliseconds;
-    }
+    private static nint CheckDecay(long milliseconds, [System.Runtime.CompilerServices.CallerArgumentExpression(nameof(milliseconds))] string name = "value") =>
+        DecayTime.Check(milliseconds, name);
 }

@@ -7,8 +7,8 @@ namespace jemalloc;
 /// a running process; <see cref="JemTuning"/> changes what can be changed at run time.
 /// </summary>
 /// <remarks>
-/// A conf string is <c>key:value</c> pairs separated by commas; where a key appears twice the later
-/// value wins, so <c>Combine(Throughput, "narenas:4")</c> adapts a preset. An unknown key or bad
+/// A conf string is <c>key:value</c> pairs separated by commas; where a key appears twice jemalloc uses
+/// the later value, and <see cref="Combine"/> keeps only that one, so <c>Combine(Throughput, "dirty_decay_ms:5")</c> adapts a preset. An unknown key or bad
 /// value is not fatal: jemalloc prints <c>Invalid conf pair</c> and ignores it.
 /// </remarks>
 public static class TuningPresets
@@ -43,12 +43,43 @@ public static class TuningPresets
     /// </summary>
     public const string SmallObjects = "tcache_nslots_small_min:1000,tcache_nslots_small_max:2000";
 
-    /// <summary>Joins conf strings (or single pairs) into one; empty parts are skipped; for a repeated key the later part wins.</summary>
+    /// <summary>
+    /// Merges conf strings (or single pairs) into one: each key once, where it first appears, with the last
+    /// value given for it (<c>Combine(Throughput, "dirty_decay_ms:5")</c> holds <c>dirty_decay_ms:5</c> in
+    /// the place of <c>dirty_decay_ms:30000</c>). Empty parts and empty pairs are skipped.
+    /// </summary>
     /// <exception cref="ArgumentNullException"><paramref name="parts"/> is null.</exception>
     public static string Combine(params string?[] parts)
     {
         ArgumentNullException.ThrowIfNull(parts);
-        return string.Join(',', parts.Where(part => !string.IsNullOrWhiteSpace(part)).Select(part => part!.Trim().Trim(',')));
+        // Merged rather than joined: a key left twice would read as two settings in a report or a log,
+        // although jemalloc uses only the later one.
+        var pairs = new List<string>();
+        var positions = new Dictionary<string, int>(StringComparer.Ordinal);
+        foreach (string? part in parts)
+        {
+            if (string.IsNullOrWhiteSpace(part))
+            {
+                continue;
+            }
+
+            foreach (string pair in part.Split(',', StringSplitOptions.TrimEntries | StringSplitOptions.RemoveEmptyEntries))
+            {
+                int colon = pair.IndexOf(':', StringComparison.Ordinal);
+                string key = colon < 0 ? pair : pair[..colon];
+                if (positions.TryGetValue(key, out int position))
+                {
+                    pairs[position] = pair;
+                }
+                else
+                {
+                    positions.Add(key, pairs.Count);
+                    pairs.Add(pair);
+                }
+            }
+        }
+
+        return string.Join(',', pairs);
     }
 
     /// <summary>The conf pair for jemalloc's own transparent huge page use (<c>thp</c>).</summary>

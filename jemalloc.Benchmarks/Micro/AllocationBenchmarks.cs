@@ -15,6 +15,8 @@ public unsafe class AllocationBenchmarks
 {
     private const int Size = 64;
 
+    private static readonly MallocxFlags AlignedFlags = MallocxFlags.Align(16);
+
     /// <summary>Raw <c>je_malloc</c> + <c>je_free</c>.</summary>
     [Benchmark(Baseline = true, Description = "je_malloc + je_free (64 B)")]
     public void MallocFree()
@@ -22,6 +24,30 @@ public unsafe class AllocationBenchmarks
         void* memory = Jem.Malloc(Size);
         *(byte*)memory = 1;
         Jem.Free(memory);
+    }
+
+    /// <summary>
+    /// <see cref="Jem.Mallocx(nuint, MallocxFlags)"/> + <see cref="Jem.Dallocx(void*, MallocxFlags)"/> without flags:
+    /// the facade's checks (size, flags) on top of the exports, against the <c>je_malloc + je_free</c> baseline.
+    /// </summary>
+    [Benchmark(Description = "Jem.Mallocx + Jem.Dallocx (64 B)")]
+    public void JemMallocxDallocx()
+    {
+        void* memory = Jem.Mallocx(Size);
+        *(byte*)memory = 1;
+        Jem.Dallocx(memory);
+    }
+
+    /// <summary>
+    /// As <see cref="JemMallocxDallocx"/> with an alignment flag (no thread cache, no arena): flags other
+    /// than 0 are checked before they reach jemalloc.
+    /// </summary>
+    [Benchmark(Description = "Jem.Mallocx(Align 16) + Jem.Dallocx (64 B)")]
+    public void JemMallocxAlignedDallocx()
+    {
+        void* memory = Jem.Mallocx(Size, AlignedFlags);
+        *(byte*)memory = 1;
+        Jem.Dallocx(memory, AlignedFlags);
     }
 
     /// <summary>Raw zeroing <c>je_mallocx</c> (<c>MALLOCX_ZERO</c>) + sized <c>je_sdallocx</c> (the export, without <see cref="Jem.Sdallocx(void*, nuint, MallocxFlags)"/>'s size check).</summary>
@@ -75,6 +101,32 @@ public unsafe class AllocationBenchmarks
         Jem.Free(memory);
         ResultChecks.Check(name, memory != null && usable >= Size, $"the block holds at least {Size} bytes (usable size {usable})");
         MicroChecks.FreesEverything(name, MallocFree);
+    }
+
+    /// <summary>Checks the facade's pair: a block has its size class's real size, and the operation gives back all it takes.</summary>
+    [GlobalCleanup(Target = nameof(JemMallocxDallocx))]
+    public void CheckJemMallocxDallocx()
+    {
+        const string name = "micro allocation: Jem.Mallocx + Jem.Dallocx";
+        void* memory = Jem.Mallocx(Size);
+        nuint usable = BrokenResultSwitch.Corrupt(Jem.Sallocx(memory));
+        Jem.Dallocx(memory);
+        ResultChecks.Check(name, usable == Jem.Nallocx(Size), $"the block has the real size of {Size} bytes' size class, {Jem.Nallocx(Size)} (Sallocx: {usable})");
+        MicroChecks.FreesEverything(name, JemMallocxDallocx);
+    }
+
+    /// <summary>Checks the aligned pair: a block is aligned to 16 bytes with its size class's real size, and the operation gives back all it takes.</summary>
+    [GlobalCleanup(Target = nameof(JemMallocxAlignedDallocx))]
+    public void CheckJemMallocxAlignedDallocx()
+    {
+        const string name = "micro allocation: Jem.Mallocx(Align 16) + Jem.Dallocx";
+        void* memory = Jem.Mallocx(Size, AlignedFlags);
+        nuint address = BrokenResultSwitch.Corrupt((nuint)memory);
+        nuint usable = Jem.Sallocx(memory, AlignedFlags);
+        Jem.Dallocx(memory, AlignedFlags);
+        ResultChecks.Check(name, address % 16 == 0 && usable == Jem.Nallocx(Size, AlignedFlags),
+            $"the block is 16-byte aligned with the real size of its size class, {Jem.Nallocx(Size, AlignedFlags)} (address 0x{address:X}, Sallocx {usable})");
+        MicroChecks.FreesEverything(name, JemMallocxAlignedDallocx);
     }
 
     /// <summary>Checks the zeroing pair: every byte of a block is zero, and the operation gives back all it takes.</summary>

@@ -102,6 +102,8 @@ public sealed class BrokenResultProcessTests : IDisposable
         ChildProcessRunner.Result result = Run(broken: true, InProcessTimeout, "micro", "--filter", "*AllocationBenchmarks*");
         AssertFailedWith(result, "wrong result: micro allocation: je_mallocx(ZERO) + je_sdallocx: every byte of a 64-byte block is zero");
         Assert.Contains("wrong result: micro allocation: new FixedBuffer<byte>(64) + Free()", result.Output, StringComparison.Ordinal);
+        Assert.Contains("wrong result: micro allocation: Jem.Mallocx + Jem.Dallocx: the block has the real size", result.Output, StringComparison.Ordinal);
+        Assert.Contains("wrong result: micro allocation: Jem.Mallocx(Align 16) + Jem.Dallocx: the block is 16-byte aligned", result.Output, StringComparison.Ordinal);
     }
 
     [Fact]

@@ -179,7 +179,11 @@ public unsafe class AllocationTests
             Assert.Equal("size", Assert.Throws<ArgumentOutOfRangeException>(() => Jem.Rallocx(memory, 0)).ParamName);
             Assert.Equal("size", Assert.Throws<ArgumentOutOfRangeException>(() => Jem.Xallocx(memory, 0, 0)).ParamName);
             Assert.Equal("size", Assert.Throws<ArgumentOutOfRangeException>(() => Jem.Nallocx(0)).ParamName);
-            Assert.Throws<ArgumentException>(() => Jem.Sdallocx(memory, 0));
+            // Sdallocx as the others: size 0 is out of range, not a wrong size, and frees nothing.
+            var sized = Assert.Throws<ArgumentOutOfRangeException>(() => Jem.Sdallocx(memory, 0));
+            Assert.Equal("size", sized.ParamName);
+            Assert.Equal("size", Assert.Throws<ArgumentOutOfRangeException>(() => Jem.Sdallocx(memory, 0, MallocxFlags.None.Value)).ParamName);
+            Assert.Equal(Jem.Nallocx(16), Jem.Sallocx(memory));
         }
         finally
         {

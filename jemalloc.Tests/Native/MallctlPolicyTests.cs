@@ -8,7 +8,7 @@ namespace jemalloc.Tests.Native;
 /// a regression fails a test instead of killing the test run.
 /// </summary>
 [Collection(ProcessWideState.Name)]
-public sealed class MallctlPolicyTests
+public sealed unsafe class MallctlPolicyTests
 {
     private static readonly Dictionary<string, string?> NoEnvironment = [];
 
@@ -41,8 +41,15 @@ public sealed class MallctlPolicyTests
         Assert.Contains("use JemArena.Reset()", Case("owned.reset"), StringComparison.Ordinal);
         Assert.Contains("use JemArena.Dispose()", Case("owned.destroy"), StringComparison.Ordinal);
         Assert.Contains("RESULT arenas.create.raw.nulllength 22", lines);
-        Assert.StartsWith("CASE flags.tcache5 ArgumentException The flags name thread cache 5", Case("flags.tcache5"), StringComparison.Ordinal);
-        Assert.StartsWith("CASE flags.arena4000 ArgumentException The flags name arena 4000", Case("flags.arena4000"), StringComparison.Ordinal);
+        Assert.StartsWith("CASE flags.tcache5 ArgumentException The flags (0x700) name thread cache 5", Case("flags.tcache5"), StringComparison.Ordinal);
+        Assert.StartsWith("CASE flags.arena4000 ArgumentException The flags (0xFA100000) name arena 4000", Case("flags.arena4000"), StringComparison.Ordinal);
+
+        // The Jem functions: a segmentation fault (never-created id), jemalloc's own abort (the id after the
+        // last one created), and an arena created silently, before they checked their flags.
+        Assert.StartsWith("CASE jem.mallocx.tcache5 ArgumentException The flags (0x700) name thread cache 5", Case("jem.mallocx.tcache5"), StringComparison.Ordinal);
+        Assert.StartsWith("CASE jem.mallocx.tcache.next ArgumentException The flags (0x", Case("jem.mallocx.tcache.next"), StringComparison.Ordinal);
+        Assert.StartsWith("CASE jem.dallocx.tcache7 ArgumentException The flags (0x900) name thread cache 7", Case("jem.dallocx.tcache7"), StringComparison.Ordinal);
+        Assert.StartsWith("CASE jem.mallocx.arena4000 ArgumentException The flags (0xFA100000) name arena 4000", Case("jem.mallocx.arena4000"), StringComparison.Ordinal);
         Assert.Contains("ARENA_STILL_USABLE 7", lines);
         Assert.Equal("DONE", lines[^1]);
     }
@@ -268,5 +275,41 @@ public sealed class MallctlPolicyTests
     {
         MallctlException e = Assert.Throws<MallctlException>(() => Jem.MallctlCommand("arena.0.purge\0arena.0.reset"));
         Assert.Contains("NUL", e.Message, StringComparison.Ordinal);
+    }
+
+    [Theory]
+    [InlineData("arena.+0.dirty_decay_ms", "not a plain decimal number")]
+    [InlineData("arena.0x.dirty_decay_ms", "not a plain decimal number")]
+    [InlineData("arena. 0.dirty_decay_ms", "not a plain decimal number")]
+    [InlineData("stats.arenas.+0.nthreads", "not a plain decimal number")]
+    [InlineData("arena.0\\0.dirty_decay_ms", "NUL")]
+    [InlineData("arena.0.dirty_decay_ms\\0junk", "NUL")]
+    public void A_MIB_is_not_looked_up_for_a_name_the_calls_by_name_refuse(string name, string reason)
+    {
+        string key = name.Replace("\\0", "\0", StringComparison.Ordinal);
+        nuint[] mib = new nuint[8];
+        Array.Fill(mib, nuint.MaxValue);
+
+        // jemalloc would answer with the MIB of arena 0's key (or of "arena.0"): a MIB standing for another name.
+        MallctlException typed = Assert.Throws<MallctlException>(() => Jem.MallctlNameToMib<long>(key));
+        Assert.Contains(reason, typed.Message, StringComparison.Ordinal);
+        Assert.Contains(reason, Assert.Throws<MallctlException>(() => new MallctlKey<long>(key).ToMib()).Message, StringComparison.Ordinal);
+        MallctlException raw = Assert.Throws<MallctlException>(() => Jem.MallctlNameToMib(key, mib, out _));
+        Assert.Contains(reason, raw.Message, StringComparison.Ordinal);
+        Assert.All(mib, component => Assert.Equal(nuint.MaxValue, component));
+        MallctlException byName = Assert.Throws<MallctlException>(() => Jem.Mallctl(key, null, null, null, 0));
+        Assert.Contains(reason, byName.Message, StringComparison.Ordinal);
+
+        // The plain name is looked up as before.
+        Assert.Equal(0, Jem.MallctlNameToMib("arena.0.dirty_decay_ms", mib, out int plainLength));
+        Assert.Equal(3, plainLength);
+        Assert.Equal(Jem.GetMallctl<long>("arena.0.dirty_decay_ms"), Jem.MallctlNameToMib<long>("arena.0.dirty_decay_ms").Get());
+    }
+
+    [Fact]
+    public void The_typed_MIB_lookup_refuses_a_null_or_empty_name()
+    {
+        Assert.Throws<ArgumentNullException>(() => Jem.MallctlNameToMib<long>(null!));
+        Assert.Throws<ArgumentException>(() => Jem.MallctlNameToMib<long>(string.Empty));
     }
 }

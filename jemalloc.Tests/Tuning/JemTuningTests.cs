@@ -198,6 +198,61 @@ public sealed unsafe class JemTuningTests
     }
 
     [Fact]
+    public void Flushing_a_thread_cache_that_is_off_says_so()
+    {
+        RunOnNewThread(() =>
+        {
+            JemTuning.ThreadCacheEnabled = false;
+            try
+            {
+                var exception = Assert.Throws<InvalidOperationException>(JemTuning.FlushThreadCache);
+                Assert.Contains("ThreadCacheEnabled is false", exception.Message, StringComparison.Ordinal);
+                Assert.Equal(MallctlError.Fault, Assert.IsType<MallctlException>(exception.InnerException).Error);
+            }
+            finally
+            {
+                JemTuning.ThreadCacheEnabled = true;
+            }
+
+            // On again, the flush works.
+            JemTuning.FlushThreadCache();
+        });
+    }
+
+    // jemalloc's limit: NSTIME_SEC_MAX (18,446,744,072) seconds in milliseconds.
+    private const long MaxDecayMilliseconds = 18_446_744_072_000;
+
+    [Fact]
+    public void Decay_times_beyond_jemallocs_limit_are_out_of_range_and_change_nothing()
+    {
+        using var arena = new JemArena();
+        long oldDefault = JemTuning.DefaultDirtyDecayMilliseconds;
+        long oldArena = arena.DirtyDecayMilliseconds;
+        foreach (long tooLong in new[] { MaxDecayMilliseconds + 1, long.MaxValue })
+        {
+            var exception = Assert.Throws<ArgumentOutOfRangeException>(() => JemTuning.DefaultDirtyDecayMilliseconds = tooLong);
+            Assert.Equal("value", exception.ParamName);
+            Assert.Equal(tooLong, exception.ActualValue);
+            Assert.Contains("up to 18446744072000 milliseconds", exception.Message, StringComparison.Ordinal);
+            Assert.Throws<ArgumentOutOfRangeException>(() => JemTuning.DefaultMuzzyDecayMilliseconds = tooLong);
+            Assert.Equal("milliseconds", Assert.Throws<ArgumentOutOfRangeException>(() => JemTuning.SetDirtyDecayMilliseconds(arena.Index, tooLong)).ParamName);
+            Assert.Throws<ArgumentOutOfRangeException>(() => JemTuning.SetMuzzyDecayMilliseconds(arena.Index, tooLong));
+            Assert.Equal("muzzyMilliseconds", Assert.Throws<ArgumentOutOfRangeException>(() => JemTuning.SetDecayForAllArenas(1000, tooLong)).ParamName);
+            Assert.Equal(nameof(JemArena.DirtyDecayMilliseconds), Assert.Throws<ArgumentOutOfRangeException>(() => arena.DirtyDecayMilliseconds = tooLong).ParamName);
+        }
+
+        // SetDecayForAllArenas checked both values before it changed anything.
+        Assert.Equal(oldDefault, JemTuning.DefaultDirtyDecayMilliseconds);
+        Assert.Equal(oldArena, arena.DirtyDecayMilliseconds);
+
+        // The limit itself is a decay time jemalloc takes.
+        arena.DirtyDecayMilliseconds = MaxDecayMilliseconds;
+        Assert.Equal(MaxDecayMilliseconds, arena.DirtyDecayMilliseconds);
+        JemTuning.SetMuzzyDecayMilliseconds(arena.Index, MaxDecayMilliseconds);
+        Assert.Equal(MaxDecayMilliseconds, JemTuning.GetMuzzyDecayMilliseconds(arena.Index));
+    }
+
+    [Fact]
     public void Purge_returns_dirty_pages_and_decay_keeps_those_decay_says_to_keep()
     {
         using var arena = new JemArena { DirtyDecayMilliseconds = -1, MuzzyDecayMilliseconds = -1 };

@@ -67,6 +67,19 @@ public sealed unsafe class TuningPresetsTests
         Assert.Throws<ArgumentNullException>(() => TuningPresets.Combine(null!));
     }
 
+    [Fact]
+    public void Combine_merges_a_later_value_into_the_place_of_the_first()
+    {
+        string conf = TuningPresets.Combine(TuningPresets.Throughput, "dirty_decay_ms:5", "narenas:4, background_thread:false");
+        Assert.Equal(
+            "background_thread:false,dirty_decay_ms:5,muzzy_decay_ms:30000,tcache_max:32768,tcache_nslots_small_min:200,tcache_nslots_small_max:1000,narenas:4",
+            conf);
+        Assert.Equal("narenas:3,tcache:false", TuningPresets.Combine("narenas:2,,narenas:3", "tcache:false"));
+
+        // What it gives is checked like any other string: nothing given twice, so nothing overridden.
+        Assert.DoesNotContain(Jem.CheckConfiguration(conf).Options, option => option.Status == JemOptionStatus.Overridden);
+    }
+
     [Theory]
     [InlineData(JemThpMode.Default, "thp:default")]
     [InlineData(JemThpMode.Always, "thp:always")]
