@@ -244,6 +244,14 @@ public sealed class JemMemoryPool : MemoryPool<byte>
                 long state = block.TryAbandon();
                 if (state >= 0)
                 {
+                    if ((state & PooledBlockAllocation.Disposed) == 0)
+                    {
+                        // Given back under the gate: a sweep on another thread (the one after each collection
+                        // runs on the finalizer thread) waits here instead of finding the owner claimed and
+                        // its bytes not yet returned, which would refuse a rent the budget has room for.
+                        OnOwnerGone(block.Length);
+                    }
+
                     (abandoned ??= []).Add((block, state));
                 }
             }

@@ -156,7 +156,7 @@ internal sealed unsafe class PooledBlock : MemoryManager<byte>, IDisposable, IPi
 
     /// <summary>
     /// Settles a rent whose owner the pool's sweep found dropped (its state before is
-    /// <paramref name="state"/>): gives back its books unless it was disposed, ends its pins (nobody
+    /// <paramref name="state"/>; the sweep has given back its books): ends its rent unless it was disposed, ends its pins (nobody
     /// can end them any more, and their acquisitions would refuse the arena's reset for good), and sets
     /// its block aside, neither freed nor reused, because a <see cref="Span{T}"/> of it may still be in
     /// use on some stack, and a span keeps nothing alive.
@@ -165,7 +165,7 @@ internal sealed unsafe class PooledBlock : MemoryManager<byte>, IDisposable, IPi
     {
         if ((state & PooledBlockAllocation.Disposed) == 0)
         {
-            block.Pool.OnOwnerGone(block.Length);
+            // The sweep that claimed it counted the return already (JemMemoryPool.SweepDroppedOwners).
             EndRent(block);
         }
 
