@@ -48,6 +48,10 @@ public sealed partial class NativeParquetReader : IDisposable
     private readonly string[] _columnNames;
     private SingleUserGuard _guard;
 
+    // The footer's row count once checked (-1 before): the footer does not change, so each read and
+    // RowCount walk its row groups once per reader, not once per call.
+    private long _checkedRows = -1;
+
     /// <summary>Opens a Parquet file and reads its metadata, with the default options (<see cref="ParquetReadOptions.Default"/>: page checksums verified).</summary>
     /// <inheritdoc cref="NativeParquetReader(string, ParquetReadOptions)"/>
     public NativeParquetReader(string path)
@@ -103,7 +107,7 @@ public sealed partial class NativeParquetReader : IDisposable
     /// <summary>The number of rows in the file.</summary>
     /// <exception cref="ObjectDisposedException">The reader was disposed.</exception>
     /// <exception cref="InvalidOperationException">Another thread is using the reader.</exception>
-    /// <exception cref="InvalidDataException">The footer's row counts disagree with one another, are negative, or are more than memory could hold.</exception>
+    /// <exception cref="InvalidDataException">The footer's row counts disagree with one another, are negative, or are more than a 64-bit address space could hold.</exception>
     public long RowCount
     {
         get
@@ -424,9 +428,14 @@ public sealed partial class NativeParquetReader : IDisposable
 
     private long CheckedRows()
     {
-        long rows = _metadata.NumRows;
-        CheckRowCounts(rows);
-        return rows;
+        if (_checkedRows < 0)
+        {
+            long rows = _metadata.NumRows;
+            CheckRowCounts(rows);
+            _checkedRows = rows;
+        }
+
+        return _checkedRows;
     }
 
     // The footer's counts agree with one another before anything is allocated for them: the file's rows
