@@ -15,6 +15,12 @@ internal static unsafe class CacheEntry
 {
     internal const int HeaderBytes = 16;
 
+    /// <summary>The cache line size the index's reach hint counts in.</summary>
+    internal const int LineBytes = 64;
+
+    /// <summary>The most lines the reach hint counts (12 bits); a value that ends further saturates it.</summary>
+    internal const int MaxReachLines = 0xFFF;
+
     /// <summary>The most slack an entry can carry (15 bits of eighths); a replacement that would leave more appends instead.</summary>
     internal const long MaxSlackBytes = ((1L << 15) - 1) * 8;
 
@@ -107,6 +113,14 @@ internal static unsafe class CacheEntry
     internal static byte* Key(byte* entry) => entry + HeaderBytes + ExpiryBytes(entry);
 
     internal static byte* Value(byte* entry) => Key(entry) + KeyLength(entry);
+
+    /// <summary>How many cache lines past the entry's first line its value's last byte lies, at most <see cref="MaxReachLines"/>.</summary>
+    internal static int LastLine(byte* entry)
+    {
+        nuint first = (nuint)entry / LineBytes;
+        nuint last = (nuint)(Value(entry) + Math.Max(ValueLength(entry) - 1, 0)) / LineBytes;
+        return (int)Math.Min(last - first, MaxReachLines);
+    }
 
     /// <summary>The bytes the entry takes in its segment, slack included.</summary>
     internal static long Size(byte* entry) => SizeOf(KeyLength(entry), ValueLength(entry), ExpiryBytes(entry)) + Slack(entry);

@@ -353,7 +353,7 @@ internal sealed unsafe partial class CacheShard
             head.MaxDeadline = Math.Max(head.MaxDeadline, CacheEntry.Deadline(destination));
         }
 
-        _slots[slot] = Pack(CacheEntry.Tag(entry), head.Id, (int)(destination - head.Pointer));
+        _slots[slot] = Pack(CacheEntry.Tag(entry), head.Id, (int)(destination - head.Pointer), destination);
         return true;
     }
 

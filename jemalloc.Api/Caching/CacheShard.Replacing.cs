@@ -76,7 +76,7 @@ internal sealed unsafe partial class CacheShard
         }
 
         uint hash = CacheEntry.Hash(entry);
-        Insert(Pack(CacheEntry.Tag(entry), segment.Id, (int)(entry - segment.Pointer)), hash);
+        Insert(Pack(CacheEntry.Tag(entry), segment.Id, (int)(entry - segment.Pointer), entry), hash);
         _count++;
         _keyValueBytes += CacheEntry.KeyLength(entry) + (long)CacheEntry.ValueLength(entry);
         _entryBytes += size;

@@ -30,7 +30,13 @@ internal sealed unsafe partial class CacheShard
 
     private const int InitialIndexSlots = 512;
     private const int FreeSegmentsKept = 2;
-    private const ulong LocationMask = 0xFFFF_FFFF_FFFF;
+    // A slot: the tag (16 bits), the segment's number (16), how many cache lines past the entry's first
+    // its value ends (12, saturating; a hint only) and the entry's offset in eighths (20: segments hold
+    // at most MaxSegmentBytes, 4 MiB, and a segment of its own holds one entry, at offset 0).
+    private const int ReachShift = 20;
+    private const ulong ReachMask = 0xFFF;
+    private const ulong OffsetMask = (1UL << ReachShift) - 1;
+    private const ulong LocationMask = 0xFFFF_FFFF_FFFF & ~(ReachMask << ReachShift);
 
     private readonly NativeCache _cache;
     private readonly CacheGeneration _generation;
@@ -118,6 +124,7 @@ internal sealed unsafe partial class CacheShard
                 if ((ushort)(value >> 48) == tag)
                 {
                     byte* candidate = EntryOf(value, out _);
+                    Prefetch(candidate, value);
                     if (CacheEntry.Hash(candidate) == hash && CacheEntry.KeyLength(candidate) == key.Length &&
                         new ReadOnlySpan<byte>(CacheEntry.Key(candidate), key.Length).SequenceEqual(key))
                     {
@@ -192,6 +199,7 @@ internal sealed unsafe partial class CacheShard
             long deadChange = slack - CacheEntry.Slack(current);
             _keyValueBytes += valueLength - CacheEntry.ValueLength(current);
             WriteEntry(current, segment, key, sequenceValue, spanValue, fromSequence, valueLength, hash, tag, expiry, CacheEntry.Hits(current), slack);
+            _slots[inPlaceSlot] = Pack(tag, segment.Id, (int)(current - segment.Pointer), current);
             segment.DeadBytes += deadChange;
             _deadBytes += deadChange;
             _counters.Replaced++;
@@ -264,7 +272,7 @@ internal sealed unsafe partial class CacheShard
         }
 
         WriteEntry(entry, segment, key, sequenceValue, spanValue, fromSequence, valueLength, hash, tag, expiry, hits, slack: 0);
-        ulong location = Pack(tag, segment.Id, (int)(entry - segment.Pointer));
+        ulong location = Pack(tag, segment.Id, (int)(entry - segment.Pointer), entry);
         if (found)
         {
             MarkDead(SegmentAt(slot), old);

@@ -6,6 +6,7 @@ using System.Runtime.InteropServices;
 using System.Text;
 using System.Text.Unicode;
 using jemalloc.Caching;
+using jemalloc.HugePages;
 using jemalloc.Internal;
 
 namespace jemalloc;
@@ -50,8 +51,8 @@ public sealed unsafe partial class NativeCache
         _budget = new CacheBudget(options.BudgetBytes);
         _shardCount = options.ShardCount != 0 ? options.ShardCount : DefaultShardCount(options.BudgetBytes);
         _shardShift = 64 - BitOperations.Log2((uint)_shardCount);
-        _segmentBytes = SegmentBytesFor(options.BudgetBytes, _shardCount);
-        _hugePages = options.HugePages;
+        _hugePages = options.HugePages ?? (HugeSegmentsFit(options.BudgetBytes, _shardCount) && HugePagePolicy.DefaultForSize((nuint)options.BudgetBytes).HugePages);
+        _segmentBytes = SegmentBytesFor(options.BudgetBytes, _shardCount, _hugePages);
         _scanIntervalMs = options.ExpirationScanInterval == Timeout.InfiniteTimeSpan ? long.MaxValue : Math.Max(1, (long)options.ExpirationScanInterval.TotalMilliseconds);
         _arenaGone = ArenaGone;
         _generation = new CacheGeneration(this, _budget, _shardCount, _segmentBytes, _hugePages, _arenaGone);
@@ -68,6 +69,21 @@ public sealed unsafe partial class NativeCache
 
     /// <summary>The number of shards.</summary>
     internal int ShardCount => _shardCount;
+
+    /// <summary>Index slots whose reach hint disagrees with their entry, over every shard (tests).</summary>
+    internal int StaleReachHints()
+    {
+        int stale = 0;
+        foreach (CacheShard shard in Volatile.Read(ref _generation).Shards)
+        {
+            lock (shard.Gate)
+            {
+                stale += shard.StaleReachHints();
+            }
+        }
+
+        return stale;
+    }
 
     /// <summary>The shard a key's bytes belong to now (for tests that hold a shard's lock).</summary>
     internal CacheShard ShardOfKey(ReadOnlySpan<byte> key) => ShardOf(XxHash3.HashToUInt64(key));
@@ -115,14 +131,25 @@ public sealed unsafe partial class NativeCache
         return shards;
     }
 
-    // About 128 segments a shard (the heads being filled and the spare are a small share of it), a power of two from 4 KiB to 4 MiB.
-    private static int SegmentBytesFor(long budget, int shards)
+    // Whether each shard's share of the budget holds HugeSegmentsPerShard segments of a huge page. Below
+    // that the library's choice is 4 KiB pages without asking the huge-page policy (whose first use measures).
+    private static bool HugeSegmentsFit(long budget, int shards) => budget / shards / HugeSegmentsPerShard >= (long)HugePageAdvisor.HugePageSize;
+
+    // About 128 segments a shard (the heads being filled and the spare are a small share of it), a power of two
+    // from 4 KiB to 4 MiB. With huge pages, at least a huge page each where a shard holds enough of them:
+    // memory is advised for huge pages only in whole 2 MiB blocks, so smaller segments would get none.
+    private static int SegmentBytesFor(long budget, int shards, bool hugePages)
     {
         long share = Math.Max(1, budget / shards / 128);
         long size = (long)BitOperations.RoundUpToPowerOf2((ulong)share);
         if (size > share)
         {
             size /= 2;
+        }
+
+        if (hugePages && HugeSegmentsFit(budget, shards))
+        {
+            size = Math.Max(size, (long)HugePageAdvisor.HugePageSize);
         }
 
         return (int)Math.Clamp(size, MinSegmentBytes, MaxSegmentBytes);

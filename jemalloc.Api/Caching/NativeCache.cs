@@ -38,6 +38,13 @@ public sealed unsafe partial class NativeCache : IDisposable
     // A big entry's segment is one block whose length, with a standard segment's, stays an int.
     public const int MaxEntryLength = (int.MaxValue - MaxSegmentBytes) & ~7;
 
+    /// <summary>
+    /// The fewest segments of a huge page (2 MiB) each shard's share of the budget must hold for a cache with
+    /// huge pages to use such segments (<see cref="NativeCacheOptions.HugePages"/>); evicting a segment at a time
+    /// from fewer would throw away too much at once.
+    /// </summary>
+    public const int HugeSegmentsPerShard = 16;
+
     /// <summary>Creates a cache.</summary>
     /// <exception cref="ArgumentNullException"><paramref name="options"/> or its time provider is null.</exception>
     /// <exception cref="ArgumentOutOfRangeException">The budget, shard count or scan interval is out of range.</exception>
@@ -59,6 +66,20 @@ public sealed unsafe partial class NativeCache : IDisposable
         {
             ThrowIfDisposed();
             return _budget.Limit;
+        }
+    }
+
+    /// <summary>
+    /// Whether the cache's memory asks for transparent huge pages: <see cref="NativeCacheOptions.HugePages"/>, or
+    /// the library's choice when that was null. Whether the kernel backs it with them is the host's affair.
+    /// </summary>
+    /// <exception cref="ObjectDisposedException">The cache was disposed.</exception>
+    public bool HugePages
+    {
+        get
+        {
+            ThrowIfDisposed();
+            return _hugePages;
         }
     }
 

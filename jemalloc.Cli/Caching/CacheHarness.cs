@@ -104,7 +104,8 @@ public static class CacheHarness
             // Whatever happens, the sampler lets go of the cache before it is freed.
             using var watch = sampler.Watching(subject);
             fillSeconds = Fill(subject, Team(teams, settings.OnceThreads), entries, expiring: false);
-            progress.WriteLine(string.Create(CultureInfo.InvariantCulture, $"cache: {subject.Name}: filled {entries:N0} keys in {fillSeconds:F1} s."));
+            string pages = subject is NativeCacheSubject native ? (native.HugePages ? " (memory advised for huge pages)" : " (4 KiB pages)") : string.Empty;
+            progress.WriteLine(string.Create(CultureInfo.InvariantCulture, $"cache: {subject.Name}: filled {entries:N0} keys in {fillSeconds:F1} s{pages}."));
             foreach ((CacheWorkload workload, double writes) in new[] { (CacheWorkload.YcsbC, 0.0), (CacheWorkload.YcsbB, 0.05), (CacheWorkload.YcsbA, 0.5) })
             {
                 if (settings.Workloads.Contains(workload))

@@ -2,13 +2,14 @@ namespace jemalloc.Cli.Caching;
 
 /// <summary>
 /// The keys of one shape of <c>jembench cache</c>, with each key's value length and the latest version written
-/// for it. Made the same in every process from the key count alone. The tables are arrays of numbers, which the
-/// collector never walks, so they cost every side the same and none of its pause.
+/// for it. Made the same in every process from the key count alone. The table is an array of numbers, which the
+/// collector never walks, so it costs every side the same and none of its pause.
 /// </summary>
 public sealed class CacheKeySpace
 {
-    private readonly ushort[] _valueLengths;
-    private readonly int[] _versions;
+    // A key's value length and latest version side by side: a check reads both, and one random read of
+    // the table costs every side less of its time than two would.
+    private readonly KeyState[] _states;
     private string[]? _strings;
     private byte[]? _utf8;
     private int[]? _offsets;
@@ -25,13 +26,12 @@ public sealed class CacheKeySpace
         ArgumentOutOfRangeException.ThrowIfGreaterThan(workingKeys, keys);
         Count = keys;
         WorkingKeys = workingKeys;
-        _valueLengths = new ushort[keys];
-        _versions = new int[keys];
+        _states = new KeyState[keys];
         long total = 0;
         for (int i = 0; i < keys; i++)
         {
             int length = smallValues ? CacheData.SmallValueLength(i) : CacheData.ServerValueLength(i);
-            _valueLengths[i] = (ushort)length;
+            _states[i].ValueLength = length;
             if (i < workingKeys)
             {
                 total += length + CacheData.KeyLength(i);
@@ -51,13 +51,13 @@ public sealed class CacheKeySpace
     public double MeanEntryBytes { get; }
 
     /// <summary>Key <paramref name="key"/>'s value length.</summary>
-    public int ValueLength(int key) => _valueLengths[key];
+    public int ValueLength(int key) => _states[key].ValueLength;
 
     /// <summary>Takes the next version of key <paramref name="key"/>, to write.</summary>
-    public int NextVersion(int key) => Interlocked.Increment(ref _versions[key]);
+    public int NextVersion(int key) => Interlocked.Increment(ref _states[key].Version);
 
     /// <summary>The latest version taken for key <paramref name="key"/>: any value read must have a version from 1 to it.</summary>
-    public int LatestVersion(int key) => Volatile.Read(ref _versions[key]);
+    public int LatestVersion(int key) => Volatile.Read(ref _states[key].Version);
 
     /// <summary>
     /// Makes every key once, before the runs, in the form a side asks for, as BitFaster's own benchmark does
@@ -96,4 +96,10 @@ public sealed class CacheKeySpace
     public ReadOnlySpan<byte> KeyBytes(int key, Span<byte> scratch) => _utf8 is { } utf8
         ? utf8.AsSpan(_offsets![key], _offsets[key + 1] - _offsets[key])
         : scratch[..CacheData.WriteKey(key, scratch)];
+
+    private struct KeyState
+    {
+        public int Version;
+        public int ValueLength;
+    }
 }
