@@ -40,6 +40,16 @@ public sealed class NativeCacheReachHintTests : LeakCheckedTest
                 cache.Set(key, value.AsSpan(0, length));
             }
 
+            // Reads count hits, and entries read move forward when their segment is reclaimed.
+            long probe = random.Next(2_000);
+            if (cache.TryGet(probe, out NativeCacheLease lease))
+            {
+                using (lease)
+                {
+                    Assert.True(lease.Span.IndexOfAnyExcept((byte)probe) < 0, $"Key {probe} read another key's bytes.");
+                }
+            }
+
             if (i % 5_000 == 0)
             {
                 Assert.Equal(0, cache.StaleReachHints());
@@ -49,6 +59,7 @@ public sealed class NativeCacheReachHintTests : LeakCheckedTest
         NativeCacheStatistics statistics = cache.GetStatistics();
         Assert.True(statistics.ReplacedInPlace > 0, "No value was replaced in place: the test did not cover it.");
         Assert.True(statistics.EvictedForCapacity > 0, "Nothing was evicted: the test did not cover making room.");
+        Assert.True(statistics.SegmentsCompacted > 0, "No segment was compacted: the test did not cover moved entries.");
         Assert.Equal(0, cache.StaleReachHints());
     }
 
