@@ -43,7 +43,7 @@ public sealed unsafe partial class NativeCache : IDisposable
     /// huge pages to use such segments (<see cref="NativeCacheOptions.HugePages"/>); evicting a segment at a time
     /// from fewer would throw away too much at once.
     /// </summary>
-    public const int HugeSegmentsPerShard = 16;
+    public const int HugeSegmentsPerShard = 64;
 
     /// <summary>Creates a cache.</summary>
     /// <exception cref="ArgumentNullException"><paramref name="options"/> or its time provider is null.</exception>

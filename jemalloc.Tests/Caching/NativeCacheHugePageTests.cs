@@ -17,23 +17,23 @@ public sealed unsafe class NativeCacheHugePageTests
     [Fact]
     public void A_cache_asking_for_huge_pages_uses_segments_of_a_huge_page_where_every_shard_holds_enough()
     {
-        // 8 shards of 64 MiB: 1 MiB segments of 4 KiB pages; 2 MiB segments with huge pages.
-        using (var plain = new NativeCache(new NativeCacheOptions { BudgetBytes = 512 * MiB, ShardCount = 8, HugePages = false }))
+        // 8 shards of 128 MiB: 1 MiB segments on 4 KiB pages; 2 MiB segments with huge pages.
+        using (var plain = new NativeCache(new NativeCacheOptions { BudgetBytes = 1024 * MiB, ShardCount = 8, HugePages = false }))
         {
             Assert.False(plain.HugePages);
-            Assert.Equal(512 * 1024, plain.SegmentBytes);
+            Assert.Equal(MiB, plain.SegmentBytes);
         }
 
-        using (var huge = new NativeCache(new NativeCacheOptions { BudgetBytes = 512 * MiB, ShardCount = 8, HugePages = true }))
+        using (var huge = new NativeCache(new NativeCacheOptions { BudgetBytes = 1024 * MiB, ShardCount = 8, HugePages = true }))
         {
             Assert.True(huge.HugePages);
             Assert.Equal(2 * MiB, huge.SegmentBytes);
         }
 
-        // 8 shards of 16 MiB hold 8 segments of 2 MiB, fewer than HugeSegmentsPerShard: small segments stay.
-        using var crowded = new NativeCache(new NativeCacheOptions { BudgetBytes = 128 * MiB, ShardCount = 8, HugePages = true });
+        // 8 shards of 64 MiB hold 32 segments of 2 MiB, fewer than HugeSegmentsPerShard: small segments stay.
+        using var crowded = new NativeCache(new NativeCacheOptions { BudgetBytes = 512 * MiB, ShardCount = 8, HugePages = true });
         Assert.True(crowded.HugePages);
-        Assert.True(crowded.SegmentBytes < 2 * MiB, $"{crowded.SegmentBytes:N0}-byte segments in shards of 16 MiB.");
+        Assert.Equal(512 * 1024, crowded.SegmentBytes);
     }
 
     [Theory]
@@ -42,12 +42,12 @@ public sealed unsafe class NativeCacheHugePageTests
     public void Left_unset_the_option_follows_the_huge_page_policy_where_huge_segments_fit(HugePageSelection selection, bool expected)
     {
         using var scope = HugePageSelectionScope.Set(selection);
-        using var big = new NativeCache(new NativeCacheOptions { BudgetBytes = 512 * MiB, ShardCount = 8 });
+        using var big = new NativeCache(new NativeCacheOptions { BudgetBytes = 1024 * MiB, ShardCount = 8 });
         Assert.Equal(expected && Smaps.HugePagesOnRequest, big.HugePages);
-        Assert.Equal(big.HugePages ? 2 * MiB : 512 * 1024, big.SegmentBytes);
+        Assert.Equal(big.HugePages ? 2 * MiB : MiB, big.SegmentBytes);
 
         // Where they do not fit, 4 KiB pages, whatever the policy says.
-        using var small = new NativeCache(new NativeCacheOptions { BudgetBytes = 64 * MiB, ShardCount = 8 });
+        using var small = new NativeCache(new NativeCacheOptions { BudgetBytes = 512 * MiB, ShardCount = 8 });
         Assert.False(small.HugePages);
     }
 
