@@ -25,8 +25,8 @@ public sealed class NativeDistributedCacheOptions : IOptions<NativeDistributedCa
     /// <summary>How often the memory of expired entries is given back when nothing else touches the cache (<see cref="NativeCacheOptions.ExpirationScanInterval"/>).</summary>
     public TimeSpan ExpirationScanInterval { get; set; } = TimeSpan.FromSeconds(1);
 
-    /// <summary>Whether the cache's memory is backed by transparent huge pages where the host has them (<see cref="NativeCacheOptions.HugePages"/>): null, the default, for the library's choice.</summary>
-    public bool? HugePages { get; set; }
+    /// <summary>Whether the cache's memory asks for transparent huge pages where the host has them (<see cref="NativeCacheOptions.HugePages"/>; false by default).</summary>
+    public bool HugePages { get; set; }
 
     /// <summary>
     /// The clock that expiry is measured against. When null, the <see cref="System.TimeProvider"/> registered

@@ -51,7 +51,7 @@ public sealed unsafe partial class NativeCache
         _budget = new CacheBudget(options.BudgetBytes);
         _shardCount = options.ShardCount != 0 ? options.ShardCount : DefaultShardCount(options.BudgetBytes);
         _shardShift = 64 - BitOperations.Log2((uint)_shardCount);
-        _hugePages = options.HugePages ?? (HugeSegmentsFit(options.BudgetBytes, _shardCount) && HugePagePolicy.DefaultForSize((nuint)options.BudgetBytes).HugePages);
+        _hugePages = options.HugePages;
         _segmentBytes = SegmentBytesFor(options.BudgetBytes, _shardCount, _hugePages);
         _scanIntervalMs = options.ExpirationScanInterval == Timeout.InfiniteTimeSpan ? long.MaxValue : Math.Max(1, (long)options.ExpirationScanInterval.TotalMilliseconds);
         _arenaGone = ArenaGone;
@@ -131,8 +131,7 @@ public sealed unsafe partial class NativeCache
         return shards;
     }
 
-    // Whether each shard's share of the budget holds HugeSegmentsPerShard segments of a huge page. Below
-    // that the library's choice is 4 KiB pages without asking the huge-page policy (whose first use measures).
+    // Whether each shard's share of the budget holds HugeSegmentsPerShard segments of a huge page.
     private static bool HugeSegmentsFit(long budget, int shards) => budget / shards / HugeSegmentsPerShard >= (long)HugePageAdvisor.HugePageSize;
 
     // About 128 segments a shard (the heads being filled and the spare are a small share of it), a power of two

@@ -69,20 +69,6 @@ public sealed unsafe partial class NativeCache : IDisposable
         }
     }
 
-    /// <summary>
-    /// Whether the cache's memory asks for transparent huge pages: <see cref="NativeCacheOptions.HugePages"/>, or
-    /// the library's choice when that was null. Whether the kernel backs it with them is the host's affair.
-    /// </summary>
-    /// <exception cref="ObjectDisposedException">The cache was disposed.</exception>
-    public bool HugePages
-    {
-        get
-        {
-            ThrowIfDisposed();
-            return _hugePages;
-        }
-    }
-
     /// <summary>The number of entries now (expired entries not yet given back may be counted).</summary>
     /// <exception cref="ObjectDisposedException">The cache was disposed.</exception>
     public long Count

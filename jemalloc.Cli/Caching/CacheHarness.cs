@@ -98,14 +98,12 @@ public static class CacheHarness
         long baseline = GC.GetTotalMemory(forceFullCollection: true);
         double fillSeconds = -1, forcedMs = -1;
         long entriesHeld = 0, entryBytes = 0, managedBytes = 0, nativeBytes = 0, deadBytes = 0;
-        bool? hugePages = null;
         if (settings.Workloads.Any(w => w is >= CacheWorkload.YcsbA and <= CacheWorkload.Scan))
         {
             using CacheSubject subject = CacheSides.Create(side, space, capacity, expiring: false, prepareKeys: false);
             // Whatever happens, the sampler lets go of the cache before it is freed.
             using var watch = sampler.Watching(subject);
             fillSeconds = Fill(subject, Team(teams, settings.OnceThreads), entries, expiring: false);
-            hugePages = (subject as NativeCacheSubject)?.HugePages;
             progress.WriteLine(string.Create(CultureInfo.InvariantCulture, $"cache: {subject.Name}: filled {entries:N0} keys in {fillSeconds:F1} s."));
             foreach ((CacheWorkload workload, double writes) in new[] { (CacheWorkload.YcsbC, 0.0), (CacheWorkload.YcsbB, 0.05), (CacheWorkload.YcsbA, 0.5) })
             {
@@ -144,10 +142,7 @@ public static class CacheHarness
 
         sampler.Sample();
         return new CacheSideResult(side, [.. runs], capacity, fillSeconds, forcedMs, entriesHeld, entryBytes, managedBytes, nativeBytes, deadBytes,
-            CacheMemorySampler.PeakRssBytes(), sampler.PeakManagedBytes, sampler.PeakNativeBytes, sampler.PeakArenaBytes, sampler.Samples, sampler.SamplesOverBudget)
-        {
-            NativeHugePages = hugePages,
-        };
+            CacheMemorySampler.PeakRssBytes(), sampler.PeakManagedBytes, sampler.PeakNativeBytes, sampler.PeakArenaBytes, sampler.Samples, sampler.SamplesOverBudget);
     }
 
     // The hot set's hit ratio (reads of the Zipf stream that write nothing) before and after one pass, on one

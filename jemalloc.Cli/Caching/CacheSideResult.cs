@@ -35,9 +35,6 @@ public sealed record CacheSideResult(
     int Samples,
     int SamplesOverBudget)
 {
-    /// <summary>Whether the native cache of the server shape asked for huge pages; null on the managed sides and when no server workload ran.</summary>
-    public bool? NativeHugePages { get; init; }
-
     /// <summary>The cache's bytes at steady state: managed and native.</summary>
     public long CacheBytes => ManagedCacheBytes + NativeCacheBytes;
 

@@ -18,9 +18,6 @@ public sealed class NativeCacheSubject : CacheSubject
         _cache = new NativeCache(new NativeCacheOptions { BudgetBytes = capacity.BudgetBytes });
     }
 
-    /// <summary>Whether the cache asks for huge pages (the library's choice: the benchmark leaves the option unset).</summary>
-    public bool HugePages => _cache.HugePages;
-
     /// <inheritdoc/>
     public override bool Read(int key)
     {

@@ -104,12 +104,6 @@ public static class CacheReport
             output.WriteLine();
             output.WriteLine(string.Create(CultureInfo.InvariantCulture,
                 $"native: of its {split.OverheadBytesPerEntry:F0} bytes per entry above key and value, {split.DeadBytesPerEntry:F0} are dead bytes waiting in its segments ({split.NativeDeadBytes / MiB:F0} MiB: entries replaced, removed or expired, not yet reclaimed by compaction or eviction); the other {split.OverheadBytesPerEntry - split.DeadBytesPerEntry:F0} are the entry headers and padding, the index and its ghost table, and segment room not yet written."));
-            if (split.NativeHugePages is bool huge)
-            {
-                output.WriteLine(huge
-                    ? "native: its memory was advised for transparent huge pages (the library's choice, NativeCache.HugePages; whether the kernel backed it is the host's affair)."
-                    : "native: its memory was on 4 KiB pages (the library's choice, NativeCache.HugePages).");
-            }
         }
     }
 
