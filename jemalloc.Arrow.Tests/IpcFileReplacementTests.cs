@@ -7,16 +7,9 @@ namespace jemalloc.Arrow.Tests;
 /// </summary>
 public sealed class IpcFileReplacementTests : FileReplacementCases
 {
-    private const int Rows = 32;
-
     protected override void WriteGood(string path)
     {
-        using var values = new HugeArray<long>(Rows);
-        for (int i = 0; i < Rows; i++)
-        {
-            values[i] = i * 7L;
-        }
-
+        using HugeArray<long> values = GoodValues();
         new ArrowIpcWriter { BatchSize = 8 }.Add("v", values).Write(path);
     }
 
@@ -26,10 +19,7 @@ public sealed class IpcFileReplacementTests : FileReplacementCases
         Assert.Equal(ArrowIpcFormat.File, reader.Format);
         Assert.Equal(4, reader.BatchCount);
         using HugeArray<long> values = reader.ReadColumn<long>("v");
-        for (int i = 0; i < Rows; i++)
-        {
-            Assert.Equal(i * 7L, values[i]);
-        }
+        AssertGoodValues(values);
     }
 
     protected override Type ExpectedFor(Failure failure) => failure switch
@@ -47,14 +37,14 @@ public sealed class IpcFileReplacementTests : FileReplacementCases
                 new ArrowIpcWriter().Write(path);
                 break;
             case Failure.DisposedColumn:
-                var gone = new HugeArray<long>(Rows);
+                var gone = new HugeArray<long>(GoodRows);
                 var writer = new ArrowIpcWriter().Add("gone", gone);
                 gone.Dispose();
                 writer.Write(path);
                 break;
             default:
                 var builder = new NativeStringColumnBuilder();
-                for (int i = 0; i < Rows; i++)
+                for (int i = 0; i < GoodRows; i++)
                 {
                     builder.Append($"value {i}");
                 }

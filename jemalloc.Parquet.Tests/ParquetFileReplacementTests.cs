@@ -7,31 +7,21 @@ namespace jemalloc.Parquet.Tests;
 /// </summary>
 public sealed class ParquetFileReplacementTests : FileReplacementCases
 {
-    private const int Rows = 32;
-
     // ParquetSharp seeks in the file it writes, which a pipe refuses.
     protected override bool WritesPipes => false;
 
     protected override void WriteGood(string path)
     {
-        using var values = new HugeArray<long>(Rows);
-        for (int i = 0; i < Rows; i++)
-        {
-            values[i] = i * 7L;
-        }
-
+        using HugeArray<long> values = GoodValues();
         new NativeParquetWriter { RowGroupSize = 8 }.Add("v", values).Write(path);
     }
 
     protected override void CheckGood(string path)
     {
         using var reader = new NativeParquetReader(path);
-        Assert.Equal(Rows, reader.RowCount);
+        Assert.Equal(GoodRows, reader.RowCount);
         using HugeArray<long> values = reader.ReadColumn<long>("v");
-        for (int i = 0; i < Rows; i++)
-        {
-            Assert.Equal(i * 7L, values[i]);
-        }
+        AssertGoodValues(values);
     }
 
     protected override Type ExpectedFor(Failure failure) => failure switch
@@ -49,15 +39,15 @@ public sealed class ParquetFileReplacementTests : FileReplacementCases
                 new NativeParquetWriter().Write(path);
                 break;
             case Failure.DisposedColumn:
-                var gone = new HugeArray<long>(Rows);
+                var gone = new HugeArray<long>(GoodRows);
                 var writer = new NativeParquetWriter().Add("gone", gone);
                 gone.Dispose();
                 writer.Write(path);
                 break;
             default:
-                var values = new HugeArray<Int128>(Rows, 12);
-                values[Rows - 1] = 123_456; // six digits in a DECIMAL(5, 2)
-                using (var decimals = new DecimalColumn(values, null, Rows, 5, 2))
+                var values = new HugeArray<Int128>(GoodRows, 12);
+                values[GoodRows - 1] = 123_456; // six digits in a DECIMAL(5, 2)
+                using (var decimals = new DecimalColumn(values, null, GoodRows, 5, 2))
                 {
                     new NativeParquetWriter { RowGroupSize = 8 }.Add("d", decimals).Write(path);
                 }

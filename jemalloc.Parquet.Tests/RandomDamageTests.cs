@@ -106,6 +106,13 @@ public sealed class RandomDamageTests : IDisposable
         writer.Close();
     }
 
+    private static long NullsOf<T>(NativeParquetReader reader)
+        where T : unmanaged, IEquatable<T>
+    {
+        using NullableColumn<T> column = reader.ReadNullableColumn<T>("v");
+        return column.NullCount;
+    }
+
     // Reads the column the way its type is read and returns its null count.
     private static long Read(string path, string kind)
     {
@@ -113,28 +120,16 @@ public sealed class RandomDamageTests : IDisposable
         switch (kind)
         {
             case "long":
-            {
-                using NullableColumn<long> column = reader.ReadNullableColumn<long>("v");
-                return column.NullCount;
-            }
+                return NullsOf<long>(reader);
 
             case "short":
-            {
-                using NullableColumn<short> column = reader.ReadNullableColumn<short>("v");
-                return column.NullCount;
-            }
+                return NullsOf<short>(reader);
 
             case "double":
-            {
-                using NullableColumn<double> column = reader.ReadNullableColumn<double>("v");
-                return column.NullCount;
-            }
+                return NullsOf<double>(reader);
 
             case "bool":
-            {
-                using NullableColumn<bool> column = reader.ReadNullableColumn<bool>("v");
-                return column.NullCount;
-            }
+                return NullsOf<bool>(reader);
 
             case "string":
             {
@@ -151,10 +146,7 @@ public sealed class RandomDamageTests : IDisposable
             }
 
             case "half":
-            {
-                using NullableColumn<Half> column = reader.ReadNullableColumn<Half>("v");
-                return column.NullCount;
-            }
+                return NullsOf<Half>(reader);
 
             default:
             {

@@ -43,6 +43,9 @@ public abstract class FileReplacementCases : LedgerBalanced
         GC.SuppressFinalize(this);
     }
 
+    /// <summary>The rows of the good file's one column, <c>v</c>: row i holds i * 7.</summary>
+    protected const int GoodRows = 32;
+
     /// <summary>Whether the writer can write a named pipe (one that seeks cannot: it fails in place).</summary>
     protected virtual bool WritesPipes => true;
 
@@ -57,6 +60,28 @@ public abstract class FileReplacementCases : LedgerBalanced
 
     /// <summary>A write to <paramref name="path"/> that fails as <paramref name="failure"/> says (it throws).</summary>
     protected abstract void WriteFailing(Failure failure, string path);
+
+    /// <summary>The good file's column, for <see cref="WriteGood"/> to write (the caller disposes it).</summary>
+    protected static HugeArray<long> GoodValues()
+    {
+        var values = new HugeArray<long>(GoodRows);
+        for (int i = 0; i < GoodRows; i++)
+        {
+            values[i] = i * 7L;
+        }
+
+        return values;
+    }
+
+    /// <summary>Asserts that <paramref name="values"/>, read back by <see cref="CheckGood"/>, are <see cref="GoodValues"/>'.</summary>
+    protected static void AssertGoodValues(HugeArray<long> values)
+    {
+        Assert.Equal(GoodRows, values.Length);
+        for (int i = 0; i < GoodRows; i++)
+        {
+            Assert.Equal(i * 7L, values[i]);
+        }
+    }
 
     [Theory]
     [InlineData(Failure.NoColumn)]
